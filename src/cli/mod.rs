@@ -1,0 +1,163 @@
+//! The command line: arguments, and the wiring of load → discover → plan → execute → report.
+//! Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted.
+
+mod pythons;
+mod run;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::errors::Error;
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "crosspickle",
+    version,
+    about = "Run pickle behaviour cases on every installed Python and compare what happened with what was expected",
+    args_conflicts_with_subcommands = true,
+    after_help = "Without a subcommand, `crosspickle [PATHS] [OPTIONS]` is `crosspickle run`.\nExit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run cases (the default)
+    Run(RunArgs),
+    /// List the Python interpreters found, usable or not
+    Pythons(PythonsArgs),
+}
+
+/// Where interpreters come from and which ones to use.
+#[derive(Debug, Args, Clone)]
+pub struct PythonOptions {
+    /// Interpreters to use: `3.8`, `3.8.18`, `>=3.8,<3.11`, `cpython3.12`, `pypy3.9`, a path, or
+    /// a name from pythons.toml. Repeatable, and comma-separated. Default: every one found.
+    #[arg(short = 'p', long = "python", value_name = "REQUEST")]
+    pub python: Vec<String>,
+    /// A request that matches nothing is a warning, not an error (ignored when CI is set)
+    #[arg(long)]
+    pub skip_missing: bool,
+    /// The pythons.toml to read [default: ./pythons.toml when there is one]
+    #[arg(long, value_name = "FILE", env = "CROSSPICKLE_PYTHONS_TOML")]
+    pub pythons_toml: Option<PathBuf>,
+    /// Where probe answers and environments are cached
+    /// [default: $XDG_CACHE_HOME/crosspickle or ~/.cache/crosspickle]
+    #[arg(long, value_name = "DIR", env = "CROSSPICKLE_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Probe every interpreter again instead of trusting the cache
+    #[arg(long)]
+    pub refresh: bool,
+    /// Seconds an interpreter has to answer the probe
+    #[arg(long, value_name = "SECONDS", default_value_t = 20.0, hide = true)]
+    pub probe_timeout: f64,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// Case files or folders [default: cases]
+    #[arg(value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub pythons: PythonOptions,
+    /// Only the cases whose name (with params), path or tags match this expression, as pytest's -k
+    #[arg(short = 'k', value_name = "EXPRESSION")]
+    pub keyword: Option<String>,
+    /// Only the cases with this tag (repeatable: any of them)
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Stop at the first run whose verdict fails
+    #[arg(short = 'x', long = "exitfirst")]
+    pub exit_first: bool,
+    /// Time limit of each run in seconds, instead of the cases' own
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Python processes at once [default: the number of cores]
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Show every run as it finishes
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+    /// Write the results as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Colour: auto (not with NO_COLOR or off a terminal), always, never
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+}
+
+#[derive(Debug, Args)]
+struct PythonsArgs {
+    #[command(flatten)]
+    pythons: PythonOptions,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+}
+
+impl PythonOptions {
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        self.cache_dir.clone().or_else(default_cache_dir)
+    }
+
+    pub fn config(&self) -> Result<crate::python::config::PythonsConfig, Error> {
+        match &self.pythons_toml {
+            Some(path) => crate::python::config::PythonsConfig::load(path),
+            None => {
+                let default = PathBuf::from("pythons.toml");
+                if default.is_file() {
+                    crate::python::config::PythonsConfig::load(&default)
+                } else {
+                    Ok(Default::default())
+                }
+            }
+        }
+    }
+}
+
+pub fn default_cache_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("crosspickle"))
+}
+
+/// Parse the command line, run, and return the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let result = runtime.block_on(async {
+        match cli.command {
+            Some(Command::Run(args)) => run::run(args).await,
+            Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
+            None => run::run(cli.run).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! `crosspickle run`: load → select → plan → execute → report.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{RunArgs, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use crate::case::{find_case_files, load_cases, Case};
+use crate::errors::Error;
+use crate::python::request::{select, split_requests};
+use crate::python::Interpreter;
+use crate::report::terminal::{Style, TerminalReporter};
+use crate::run::{execute, ExecuteOptions, Plan};
+use crate::select::Keyword;
+
+pub async fn run(args: RunArgs) -> Result<i32, Error> {
+    let paths = if args.paths.is_empty() { vec![PathBuf::from("cases")] } else { args.paths.clone() };
+    let cases = load_cases(&find_case_files(&paths)?)?;
+    let keyword = args.keyword.as_deref().map(Keyword::parse).transpose()?;
+    let cases: Vec<Arc<Case>> = cases
+        .into_iter()
+        .filter(|c| args.tags.is_empty() || c.tags.iter().any(|t| args.tags.contains(t)))
+        .map(Arc::new)
+        .collect();
+    if let Some(t) = args.timeout {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(Error::Usage(format!("--timeout must be a positive number of seconds, not {t}")));
+        }
+    }
+
+    let (discovery, prober) = super::pythons::discover_all(&args.pythons).await?;
+    let requests = split_requests(&args.pythons.python);
+    let selection = select(&discovery, &requests, &prober).await?;
+    prober.save();
+    for u in &discovery.unusable {
+        if u.name.is_none() && requests.is_empty() {
+            eprintln!("warning: skipping {} ({}): {}", u.path.display(), u.sources.join(", "), u.reason);
+        }
+    }
+    if !selection.missing.is_empty() {
+        let found = found_list(&discovery.interpreters);
+        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+        if args.pythons.skip_missing && !in_ci {
+            for m in &selection.missing {
+                eprintln!("warning: no interpreter matches `{m}`; skipped (--skip-missing)");
+            }
+        } else {
+            if args.pythons.skip_missing {
+                eprintln!("note: --skip-missing is off when CI is set: a missing interpreter fails the run there");
+            }
+            return Err(Error::MissingInterpreters { requests: selection.missing, found });
+        }
+    }
+    if selection.interpreters.is_empty() {
+        let hint = if discovery.unusable.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} candidates were unusable: see `crosspickle pythons`)", discovery.unusable.len())
+        };
+        return Err(Error::NoInterpreters(hint));
+    }
+    let interpreters: Vec<Arc<Interpreter>> = selection.interpreters.into_iter().map(Arc::new).collect();
+    let keep = |case: &Case, params: &crate::case::Params| keyword.as_ref().is_none_or(|k| k.selects(case, params));
+    let plan = Plan::build(&cases, &interpreters, None, None, &keep);
+    if plan.runs.is_empty() {
+        return Err(Error::Usage(match (&args.keyword, args.tags.is_empty()) {
+            (Some(k), _) => format!("-k `{k}` selects no case"),
+            (None, false) => format!("no case has the tag {}", args.tags.join(" or ")),
+            _ => "no case to run".to_string(),
+        }));
+    }
+
+    let options = ExecuteOptions {
+        jobs: args.jobs.unwrap_or_else(|| ExecuteOptions::default().jobs).max(1),
+        timeout: args.timeout,
+        exit_first: args.exit_first,
+        ..ExecuteOptions::default()
+    };
+    let cancel = CancellationToken::new();
+    let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let (cancel, interrupted) = (cancel.clone(), interrupted.clone());
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
+                cancel.cancel();
+            }
+        });
+    }
+    let mut terminal = TerminalReporter::new(Style::detect(&args.color), args.verbose);
+    let mut results = execute(&plan, &options, cancel, &mut |event| terminal.on_event(event))
+        .await
+        .map_err(|e| Error::io("preparing the run", e))?;
+    let was_interrupted = interrupted.load(std::sync::atomic::Ordering::SeqCst);
+    if was_interrupted {
+        results.partial = true;
+        results.partial_reason = Some(format!(
+            "interrupted (Ctrl-C) after {} of {} runs",
+            results.runs.len(),
+            plan.runs.len()
+        ));
+    }
+    print!("{}", terminal.finish(&results));
+    if let Some(path) = &args.json {
+        crate::report::json::write(path, &results)?;
+    }
+    Ok(if was_interrupted {
+        EXIT_INTERRUPTED
+    } else if results.failed() {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    })
+}
+
+fn found_list(interpreters: &[Interpreter]) -> String {
+    if interpreters.is_empty() {
+        return "No usable interpreter was found (see `crosspickle pythons`).".to_string();
+    }
+    let mut s = String::from("Found:");
+    for i in interpreters {
+        s.push_str(&format!("\n  {:24} {}", i.label, i.executable.display()));
+    }
+    s
+}

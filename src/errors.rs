@@ -1,0 +1,78 @@
+//! Typed errors for everything the user can get wrong, each with a message that says what to
+//! do about it. Runtime faults of the cases themselves are not errors: they are outcomes.
+
+use std::path::PathBuf;
+
+/// A problem in a case file: where it is and what is wrong.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}{}: {message}", path.display(), location.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
+pub struct CaseError {
+    pub path: PathBuf,
+    /// 1-based line and column, when known.
+    pub location: Option<(usize, usize)>,
+    pub message: String,
+}
+
+/// Everything that stops crosspickle before or around a run (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{}", format_case_errors(.0))]
+    Cases(Vec<CaseError>),
+
+    #[error("no case files found in {}: give case files or folders holding *.yaml / *.yml files", format_paths(.0))]
+    NoCases(Vec<PathBuf>),
+
+    #[error("{}: no such file or folder", .0.display())]
+    MissingPath(PathBuf),
+
+    #[error("invalid version request `{request}`: {reason}")]
+    VersionRequest { request: String, reason: String },
+
+    #[error("no interpreter matches {}\n{found}\nInstall it (for instance with `pyenv install` or `uv python install`), name it in pythons.toml, or pass --skip-missing", format_requests(.requests))]
+    MissingInterpreters { requests: Vec<String>, found: String },
+
+    #[error("no usable Python interpreter found{0}")]
+    NoInterpreters(String),
+
+    #[error("{}: {message}", path.display())]
+    Config { path: PathBuf, message: String },
+
+    #[error("invalid -k expression `{expr}`: {reason}")]
+    Keyword { expr: String, reason: String },
+
+    #[error("{}", .0)]
+    Usage(String),
+
+    #[error("{context}: {source}")]
+    Io { context: String, source: std::io::Error },
+}
+
+impl Error {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io { context: context.into(), source }
+    }
+}
+
+fn format_case_errors(errors: &[CaseError]) -> String {
+    let mut out = String::new();
+    for (i, e) in errors.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&e.to_string());
+    }
+    if errors.len() > 1 {
+        out.push_str(&format!("\n{} case files have errors", errors.len()));
+    }
+    out
+}
+
+fn format_paths(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+fn format_requests(requests: &[String]) -> String {
+    requests.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

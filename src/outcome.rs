@@ -1,0 +1,53 @@
+//! What a run showed: its [`Observed`] outcome and the details the reports need.
+
+use serde::{Deserialize, Serialize};
+
+use crate::case::{OutcomeKind, Phase};
+
+/// The observed side of a run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Observed {
+    pub outcome: OutcomeKind,
+    /// The exception's type, `module.QualName` (builtins without a module).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exception: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// For a crash by signal: `SIGSEGV`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceback: Option<String>,
+    /// Head and tail of what the process printed.
+    #[serde(default)]
+    pub stdout: String,
+    #[serde(default)]
+    pub stderr: String,
+    pub duration_s: f64,
+    /// Which phase of a round trip decided the outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+}
+
+impl Observed {
+    /// One line: `error: _pickle.PicklingError: Can't pickle <lambda>` or `crash: SIGSEGV`.
+    pub fn summary(&self) -> String {
+        let mut s = self.outcome.to_string();
+        if let Some(sig) = &self.signal {
+            s.push_str(&format!(" ({sig})"));
+        }
+        if let Some(e) = &self.exception {
+            s.push_str(&format!(": {e}"));
+        }
+        if let Some(m) = &self.message {
+            let first = m.lines().next().unwrap_or("");
+            if !first.is_empty() {
+                let short: String = first.chars().take(200).collect();
+                s.push_str(&format!(": {short}"));
+            }
+        }
+        s
+    }
+}

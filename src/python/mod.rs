@@ -1,0 +1,108 @@
+//! Python interpreters: what one is ([`Interpreter`]), where they are found ([`discover`]),
+//! what each says about itself ([`probe`]), and which ones the user asked for ([`request`]).
+
+pub mod config;
+pub mod discover;
+pub mod probe;
+pub mod request;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::case::Implementation;
+use crate::version::PythonVersion;
+
+/// A usable interpreter, as probed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Interpreter {
+    /// Unique in a run and stable across machines: `cpython-3.8.18`, `pypy-3.9.18`,
+    /// `cpython-3.11.2+debug`, `cpython-3.13.0+freethreaded`.
+    pub label: String,
+    pub version: PythonVersion,
+    pub implementation: Implementation,
+    /// PyPy's own version (`7.3.11`), when it is PyPy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation_version: Option<String>,
+    /// The canonical executable.
+    pub executable: PathBuf,
+    pub debug: bool,
+    pub free_threaded: bool,
+    /// The C accelerator of pickle: `_pickle` (3.x), `cPickle` (2.x), or none.
+    pub c_pickle: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pickle_highest_protocol: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pickle_default_protocol: Option<u32>,
+    /// The name given in pythons.toml, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Where it was found: `pyenv`, `PATH`, `pythons.toml`, `--python`…
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// Set on the stand-in for an interpreter the user asked for by path or name that could
+    /// not be used: its runs get the `env-error` verdict with this reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
+}
+
+impl Interpreter {
+    /// The stand-in for a requested interpreter that could not be used.
+    pub fn stand_in(broken: &Unusable) -> Self {
+        Interpreter {
+            label: broken.name.clone().unwrap_or_else(|| broken.path.display().to_string()),
+            version: PythonVersion::parse("0").expect("0 is a version"),
+            implementation: Implementation::Cpython,
+            implementation_version: None,
+            executable: broken.path.clone(),
+            debug: false,
+            free_threaded: false,
+            c_pickle: None,
+            pickle_highest_protocol: None,
+            pickle_default_protocol: None,
+            name: broken.name.clone(),
+            sources: broken.sources.clone(),
+            unusable: Some(broken.reason.clone()),
+        }
+    }
+
+    /// The label before any de-duplication suffix.
+    pub fn base_label(implementation: Implementation, version: &PythonVersion, debug: bool, free_threaded: bool) -> String {
+        let mut label = format!("{implementation}-{version}");
+        if free_threaded {
+            label.push_str("+freethreaded");
+        }
+        if debug {
+            label.push_str("+debug");
+        }
+        label
+    }
+
+    /// A short column header for the terminal matrix: `3.8.18`, `pp3.9.18`, `3.11.2d`, `3.13.0t`.
+    pub fn short_label(&self) -> String {
+        let mut s = match self.implementation {
+            Implementation::Cpython => self.version.to_string(),
+            Implementation::Pypy => format!("pp{}", self.version),
+        };
+        if self.free_threaded {
+            s.push('t');
+        }
+        if self.debug {
+            s.push('d');
+        }
+        if let Some(i) = self.label.find('@') {
+            s.push_str(&self.label[i..]);
+        }
+        s
+    }
+}
+
+/// A candidate that could not be used, and why. Listed, never fatal.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Unusable {
+    pub path: PathBuf,
+    pub sources: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub reason: String,
+}

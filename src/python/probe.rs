@@ -1,0 +1,166 @@
+//! Asking an interpreter about itself: one embedded script (`probe.py`, for 2.7 and every 3.x)
+//! run once per executable, its answer cached and keyed by the executable's metadata.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::run::process::{run_process, Exit, ProcessSpec};
+
+const PROBE_SCRIPT: &str = include_str!("probe.py");
+const MARKER: &str = "CROSSPICKLE-PROBE ";
+/// Bump when the probe's answer changes shape, to leave old cache entries behind.
+const CACHE_VERSION: u32 = 1;
+
+/// What the probe reports.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProbeInfo {
+    pub implementation: String,
+    pub version_info: (u64, u64, u64, String, u64),
+    pub version: String,
+    pub implementation_version: Option<String>,
+    pub executable: Option<PathBuf>,
+    pub prefix: String,
+    pub debug: bool,
+    pub free_threaded: bool,
+    pub c_pickle: Option<String>,
+    pub pickle_highest_protocol: Option<u32>,
+    pub pickle_default_protocol: Option<u32>,
+    pub platform: String,
+}
+
+/// The executable's identity: its answer is reused while these stay the same.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct Key {
+    size: u64,
+    mtime_ns: i128,
+    inode: u64,
+    device: u64,
+}
+
+impl Key {
+    fn of(path: &Path) -> std::io::Result<Key> {
+        let m = std::fs::metadata(path)?;
+        Ok(Key {
+            size: m.size(),
+            mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+            inode: m.ino(),
+            device: m.dev(),
+        })
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct CacheEntry {
+    key: Key,
+    info: ProbeInfo,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct CacheFile {
+    version: u32,
+    entries: BTreeMap<PathBuf, CacheEntry>,
+}
+
+/// Probes interpreters, with a cache file shared by all of them.
+pub struct Prober {
+    cache_file: Option<PathBuf>,
+    pub timeout: Duration,
+    refresh: bool,
+    cache: std::sync::Mutex<CacheFile>,
+    dirty: std::sync::atomic::AtomicBool,
+}
+
+impl Prober {
+    pub fn new(cache_dir: Option<&Path>, timeout: Duration, refresh: bool) -> Self {
+        let cache_file = cache_dir.map(|d| d.join("interpreters.json"));
+        let cache = cache_file
+            .as_ref()
+            .and_then(|f| std::fs::read(f).ok())
+            .and_then(|bytes| serde_json::from_slice::<CacheFile>(&bytes).ok())
+            .filter(|c| c.version == CACHE_VERSION)
+            .unwrap_or(CacheFile { version: CACHE_VERSION, entries: BTreeMap::new() });
+        Prober {
+            cache_file,
+            timeout,
+            refresh,
+            cache: std::sync::Mutex::new(cache),
+            dirty: Default::default(),
+        }
+    }
+
+    /// Probe the canonical executable `exe`, from the cache when its metadata is unchanged.
+    pub async fn probe(&self, exe: &Path) -> Result<ProbeInfo, String> {
+        let key = Key::of(exe).map_err(|e| format!("cannot stat {}: {e}", exe.display()))?;
+        if !self.refresh {
+            let cache = self.cache.lock().unwrap();
+            if let Some(entry) = cache.entries.get(exe) {
+                if entry.key == key {
+                    return Ok(entry.info.clone());
+                }
+            }
+        }
+        let info = self.run_probe(exe).await?;
+        let mut cache = self.cache.lock().unwrap();
+        cache.entries.insert(exe.to_path_buf(), CacheEntry { key, info: info.clone() });
+        self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(info)
+    }
+
+    async fn run_probe(&self, exe: &Path) -> Result<ProbeInfo, String> {
+        let spec = ProcessSpec {
+            program: exe.to_path_buf(),
+            args: vec!["-c".into(), PROBE_SCRIPT.into()],
+            env: crate::run::sanitized_env(&Default::default()),
+            cwd: None,
+            timeout: self.timeout,
+            capture: 16 * 1024,
+        };
+        let finished = run_process(&spec, &CancellationToken::new())
+            .await
+            .map_err(|e| format!("cannot run it: {e}"))?;
+        let stderr_tail = || {
+            let text = finished.stderr.text();
+            let last: Vec<&str> = text.trim_end().lines().rev().take(3).collect();
+            let joined = last.into_iter().rev().collect::<Vec<_>>().join(" | ");
+            if joined.is_empty() { String::new() } else { format!(": {joined}") }
+        };
+        match finished.exit {
+            Exit::TimedOut | Exit::Cancelled => {
+                return Err(format!("the probe did not answer within {:.0?}", self.timeout))
+            }
+            Exit::Signal(sig) => {
+                return Err(format!("the probe died on {}{}", crate::run::signal_name(sig), stderr_tail()))
+            }
+            Exit::Code(0) => {}
+            Exit::Code(code) => return Err(format!("the probe exited with status {code}{}", stderr_tail())),
+        }
+        let stdout = finished.stdout.text();
+        let line = stdout.lines().find_map(|l| l.strip_prefix(MARKER)).ok_or_else(|| {
+            let first: String = stdout.lines().next().unwrap_or("").chars().take(120).collect();
+            if first.is_empty() {
+                "the probe printed nothing: not a Python interpreter?".to_string()
+            } else {
+                format!("the probe's answer is not Python's: `{first}`")
+            }
+        })?;
+        serde_json::from_str(line).map_err(|e| format!("the probe's answer is garbled: {e}"))
+    }
+
+    /// Write the cache back if anything new was learned (atomically; a failure is harmless).
+    pub fn save(&self) {
+        if !self.dirty.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        if let Some(file) = &self.cache_file {
+            let cache = self.cache.lock().unwrap();
+            if let Ok(bytes) = serde_json::to_vec_pretty(&*cache) {
+                let _ = crate::report::write_atomic(file, &bytes);
+            }
+        }
+    }
+}

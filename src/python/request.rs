@@ -1,0 +1,176 @@
+//! `--python` requests: a version request (`3.8`, `3.8.18`, `>=3.8,<3.11`), an implementation
+//! with an optional version (`cpython3.12`, `pypy3.9`, `pypy`), a path, or a pythons.toml name.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use super::Interpreter;
+use crate::case::Implementation;
+use crate::errors::Error;
+use crate::version::VersionRequest;
+
+#[derive(Debug, Clone)]
+pub enum PythonRequest {
+    Version(VersionRequest),
+    Implementation(Implementation, Option<VersionRequest>),
+    Path(PathBuf),
+    Name(String),
+}
+
+impl PythonRequest {
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        let t = text.trim();
+        let bad = |reason: String| Error::VersionRequest { request: t.to_string(), reason };
+        if t.is_empty() {
+            return Err(bad("empty request".into()));
+        }
+        if t.contains('/') || t.starts_with('.') || t.starts_with('~') {
+            let path = match t.strip_prefix("~/") {
+                Some(rest) => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(rest),
+                None => PathBuf::from(t),
+            };
+            return Ok(PythonRequest::Path(path));
+        }
+        for (prefix, implementation) in [("cpython", Implementation::Cpython), ("pypy", Implementation::Pypy)] {
+            if let Some(rest) = t.strip_prefix(prefix) {
+                let rest = rest.trim_start_matches(['-', '@']);
+                let version = if rest.is_empty() { None } else { Some(VersionRequest::from_str(rest).map_err(bad)?) };
+                return Ok(PythonRequest::Implementation(implementation, version));
+            }
+        }
+        if VersionRequest::looks_like(t) {
+            return VersionRequest::from_str(t).map(PythonRequest::Version).map_err(bad);
+        }
+        Ok(PythonRequest::Name(t.to_string()))
+    }
+
+    /// Does this request select `interpreter`? Paths are matched on the canonical executable.
+    pub fn selects(&self, interpreter: &Interpreter) -> bool {
+        match self {
+            PythonRequest::Version(v) => v.contains(&interpreter.version),
+            PythonRequest::Implementation(i, v) => {
+                interpreter.implementation == *i && v.as_ref().is_none_or(|v| v.contains(&interpreter.version))
+            }
+            PythonRequest::Path(p) => {
+                std::fs::canonicalize(p).is_ok_and(|c| c == interpreter.executable)
+            }
+            PythonRequest::Name(n) => interpreter.name.as_deref() == Some(n) || interpreter.label == *n,
+        }
+    }
+}
+
+/// Split `--python` values on commas, keeping specifier sets whole: `3.8,3.9` is two requests,
+/// `>=3.8,<3.11` is one, `>=3.8,<3.11,pypy` is two.
+pub fn split_requests(values: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for value in values {
+        let mut previous_is_specifier = false;
+        for piece in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let is_specifier = piece.starts_with(['<', '>', '=', '!', '~']);
+            if is_specifier && previous_is_specifier {
+                let last = out.last_mut().expect("a previous specifier");
+                last.push(',');
+                last.push_str(piece);
+            } else {
+                out.push(piece.to_string());
+            }
+            previous_is_specifier = is_specifier;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitting() {
+        let s = |v: &[&str]| split_requests(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        assert_eq!(s(&["3.8,3.9"]), vec!["3.8", "3.9"]);
+        assert_eq!(s(&[">=3.8,<3.11"]), vec![">=3.8,<3.11"]);
+        assert_eq!(s(&[">=3.8,<3.11,pypy", "2.7"]), vec![">=3.8,<3.11", "pypy", "2.7"]);
+        assert_eq!(s(&["3.8,>=3.11"]), vec!["3.8", ">=3.11"]);
+    }
+
+    #[test]
+    fn kinds() {
+        assert!(matches!(PythonRequest::parse("3.8").unwrap(), PythonRequest::Version(_)));
+        assert!(matches!(PythonRequest::parse("pypy3.9").unwrap(), PythonRequest::Implementation(Implementation::Pypy, Some(_))));
+        assert!(matches!(PythonRequest::parse("cpython").unwrap(), PythonRequest::Implementation(Implementation::Cpython, None)));
+        assert!(matches!(PythonRequest::parse("/usr/bin/python3").unwrap(), PythonRequest::Path(_)));
+        assert!(matches!(PythonRequest::parse("debian-dbg").unwrap(), PythonRequest::Name(_)));
+        assert!(PythonRequest::parse("3.x").is_err());
+    }
+}
+
+/// The interpreters a run uses, from the discovered ones and the user's requests.
+#[derive(Debug, Default)]
+pub struct Selection {
+    /// Usable interpreters, plus stand-ins for requested ones that could not be used.
+    pub interpreters: Vec<Interpreter>,
+    /// Requests that matched nothing.
+    pub missing: Vec<String>,
+}
+
+/// Select interpreters for `requests` (all usable ones when there are none). A requested path
+/// that discovery did not find is probed now; a requested path or name that cannot be used
+/// becomes a stand-in whose runs are `env-error`.
+pub async fn select(
+    discovery: &super::discover::Discovery,
+    requests: &[String],
+    prober: &super::probe::Prober,
+) -> Result<Selection, Error> {
+    let mut selection = Selection::default();
+    if requests.is_empty() {
+        selection.interpreters = discovery.interpreters.clone();
+        return Ok(selection);
+    }
+    let mut chosen: Vec<Interpreter> = Vec::new();
+    let push = |chosen: &mut Vec<Interpreter>, i: Interpreter| {
+        if !chosen.iter().any(|c| c.executable == i.executable && c.unusable.is_none()) {
+            chosen.push(i);
+        }
+    };
+    for text in requests {
+        let request = PythonRequest::parse(text)?;
+        let found: Vec<Interpreter> = discovery.interpreters.iter().filter(|i| request.selects(i)).cloned().collect();
+        if !found.is_empty() {
+            found.into_iter().for_each(|i| push(&mut chosen, i));
+            continue;
+        }
+        match &request {
+            PythonRequest::Path(path) => {
+                let canonical = match std::fs::canonicalize(path) {
+                    Ok(c) => c,
+                    Err(_) => {
+                        selection.missing.push(text.clone());
+                        continue;
+                    }
+                };
+                let result = prober.probe(&canonical).await.and_then(|info| {
+                    super::discover::interpreter_from(&canonical, info, vec!["--python".into()], None)
+                });
+                match result {
+                    Ok(i) => push(&mut chosen, i),
+                    Err(reason) => chosen.push(Interpreter::stand_in(&super::Unusable {
+                        path: canonical,
+                        sources: vec!["--python".into()],
+                        name: None,
+                        reason,
+                    })),
+                }
+            }
+            PythonRequest::Name(name) => match discovery.unusable.iter().find(|u| u.name.as_deref() == Some(name)) {
+                Some(broken) => chosen.push(Interpreter::stand_in(broken)),
+                None => selection.missing.push(text.clone()),
+            },
+            _ => selection.missing.push(text.clone()),
+        }
+    }
+    let (mut usable, broken): (Vec<_>, Vec<_>) = chosen.into_iter().partition(|i| i.unusable.is_none());
+    super::discover::sort_and_label(&mut usable);
+    usable.extend(broken);
+    selection.interpreters = usable;
+    Ok(selection)
+}

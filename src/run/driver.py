@@ -1,0 +1,165 @@
+# crosspickle's driver: runs one case's code as __main__ and writes what happened to a result
+# file. It must run unchanged on Python 2.7 and every Python 3, and import as little as it can:
+# its start-up cost is paid by every run.
+#
+# argv: CASE_FILE RESULT_FILE PARAMS_LITERAL [DATA_FILE]
+#   PARAMS_LITERAL is a Python dict literal of scalars; DATA_FILE, for the load phase of a
+#   round trip, holds the bytes bound to `data`; for the dump phase it names where `data` goes.
+import sys
+
+_HEAD_FRAMES = 12
+_TAIL_FRAMES = 24
+_MAX_TEXT = 16384
+
+
+def _text(value):
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except Exception:
+        try:
+            text = repr(value)
+        except Exception:
+            text = "<unprintable %s object>" % type(value).__name__
+    if len(text) > _MAX_TEXT:
+        text = text[: _MAX_TEXT // 2] + "\n[... %d characters omitted ...]\n" % (len(text) - _MAX_TEXT) + text[-_MAX_TEXT // 2 :]
+    return text
+
+
+def _type_name(exc_type):
+    module = getattr(exc_type, "__module__", None)
+    name = getattr(exc_type, "__qualname__", None) or exc_type.__name__
+    if module in (None, "builtins", "exceptions", "__builtin__"):
+        return name
+    return module + "." + name
+
+
+def _traceback(exc_type, exc, tb):
+    # Keep the first and last frames only: a RecursionError 100,000 frames deep is reported as
+    # fast as it is raised. The first frame is this driver's own exec() and is dropped.
+    import traceback
+
+    tb = tb.tb_next if tb is not None else None
+    count = 0
+    t = tb
+    while t is not None:
+        count += 1
+        t = t.tb_next
+    lines = ["Traceback (most recent call last):\n"]
+    if count <= _HEAD_FRAMES + _TAIL_FRAMES:
+        lines.extend(traceback.format_list(traceback.extract_tb(tb)))
+    else:
+        lines.extend(traceback.format_list(traceback.extract_tb(tb, _HEAD_FRAMES)))
+        lines.append("  [... %d frames omitted ...]\n" % (count - _HEAD_FRAMES - _TAIL_FRAMES))
+        t = tb
+        for _ in range(count - _TAIL_FRAMES):
+            t = t.tb_next
+        lines.extend(traceback.format_list(traceback.extract_tb(t)))
+    try:
+        lines.extend(traceback.format_exception_only(exc_type, exc))
+    except Exception:
+        lines.append(_type_name(exc_type) + "\n")
+    return "".join(lines)
+
+
+def _encode(text):
+    if not isinstance(text, bytes):
+        text = text.encode("utf-8", "replace")
+    return text
+
+
+def _write_result(path, fields):
+    # A line-oriented, length-prefixed record: `name length\n<bytes>\n` per field.
+    out = [b"crosspickle-result 1\n"]
+    for name, value in fields:
+        if value is None:
+            continue
+        data = _encode(value)
+        out.append(_encode("%s %d\n" % (name, len(data))))
+        out.append(data)
+        out.append(b"\n")
+    f = open(path, "wb")
+    try:
+        f.write(b"".join(out))
+    finally:
+        f.close()
+
+
+def _main():
+    case_path, result_path, params_literal = sys.argv[1], sys.argv[2], sys.argv[3]
+    data_path = sys.argv[4] if len(sys.argv) > 4 else None
+    phase = sys.argv[5] if len(sys.argv) > 5 else None
+    params = eval(params_literal, {"__builtins__": {}}) if params_literal else {}
+    if sys.version_info[0] == 2:
+        # Python 2 cases expect native strings where they can have them.
+        for key, value in list(params.items()):
+            try:
+                value = value.encode("ascii") if isinstance(value, unicode) else value  # noqa: F821
+            except UnicodeEncodeError:
+                pass
+            del params[key]
+            params[str(key)] = value
+    f = open(case_path, "rb")
+    try:
+        source = f.read()
+    finally:
+        f.close()
+
+    import os
+
+    main = type(sys)("__main__")
+    main.__file__ = case_path
+    main.__builtins__ = __builtins__
+    main.__dict__.update(params)
+    if phase == "load":
+        f = open(data_path, "rb")
+        try:
+            main.data = f.read()
+        finally:
+            f.close()
+    # This driver's module must outlive the swap: Python 2 clears a dead module's globals.
+    sys.modules["__crosspickle_driver__"] = sys.modules["__main__"]
+    sys.modules["__main__"] = main
+    sys.argv = [case_path]
+    sys.path[0] = os.path.dirname(case_path)
+
+    outcome = "pass"
+    exc_name = message = tb_text = None
+    try:
+        code = compile(source, case_path, "exec", 0, True)
+        exec(code, main.__dict__)
+        if phase == "dump":
+            data = main.__dict__.get("data")
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError("dump must leave bytes in the global `data`, not %s" % type(data).__name__)
+            f = open(data_path, "wb")
+            try:
+                f.write(bytes(data))
+            finally:
+                f.close()
+    except SystemExit as e:
+        if e.code is not None and e.code != 0:
+            outcome = "error"
+            exc_name = "SystemExit"
+            message = _text(e.code)
+    except BaseException as e:
+        exc_type, exc, tb = sys.exc_info()
+        outcome = "fail" if isinstance(e, AssertionError) else "error"
+        exc_name = _type_name(exc_type)
+        message = _text(exc)
+        try:
+            tb_text = _traceback(exc_type, exc, tb)
+        except BaseException:
+            tb_text = None
+        del tb, exc
+    _write_result(
+        result_path,
+        [("outcome", outcome), ("exception", exc_name), ("message", message), ("traceback", tb_text)],
+    )
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
+
+
+_main()

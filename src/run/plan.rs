@@ -1,0 +1,109 @@
+//! The plan: every (case, params, interpreter) the run will judge, or every (case, params,
+//! producer, consumer) for a round trip, each marked to execute, skip, or fail to set up.
+
+use std::sync::Arc;
+
+use crate::case::{Case, Params};
+use crate::python::Interpreter;
+
+/// What will happen to one planned run.
+#[derive(Debug, Clone)]
+pub enum Disposition {
+    Execute,
+    Skip(String),
+    EnvError(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct PlannedRun {
+    /// Position in the plan: results are reported in this order.
+    pub index: usize,
+    pub case: Arc<Case>,
+    pub params: Params,
+    /// The interpreter of a plain run; the consumer of a round trip.
+    pub interpreter: Arc<Interpreter>,
+    /// The producer of a round trip.
+    pub producer: Option<Arc<Interpreter>>,
+    pub disposition: Disposition,
+}
+
+impl PlannedRun {
+    pub fn name(&self) -> String {
+        let mut name = self.case.display_name(&self.params);
+        if let Some(p) = &self.producer {
+            name.push_str(&format!(" {} -> {}", p.label, self.interpreter.label));
+        }
+        name
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub interpreters: Vec<Arc<Interpreter>>,
+    pub runs: Vec<PlannedRun>,
+}
+
+impl Plan {
+    /// Every case × params × interpreter (× producer, for round trips), in that order.
+    /// `producers` narrows the producing side of round trips, `consumers` the loading side;
+    /// both default to all `interpreters`.
+    pub fn build(
+        cases: &[Arc<Case>],
+        interpreters: &[Arc<Interpreter>],
+        producers: Option<&[Arc<Interpreter>]>,
+        consumers: Option<&[Arc<Interpreter>]>,
+        keep: &dyn Fn(&Case, &Params) -> bool,
+    ) -> Plan {
+        let mut runs = Vec::new();
+        for case in cases {
+            for params in case.param_combinations().into_iter().filter(|p| keep(case, p)) {
+                if case.is_round_trip() {
+                    for producer in producers.unwrap_or(interpreters) {
+                        for consumer in consumers.unwrap_or(interpreters) {
+                            let broken = [producer, consumer]
+                                .iter()
+                                .find_map(|i| i.unusable.as_ref().map(|u| format!("interpreter {} unusable: {u}", i.label)));
+                            let skip = case
+                                .skip_reason(producer)
+                                .map(|r| format!("producer {}: {r}", producer.label))
+                                .or_else(|| case.skip_reason(consumer).map(|r| format!("consumer {}: {r}", consumer.label)));
+                            runs.push(PlannedRun {
+                                index: runs.len(),
+                                case: case.clone(),
+                                params: params.clone(),
+                                interpreter: consumer.clone(),
+                                producer: Some(producer.clone()),
+                                disposition: match (broken, skip) {
+                                    (Some(b), _) => Disposition::EnvError(b),
+                                    (None, Some(s)) => Disposition::Skip(s),
+                                    (None, None) => Disposition::Execute,
+                                },
+                            });
+                        }
+                    }
+                } else {
+                    for interpreter in interpreters {
+                        let disposition = match (&interpreter.unusable, case.skip_reason(interpreter)) {
+                            (Some(broken), _) => Disposition::EnvError(format!("interpreter unusable: {broken}")),
+                            (None, Some(skip)) => Disposition::Skip(skip),
+                            (None, None) => Disposition::Execute,
+                        };
+                        runs.push(PlannedRun {
+                            index: runs.len(),
+                            case: case.clone(),
+                            params: params.clone(),
+                            interpreter: interpreter.clone(),
+                            producer: None,
+                            disposition,
+                        });
+                    }
+                }
+            }
+        }
+        Plan { interpreters: interpreters.to_vec(), runs }
+    }
+
+    pub fn executed(&self) -> usize {
+        self.runs.iter().filter(|r| matches!(r.disposition, Disposition::Execute)).count()
+    }
+}

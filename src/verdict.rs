@@ -1,0 +1,174 @@
+//! Verdicts: what was observed against what was expected, as the format's table says.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::case::{Expected, OutcomeKind};
+use crate::outcome::Observed;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// As expected, and `pass` was expected.
+    Ok,
+    /// As expected, something other than `pass`: the known behaviour is still there.
+    Xfail,
+    /// `pass` expected, something else observed.
+    Regression,
+    /// Something else expected, `pass` observed: the expectation is stale or upstream fixed it.
+    Fixed,
+    /// Expected and observed differ otherwise (outcome, exception, signal or message).
+    Changed,
+    /// The case does not apply to the interpreter.
+    Skipped,
+    /// The environment could not be made.
+    EnvError,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 7] = [
+        Verdict::Ok,
+        Verdict::Xfail,
+        Verdict::Regression,
+        Verdict::Fixed,
+        Verdict::Changed,
+        Verdict::Skipped,
+        Verdict::EnvError,
+    ];
+
+    pub fn fails_run(self) -> bool {
+        matches!(self, Verdict::Regression | Verdict::Fixed | Verdict::Changed | Verdict::EnvError)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Xfail => "xfail",
+            Verdict::Regression => "regression",
+            Verdict::Fixed => "fixed",
+            Verdict::Changed => "changed",
+            Verdict::Skipped => "skipped",
+            Verdict::EnvError => "env-error",
+        }
+    }
+
+    /// One character for matrices, pytest's where it has one.
+    pub fn symbol(self) -> char {
+        match self {
+            Verdict::Ok => '.',
+            Verdict::Xfail => 'x',
+            Verdict::Regression => 'F',
+            Verdict::Fixed => 'X',
+            Verdict::Changed => 'C',
+            Verdict::Skipped => 's',
+            Verdict::EnvError => 'E',
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Does the observed outcome show what `expected` describes?
+pub fn matches(expected: &Expected, observed: &Observed) -> bool {
+    expected.outcome == observed.outcome
+        && expected.exception.as_deref().is_none_or(|want| {
+            observed.exception.as_deref().is_some_and(|got| exception_matches(want, got))
+        })
+        && expected.signal.as_deref().is_none_or(|want| observed.signal.as_deref() == Some(want))
+        && expected.pattern.as_deref().is_none_or(|pattern| {
+            let message = observed.message.as_deref().unwrap_or("");
+            fancy_regex::Regex::new(pattern)
+                .ok()
+                .and_then(|re| re.is_match(message).ok())
+                .unwrap_or(false)
+        })
+}
+
+/// A bare name matches the last dotted part; a dotted name must match whole trailing parts
+/// (`pickle.UnpicklingError` does not match `_pickle.UnpicklingError`).
+pub fn exception_matches(want: &str, got: &str) -> bool {
+    let want: Vec<&str> = want.split('.').collect();
+    let got: Vec<&str> = got.split('.').collect();
+    want.len() <= got.len() && got[got.len() - want.len()..] == want[..]
+}
+
+/// The verdict for a run that happened.
+pub fn judge(expected: &Expected, observed: &Observed) -> Verdict {
+    if matches(expected, observed) {
+        if expected.outcome == OutcomeKind::Pass {
+            Verdict::Ok
+        } else {
+            Verdict::Xfail
+        }
+    } else if expected.outcome == OutcomeKind::Pass {
+        Verdict::Regression
+    } else if observed.outcome == OutcomeKind::Pass {
+        Verdict::Fixed
+    } else {
+        Verdict::Changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn observed(outcome: OutcomeKind, exception: Option<&str>, message: Option<&str>) -> Observed {
+        Observed {
+            outcome,
+            exception: exception.map(String::from),
+            message: message.map(String::from),
+            signal: None,
+            exit_code: None,
+            traceback: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            duration_s: 0.0,
+            phase: None,
+        }
+    }
+
+    fn expected(outcome: OutcomeKind, exception: Option<&str>, pattern: Option<&str>) -> Expected {
+        Expected {
+            outcome,
+            exception: exception.map(String::from),
+            signal: None,
+            pattern: pattern.map(String::from),
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn the_table() {
+        use OutcomeKind::*;
+        let pass = observed(Pass, None, None);
+        let err = observed(Error, Some("_pickle.PicklingError"), Some("Can't pickle <lambda>"));
+        assert_eq!(judge(&expected(Pass, None, None), &pass), Verdict::Ok);
+        assert_eq!(judge(&expected(Error, Some("PicklingError"), Some("lambda")), &err), Verdict::Xfail);
+        assert_eq!(judge(&expected(Pass, None, None), &err), Verdict::Regression);
+        assert_eq!(judge(&expected(Error, None, None), &pass), Verdict::Fixed);
+        assert_eq!(judge(&expected(Error, Some("TypeError"), None), &err), Verdict::Changed);
+        assert_eq!(judge(&expected(Error, None, Some("^nope")), &err), Verdict::Changed);
+        assert_eq!(judge(&expected(Fail, None, None), &err), Verdict::Changed);
+    }
+
+    #[test]
+    fn exception_names() {
+        assert!(exception_matches("PicklingError", "_pickle.PicklingError"));
+        assert!(exception_matches("_pickle.PicklingError", "_pickle.PicklingError"));
+        assert!(!exception_matches("pickle.PicklingError", "_pickle.PicklingError"));
+        assert!(!exception_matches("Error", "PicklingError"));
+        assert!(exception_matches("ValueError", "ValueError"));
+    }
+
+    #[test]
+    fn failing_verdicts() {
+        let failing: Vec<_> = Verdict::ALL.iter().filter(|v| v.fails_run()).collect();
+        assert_eq!(failing, [&Verdict::Regression, &Verdict::Fixed, &Verdict::Changed, &Verdict::EnvError]);
+    }
+}
