@@ -1,0 +1,13 @@
+//! End-to-end tests: the built binary against real interpreters and real files.
+//! One binary with libtest-mimic so that a test whose interpreter is missing shows as ignored,
+//! with the reason, rather than passing silently.
+
+mod harness;
+mod support;
+
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let mut trials = Vec::new();
+    trials.extend(harness::trials());
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,154 @@
+//! What every end-to-end test needs: the built binary, real interpreters (a test that needs
+//! one that is missing is reported as ignored, and as a failure when CROSSPICKLE_REQUIRE_PYTHONS
+//! names it), throwaway case folders, and the JSON a run wrote.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use libtest_mimic::{Failed, Trial};
+
+pub type TestResult = Result<(), Failed>;
+
+/// A real interpreter a test needs: `2.7`, `3.6` … `3.13` from pyenv, `pypy` (Debian's pypy3),
+/// `debug` (Debian's python3.11-dbg), `system` (Debian's python3.11).
+pub fn python(need: &str) -> Option<PathBuf> {
+    let fixed = match need {
+        "pypy" => Some("/usr/bin/pypy3"),
+        "debug" => Some("/usr/bin/python3.11-dbg"),
+        "system" => Some("/usr/bin/python3.11"),
+        _ => None,
+    };
+    if let Some(p) = fixed {
+        return Path::new(p).exists().then(|| PathBuf::from(p));
+    }
+    let root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".pyenv"));
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("versions"))
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            name.starts_with(&format!("{need}.")) && name[need.len() + 1..].chars().all(|c| c.is_ascii_digit())
+        })
+        .collect();
+    dirs.sort();
+    let dir = dirs.pop()?;
+    let exe = dir.join("bin").join(format!("python{need}"));
+    exe.exists().then_some(exe)
+}
+
+/// Versions a machine is required to have (`CROSSPICKLE_REQUIRE_PYTHONS=2.7,3.6,…,pypy,debug`).
+fn required() -> Vec<String> {
+    std::env::var("CROSSPICKLE_REQUIRE_PYTHONS")
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// A test that needs `needs`: ignored (with the reason in its kind) when one is missing, or a
+/// failure when that one is required.
+pub fn trial(name: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
+    let missing: Vec<String> = needs.iter().filter(|n| python(n).is_none()).map(|n| n.to_string()).collect();
+    if missing.is_empty() {
+        return Trial::test(name, test);
+    }
+    let required = required();
+    let must: Vec<&String> = missing.iter().filter(|m| required.contains(m)).collect();
+    if !must.is_empty() {
+        let msg = format!("required interpreters missing: {must:?} (CROSSPICKLE_REQUIRE_PYTHONS)");
+        return Trial::test(name, move || Err(msg.clone().into()));
+    }
+    Trial::test(name, test).with_kind(format!("needs python {}", missing.join(", "))).with_ignored_flag(true)
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_crosspickle"))
+}
+
+/// The crosspickle binary with a test's environment: its own probe cache, no CI variable,
+/// no colour, and a pythons.toml that turns discovery off unless a test asks for it.
+pub fn crosspickle(dir: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("probe-cache");
+    cmd.current_dir(dir)
+        .env("CROSSPICKLE_CACHE_DIR", cache)
+        .env_remove("CI")
+        .env_remove("CROSSPICKLE_PYTHONS_TOML")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// A throwaway folder holding `files` (path, text).
+pub fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    pub fn expect_code(&self, code: i32) -> TestResult {
+        if self.code == code {
+            Ok(())
+        } else {
+            Err(format!("exit code {} (wanted {code})\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr).into())
+        }
+    }
+}
+
+/// Run crosspickle in `dir` with `args`, writing JSON to `dir/results.json`; returns the run and
+/// the parsed JSON (null when none was written).
+pub fn run_json(dir: &Path, args: &[&str]) -> (Run, serde_json::Value) {
+    let json = dir.join("results.json");
+    let _ = std::fs::remove_file(&json);
+    let out = crosspickle(dir).args(args).arg("--json").arg(&json).output().expect("crosspickle runs");
+    let value = std::fs::read(&json).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or(serde_json::Value::Null);
+    (Run::from(out), value)
+}
+
+/// The runs of a JSON report.
+pub fn runs(value: &serde_json::Value) -> Vec<serde_json::Value> {
+    value["runs"].as_array().cloned().unwrap_or_default()
+}
+
+/// The one run of a JSON report whose case and python label match.
+pub fn find_run<'a>(value: &'a serde_json::Value, case: &str, python_prefix: &str) -> Option<&'a serde_json::Value> {
+    value["runs"].as_array()?.iter().find(|r| {
+        r["case"] == case && r["python"].as_str().is_some_and(|p| p.starts_with(python_prefix))
+    })
+}
+
+pub fn check(cond: bool, what: impl std::fmt::Display) -> TestResult {
+    if cond {
+        Ok(())
+    } else {
+        Err(what.to_string().into())
+    }
+}
+
+pub fn path_str(p: &Path) -> String {
+    p.display().to_string()
+}
