@@ -1,7 +1,7 @@
 //! The terminal report: a progress bar while running (on a terminal only), then the matrix of
 //! cases × interpreters, the details of every run that fails, and a summary line.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
@@ -87,7 +87,7 @@ impl TerminalReporter {
                         bar.set_message(self.style.verdict(record.verdict, "failures"));
                     }
                 }
-                if self.verbose || record.verdict.fails_run() && self.verbose {
+                if self.verbose {
                     let line = self.run_line(record);
                     match &self.progress {
                         Some(bar) => bar.suspend(|| println!("{line}")),
@@ -124,6 +124,9 @@ impl TerminalReporter {
         }
         let mut out = String::new();
         out.push_str(&matrix(results, self.style));
+        if self.verbose {
+            out.push_str(&columns_legend(results, self.style));
+        }
         let failing: Vec<&RunRecord> = results.runs.iter().filter(|r| r.verdict.fails_run()).collect();
         if !failing.is_empty() {
             let _ = writeln!(out, "\n{}", self.style.bold("Failures"));
@@ -204,17 +207,17 @@ pub fn matrix(results: &Results, style: Style) -> String {
     }
     let legend: Vec<String> = Verdict::ALL.iter().map(|v| format!("{} {}", v.symbol(), v.as_str())).collect();
     let _ = writeln!(out, "{}", style.dim(&legend.join("  ")));
-    let labels: BTreeMap<_, _> = results.interpreters.iter().map(|i| (i.short_label(), i)).collect();
-    if results.interpreters.iter().any(|i| i.short_label() != i.label) {
-        let names: Vec<String> = results
-            .interpreters
-            .iter()
-            .filter(|i| labels.contains_key(&i.short_label()))
-            .map(|i| format!("{} = {} ({})", i.short_label(), i.label, i.executable.display()))
-            .collect();
-        let _ = writeln!(out, "{}", style.dim(&names.join("\n")));
-    }
     out
+}
+
+/// Which interpreter each column is: `3.11.2d = cpython-3.11.2+debug (/usr/bin/python3.11d)`.
+pub fn columns_legend(results: &Results, style: Style) -> String {
+    let lines: Vec<String> = results
+        .interpreters
+        .iter()
+        .map(|i| format!("{} = {} ({})", i.short_label(), i.label, i.executable.display()))
+        .collect();
+    style.dim(&lines.join("\n")) + "\n"
 }
 
 fn base_name(r: &RunRecord) -> String {
