@@ -38,7 +38,12 @@ fn yes() -> bool {
 
 impl Default for Sources {
     fn default() -> Self {
-        Sources { path: true, pyenv: true, uv: true, conda: true }
+        Sources {
+            path: true,
+            pyenv: true,
+            uv: true,
+            conda: true,
+        }
     }
 }
 
@@ -95,7 +100,11 @@ impl PythonsConfig {
                 (name, resolve(base, &p))
             })
             .collect();
-        Ok(PythonsConfig { file: Some(path.to_path_buf()), sources: raw.discovery, named })
+        Ok(PythonsConfig {
+            file: Some(path.to_path_buf()),
+            sources: raw.discovery,
+            named,
+        })
     }
 }
 
@@ -105,7 +114,8 @@ fn resolve(base: &Path, path: &Path) -> PathBuf {
             return PathBuf::from(home).join(rest);
         }
     }
-    if path.is_absolute() || path.components().count() == 1 && !path.to_string_lossy().contains('/') {
+    if path.is_absolute() || path.components().count() == 1 && !path.to_string_lossy().contains('/')
+    {
         // A bare command name (`pypy3`) is looked up on PATH later.
         path.to_path_buf()
     } else {
