@@ -7,6 +7,7 @@
 
 pub mod case;
 pub mod cli;
+pub mod env;
 pub mod errors;
 pub mod outcome;
 pub mod python;

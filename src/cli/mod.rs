@@ -1,6 +1,7 @@
 //! The command line: arguments, and the wiring of load → discover → plan → execute → report.
 //! Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted.
 
+mod cache;
 mod pythons;
 mod run;
 
@@ -36,6 +37,8 @@ enum Command {
     Run(RunArgs),
     /// List the Python interpreters found, usable or not
     Pythons(PythonsArgs),
+    /// List or remove the cached environments of cases with `requires`
+    Cache(cache::CacheArgs),
 }
 
 /// Where interpreters come from and which ones to use.
@@ -94,6 +97,12 @@ pub struct RunArgs {
     /// Colour: auto (not with NO_COLOR or off a terminal), always, never
     #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub color: String,
+    /// Install the cases' `requires` without an index: only from the installer's cache and --find-links
+    #[arg(long)]
+    pub offline: bool,
+    /// A folder or URL of distributions for `requires`, passed to the installer (repeatable)
+    #[arg(long = "find-links", value_name = "DIR")]
+    pub find_links: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -150,6 +159,7 @@ pub fn main() -> i32 {
         match cli.command {
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
+            Some(Command::Cache(args)) => cache::cache(&args),
             None => run::run(cli.run).await,
         }
     });

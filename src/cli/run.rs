@@ -98,6 +98,15 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
             .max(1),
         timeout: args.timeout,
         exit_first: args.exit_first,
+        environments: crate::env::EnvOptions {
+            cache_dir: args.pythons.cache_dir(),
+            offline: args.offline,
+            find_links: args.find_links.iter().map(|f| absolute_link(f)).collect(),
+            jobs: args
+                .jobs
+                .unwrap_or_else(|| ExecuteOptions::default().jobs)
+                .max(1),
+        },
         ..ExecuteOptions::default()
     };
     let cancel = CancellationToken::new();
@@ -137,6 +146,18 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
     } else {
         EXIT_OK
     })
+}
+
+/// A --find-links folder made absolute (the installer may run elsewhere); a URL as it is.
+fn absolute_link(link: &str) -> String {
+    let path = std::path::Path::new(link);
+    if path.exists() {
+        std::path::absolute(path)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| link.to_string())
+    } else {
+        link.to_string()
+    }
 }
 
 fn found_list(interpreters: &[Interpreter]) -> String {

@@ -29,6 +29,8 @@ pub struct ExecuteOptions {
     pub exit_first: bool,
     /// Bytes kept of the head and of the tail of each output stream.
     pub capture: usize,
+    /// Where and how the environments of cases with `requires` are made.
+    pub environments: crate::env::EnvOptions,
 }
 
 impl Default for ExecuteOptions {
@@ -40,6 +42,7 @@ impl Default for ExecuteOptions {
             timeout: None,
             exit_first: false,
             capture: super::process::DEFAULT_CAPTURE,
+            environments: Default::default(),
         }
     }
 }
@@ -73,6 +76,7 @@ struct Context {
     processes: Semaphore,
     cancel: CancellationToken,
     options: ExecuteOptions,
+    environments: crate::env::Environments,
 }
 
 /// Execute `plan`. `cancel` stops it (Ctrl-C); the results then say they are partial.
@@ -89,6 +93,7 @@ pub async fn execute(
         processes: Semaphore::new(options.jobs.max(1)),
         cancel: cancel.clone(),
         options: options.clone(),
+        environments: crate::env::Environments::new(options.environments.clone()),
     });
 
     // One dump per (case, params, producer), shared by every load that reads it.
@@ -294,6 +299,15 @@ async fn run_python(
     params: &Params,
     phase: Option<(Phase, PathBuf)>,
 ) -> Result<Observed, String> {
+    let program = match ctx
+        .environments
+        .python_for(interpreter, case, params, &ctx.cancel)
+        .await
+    {
+        Ok(program) => program,
+        Err(crate::env::EnvFailure::Cancelled) => return Err(CANCELLED.into()),
+        Err(crate::env::EnvFailure::Failed(reason)) => return Err(reason),
+    };
     let _permit = ctx
         .processes
         .acquire()
@@ -330,7 +344,7 @@ async fn run_python(
         .or(case.timeout)
         .unwrap_or(DEFAULT_TIMEOUT_S);
     let spec = ProcessSpec {
-        program: interpreter.executable.clone(),
+        program,
         args,
         env: super::sanitized_env(&case.env),
         cwd: Some(dir.path().to_path_buf()),
@@ -339,7 +353,7 @@ async fn run_python(
     };
     let finished = run_process(&spec, &ctx.cancel)
         .await
-        .map_err(|e| format!("cannot start {}: {e}", interpreter.executable.display()))?;
+        .map_err(|e| format!("cannot start {}: {e}", spec.program.display()))?;
     if finished.exit == Exit::Cancelled {
         return Err(CANCELLED.into());
     }

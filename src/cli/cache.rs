@@ -1,0 +1,138 @@
+//! `crosspickle cache list|clean`: the environments made for cases with `requires`.
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use clap::{Args, Subcommand};
+
+use super::EXIT_OK;
+use crate::env::store;
+use crate::errors::Error;
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    action: CacheAction,
+    /// The cache folder [default: $XDG_CACHE_HOME/crosspickle or ~/.cache/crosspickle]
+    #[arg(long, value_name = "DIR", env = "CROSSPICKLE_CACHE_DIR", global = true)]
+    cache_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum CacheAction {
+    /// Every environment: interpreter, requirements, size, last use
+    List {
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove every environment (those being made right now excepted)
+    Clean {
+        /// Remove the interpreters' probe answers (interpreters.json) too
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+pub fn cache(args: &CacheArgs) -> Result<i32, Error> {
+    let Some(dir) = args.cache_dir.clone().or_else(super::default_cache_dir) else {
+        return Err(Error::Usage(
+            "no cache folder: pass --cache-dir or set CROSSPICKLE_CACHE_DIR".into(),
+        ));
+    };
+    match &args.action {
+        CacheAction::List { json } => {
+            let envs = store::list(&dir);
+            if *json {
+                let value = serde_json::json!({ "cache_dir": dir, "environments": envs });
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&value).expect("serializes")
+                );
+                return Ok(EXIT_OK);
+            }
+            println!("Environments in {}:", store::envs_dir(&dir).display());
+            if envs.is_empty() {
+                println!("  none");
+                return Ok(EXIT_OK);
+            }
+            let now = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            println!(
+                "  {:16}  {:24}  {:>9}  {:>10}  REQUIREMENTS",
+                "ENVIRONMENT", "INTERPRETER", "SIZE", "LAST USED"
+            );
+            for e in &envs {
+                let used = e
+                    .last_used
+                    .map(|t| ago(now.saturating_sub(t)))
+                    .unwrap_or_else(|| "-".into());
+                println!(
+                    "  {:16}  {:24}  {:>9}  {:>10}  {}",
+                    e.hash,
+                    e.meta.interpreter,
+                    size(e.size_bytes),
+                    used,
+                    e.meta.requirements.join(", ")
+                );
+            }
+            let total: u64 = envs.iter().map(|e| e.size_bytes).sum();
+            println!("{} environments, {}", envs.len(), size(total));
+            Ok(EXIT_OK)
+        }
+        CacheAction::Clean { all } => {
+            let cleaned = store::clean(&dir)
+                .map_err(|e| Error::io(format!("cleaning {}", dir.display()), e))?;
+            let mut said = format!(
+                "removed {} environments ({})",
+                cleaned.environments,
+                size(cleaned.bytes)
+            );
+            if *all {
+                let probes = dir.join("interpreters.json");
+                if probes.exists() {
+                    std::fs::remove_file(&probes)
+                        .map_err(|e| Error::io(format!("removing {}", probes.display()), e))?;
+                    said.push_str(" and the interpreters' probe answers");
+                }
+            }
+            println!("{said} from {}", dir.display());
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.0} KiB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+fn ago(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => "just now".into(),
+        s if s < 3600 => format!("{} min ago", s / 60),
+        s if s < 86400 => format!("{} h ago", s / 3600),
+        s => format!("{} days ago", s / 86400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_ages() {
+        assert_eq!(size(512), "512 B");
+        assert_eq!(size(20 * 1024), "20 KiB");
+        assert_eq!(size(3 * (1 << 20) + (1 << 19)), "3.5 MiB");
+        assert_eq!(ago(5), "just now");
+        assert_eq!(ago(7200), "2 h ago");
+        assert_eq!(ago(3 * 86400), "3 days ago");
+    }
+}

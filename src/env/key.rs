@@ -1,0 +1,129 @@
+//! An environment's identity: the interpreter (canonical executable and version) and the sorted
+//! requirement strings, hashed into the environment's folder name, and the description written
+//! into the environment once it is complete (its marker, read by `crosspickle cache list`).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::python::Interpreter;
+
+/// Bump when environments made before would no longer do, to leave them behind.
+pub const FORMAT: u32 = 1;
+
+/// What an environment is for; written as its marker after a successful install.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EnvMeta {
+    pub format: u32,
+    /// The interpreter's label when the environment was made (`cpython-3.8.18`).
+    pub interpreter: String,
+    pub executable: PathBuf,
+    pub version: String,
+    /// Sorted, without duplicates, placeholders replaced.
+    pub requirements: Vec<String>,
+    /// What made it: `uv`, `venv+pip`, `virtualenv+pip`. Filled in by the build.
+    #[serde(default)]
+    pub installer: String,
+    /// Seconds since the epoch.
+    #[serde(default)]
+    pub created: u64,
+    /// Seconds the build took.
+    #[serde(default)]
+    pub build_seconds: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct EnvKey {
+    /// 16 hex digits: the folder name.
+    pub hash: String,
+    pub meta: EnvMeta,
+}
+
+impl EnvKey {
+    pub fn new(interpreter: &Interpreter, requirements: &[String]) -> Self {
+        let mut requirements: Vec<String> = requirements.to_vec();
+        requirements.sort();
+        requirements.dedup();
+        let mut hasher = Sha256::new();
+        hasher.update(format!("crosspickle-env-{FORMAT}\0").as_bytes());
+        hasher.update(interpreter.executable.as_os_str().as_encoded_bytes());
+        hasher.update(b"\0");
+        hasher.update(interpreter.version.to_string().as_bytes());
+        for r in &requirements {
+            hasher.update(b"\0");
+            hasher.update(r.as_bytes());
+        }
+        let hash: String = hasher
+            .finalize()
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        EnvKey {
+            hash,
+            meta: EnvMeta {
+                format: FORMAT,
+                interpreter: interpreter.label.clone(),
+                executable: interpreter.executable.clone(),
+                version: interpreter.version.to_string(),
+                requirements,
+                installer: String::new(),
+                created: 0,
+                build_seconds: 0.0,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::Implementation;
+    use crate::version::PythonVersion;
+
+    fn interp(exe: &str, version: &str) -> Interpreter {
+        Interpreter {
+            label: format!("cpython-{version}"),
+            version: PythonVersion::parse(version).unwrap(),
+            implementation: Implementation::Cpython,
+            implementation_version: None,
+            executable: exe.into(),
+            debug: false,
+            free_threaded: false,
+            c_pickle: None,
+            pickle_highest_protocol: None,
+            pickle_default_protocol: None,
+            name: None,
+            sources: vec![],
+            unusable: None,
+        }
+    }
+
+    #[test]
+    fn order_and_duplicates_do_not_matter_interpreter_and_versions_do() {
+        let a = interp("/py/3.8/bin/python3.8", "3.8.18");
+        let k1 = EnvKey::new(&a, &["b==1".into(), "a==2".into()]);
+        let k2 = EnvKey::new(&a, &["a==2".into(), "b==1".into(), "a==2".into()]);
+        assert_eq!(k1.hash, k2.hash);
+        assert_eq!(k1.hash.len(), 16);
+        assert_eq!(k1.meta.requirements, vec!["a==2", "b==1"]);
+        assert_ne!(k1.hash, EnvKey::new(&a, &["a==2".into()]).hash);
+        assert_ne!(
+            k1.hash,
+            EnvKey::new(
+                &interp("/py/3.8/bin/python3.8", "3.8.19"),
+                &["a==2".into(), "b==1".into()]
+            )
+            .hash
+        );
+        assert_ne!(
+            k1.hash,
+            EnvKey::new(
+                &interp("/other/python3.8", "3.8.18"),
+                &["a==2".into(), "b==1".into()]
+            )
+            .hash
+        );
+    }
+}

@@ -1,0 +1,183 @@
+//! Environments for cases with `requires`: one virtual environment per (interpreter, resolved
+//! requirement set) in the cache folder, made once and reused by every later run and process.
+//!
+//! The runner calls [`Environments::python_for`] before each run; it answers the interpreter
+//! itself for a case without `requires`, and otherwise the python of the environment, making it
+//! first when needed (once per process, shared by every run that needs it, a few at a time).
+//! How an environment is made is [`build`]'s business; its name and identity [`key`]'s; what is
+//! in the cache folder, for `crosspickle cache`, [`store`]'s.
+
+pub mod build;
+pub mod key;
+pub mod lock;
+pub mod store;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use futures::future::{BoxFuture, FutureExt, Shared};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::case::{Case, Params};
+use crate::python::Interpreter;
+
+pub use key::{EnvKey, EnvMeta};
+
+/// How environments are made: where they live and where packages may come from.
+#[derive(Debug, Clone, Default)]
+pub struct EnvOptions {
+    /// The cache folder (`--cache-dir`); environments go in its `envs/` folder.
+    pub cache_dir: Option<PathBuf>,
+    /// Install only from the installer's cache and `find_links` (`--offline`).
+    pub offline: bool,
+    /// Folders or URLs of distributions, passed to the installer (`--find-links`).
+    pub find_links: Vec<String>,
+    /// Environments made at once (0: one).
+    pub jobs: usize,
+}
+
+/// Why a run has no environment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EnvFailure {
+    /// The run was stopped while its environment was being made.
+    Cancelled,
+    /// The environment could not be made: what the installer said.
+    Failed(String),
+}
+
+type Pending = Shared<BoxFuture<'static, Result<PathBuf, EnvFailure>>>;
+
+/// The environments of one crosspickle process.
+pub struct Environments {
+    options: EnvOptions,
+    builds: Arc<Semaphore>,
+    pending: Mutex<HashMap<String, Pending>>,
+}
+
+impl Environments {
+    pub fn new(options: EnvOptions) -> Self {
+        let builds = Arc::new(Semaphore::new(options.jobs.max(1)));
+        Environments {
+            options,
+            builds,
+            pending: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The python a run of `case` with `params` on `interpreter` must use: the interpreter's
+    /// own without `requires`, else the one of its environment, made first if need be.
+    pub async fn python_for(
+        &self,
+        interpreter: &Interpreter,
+        case: &Case,
+        params: &Params,
+        cancel: &CancellationToken,
+    ) -> Result<PathBuf, EnvFailure> {
+        if case.requires.is_empty() {
+            return Ok(interpreter.executable.clone());
+        }
+        let requirements = resolve_requirements(&case.requires, params);
+        let key = EnvKey::new(interpreter, &requirements);
+        let pending = {
+            let mut pending = self.pending.lock().expect("no panics while locked");
+            pending
+                .entry(key.hash.clone())
+                .or_insert_with(|| {
+                    let (options, builds, cancel) =
+                        (self.options.clone(), self.builds.clone(), cancel.clone());
+                    let interpreter = interpreter.clone();
+                    async move { ensure(&options, &builds, &interpreter, &key, &cancel).await }
+                        .boxed()
+                        .shared()
+                })
+                .clone()
+        };
+        pending.await
+    }
+}
+
+/// The environment of `key`, reused when it is there, else made (under its lock).
+async fn ensure(
+    options: &EnvOptions,
+    builds: &Semaphore,
+    interpreter: &Interpreter,
+    key: &EnvKey,
+    cancel: &CancellationToken,
+) -> Result<PathBuf, EnvFailure> {
+    let Some(cache_dir) = &options.cache_dir else {
+        return Err(EnvFailure::Failed(
+            "no cache folder to keep environments in: pass --cache-dir or set CROSSPICKLE_CACHE_DIR".into(),
+        ));
+    };
+    let envs = store::envs_dir(cache_dir);
+    let dir = envs.join(&key.hash);
+    // The warm path: no lock, no installer; one stat and a touch.
+    if store::is_ready(&dir) {
+        store::touch_last_used(&dir);
+        return Ok(python_in(&dir));
+    }
+    let _permit = builds.acquire().await.map_err(|_| EnvFailure::Cancelled)?;
+    if cancel.is_cancelled() {
+        return Err(EnvFailure::Cancelled);
+    }
+    std::fs::create_dir_all(&envs).map_err(|e| {
+        EnvFailure::Failed(format!("cannot make the folder {}: {e}", envs.display()))
+    })?;
+    let _lock = lock::acquire(&envs.join(format!("{}.lock", key.hash)))
+        .await
+        .map_err(EnvFailure::Failed)?;
+    // Another process may have made it while we waited for the lock.
+    if store::is_ready(&dir) {
+        store::touch_last_used(&dir);
+        return Ok(python_in(&dir));
+    }
+    store::remove_leftovers(&envs, &key.hash);
+    build::build(cache_dir, options, interpreter, key, &dir, cancel).await?;
+    store::touch_last_used(&dir);
+    Ok(python_in(&dir))
+}
+
+/// The python of the environment in `dir`.
+pub fn python_in(dir: &Path) -> PathBuf {
+    dir.join("bin").join("python")
+}
+
+/// The requirement strings with every `{name}` replaced by the value of param `name`.
+pub fn resolve_requirements(requires: &[String], params: &Params) -> Vec<String> {
+    requires
+        .iter()
+        .map(|req| {
+            let mut out = req.clone();
+            for (name, value) in &params.0 {
+                out = out.replace(&format!("{{{name}}}"), &value.to_string());
+            }
+            out.trim().to_string()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::ParamValue;
+
+    #[test]
+    fn placeholders_take_param_values() {
+        let mut p = indexmap::IndexMap::new();
+        p.insert("loky".to_string(), ParamValue::Str("2.8.0".into()));
+        p.insert("n".to_string(), ParamValue::Int(3));
+        let reqs = vec![
+            "loky=={loky}".to_string(),
+            " cloudpickle==1.{n}.0 ; python_version < \"3.8\"".to_string(),
+        ];
+        assert_eq!(
+            resolve_requirements(&reqs, &Params(p)),
+            vec![
+                "loky==2.8.0".to_string(),
+                "cloudpickle==1.3.0 ; python_version < \"3.8\"".to_string()
+            ]
+        );
+    }
+}
