@@ -143,6 +143,41 @@ pub async fn build(
             args.extend(key.meta.requirements.iter().map(OsString::from));
             steps.run("uv pip install", uv, args, uv_env()).await?;
         }
+        Installer::VenvPip if steps.pip_version(&interpreter.executable).await >= Some((22, 3)) => {
+            // The interpreter's own pip installs into a venv made without one (`pip --python`,
+            // pip 22.3 and later): seconds faster than seeding pip into every environment.
+            let args = vec![
+                "-m".into(),
+                "venv".into(),
+                "--without-pip".into(),
+                venv.into(),
+            ];
+            steps
+                .run(
+                    "python -m venv",
+                    &interpreter.executable,
+                    args,
+                    installer_env(),
+                )
+                .await?;
+            let mut args: Vec<OsString> = vec![
+                "-m".into(),
+                "pip".into(),
+                "--python".into(),
+                python.clone().into(),
+            ];
+            args.push("install".into());
+            args.extend(offline_args(options));
+            args.extend(key.meta.requirements.iter().map(OsString::from));
+            steps
+                .run(
+                    "pip install",
+                    &interpreter.executable,
+                    args,
+                    installer_env(),
+                )
+                .await?;
+        }
         Installer::VenvPip => {
             let args = vec!["-m".into(), "venv".into(), venv.into()];
             steps
@@ -218,6 +253,23 @@ impl Steps<'_> {
         args.extend(offline_args(self.options));
         args.extend(requirements.iter().map(OsString::from));
         self.run("pip install", python, args, installer_env()).await
+    }
+
+    /// The (major, minor) version of `python`'s own pip, if it has one.
+    async fn pip_version(&self, python: &Path) -> Option<(u64, u64)> {
+        let spec = ProcessSpec {
+            program: python.to_path_buf(),
+            args: vec!["-m".into(), "pip".into(), "--version".into()],
+            env: installer_env(),
+            cwd: None,
+            timeout: Duration::from_secs(60),
+            capture: 4096,
+        };
+        let finished = run_process(&spec, self.cancel).await.ok()?;
+        if finished.exit != Exit::Code(0) {
+            return None;
+        }
+        parse_pip_version(&finished.stdout.text())
     }
 
     /// Run one installer step; its failure is an `env-error` with the tail of what it said.
@@ -328,6 +380,13 @@ async fn virtualenv_tool(
     Ok(dir)
 }
 
+/// `pip 23.0.1 from /…/site-packages/pip (python 3.8)` → (23, 0).
+fn parse_pip_version(said: &str) -> Option<(u64, u64)> {
+    let version = said.strip_prefix("pip ")?.split_whitespace().next()?;
+    let mut parts = version.split('.').map(|p| p.parse::<u64>().ok());
+    Some((parts.next()??, parts.next().flatten().unwrap_or(0)))
+}
+
 /// `--no-index` when offline, and every `--find-links`, as pip takes them.
 fn offline_args(options: &EnvOptions) -> Vec<OsString> {
     let mut args = Vec::new();
@@ -408,6 +467,16 @@ pub fn tail(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pip_versions() {
+        assert_eq!(
+            parse_pip_version("pip 23.0.1 from /x/pip (python 3.8)\n"),
+            Some((23, 0))
+        );
+        assert_eq!(parse_pip_version("pip 9 from /x"), Some((9, 0)));
+        assert_eq!(parse_pip_version("Python 3.8"), None);
+    }
 
     #[test]
     fn tail_keeps_the_last_lines() {

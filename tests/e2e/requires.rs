@@ -1,0 +1,419 @@
+//! `requires` end to end, hermetic: tiny wheels written by the test, installed with `--offline
+//! --find-links`, into environments in a throwaway cache folder per test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use libtest_mimic::Trial;
+
+use crate::support::*;
+
+pub fn trials() -> Vec<Trial> {
+    vec![
+        trial(
+            "requires::env_made_once_then_reused",
+            &["3.8"],
+            made_once_then_reused,
+        ),
+        trial(
+            "requires::two_processes_make_one_env",
+            &["3.8"],
+            two_processes_one_env,
+        ),
+        trial(
+            "requires::install_failure_is_env_error",
+            &["3.8"],
+            install_failure,
+        ),
+        trial(
+            "requires::param_placeholder_one_env_per_value",
+            &["3.8"],
+            param_placeholder,
+        ),
+        trial(
+            "requires::markers_and_old_pips",
+            &["3.6", "3.13", "pypy"],
+            markers_and_old_pips,
+        ),
+        trial(
+            "requires::cache_list_and_clean",
+            &["3.8"],
+            cache_list_and_clean,
+        ),
+    ]
+}
+
+/// Writes `<name>-<version>-py2.py3-none-any.whl` into `dir`: one module whose `__version__`
+/// is `version`. Built with the standard library's zipfile, so no build backend or index.
+const WHEEL_WRITER: &str = r#"
+import base64, hashlib, os, sys, zipfile
+out, name, version = sys.argv[1], sys.argv[2], sys.argv[3]
+files = [
+    (name + ".py", "__version__ = %r\n" % version),
+    ("%s-%s.dist-info/METADATA" % (name, version),
+     "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version)),
+    ("%s-%s.dist-info/WHEEL" % (name, version),
+     "Wheel-Version: 1.0\nGenerator: crosspickle-tests\nRoot-Is-Purelib: true\nTag: py2-none-any\nTag: py3-none-any\n"),
+]
+record = "%s-%s.dist-info/RECORD" % (name, version)
+lines = []
+path = os.path.join(out, "%s-%s-py2.py3-none-any.whl" % (name, version))
+with zipfile.ZipFile(path, "w") as z:
+    for arc, text in files:
+        data = text.encode("utf-8")
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        lines.append("%s,sha256=%s,%d" % (arc, digest, len(data)))
+        z.writestr(arc, data)
+    lines.append(record + ",,")
+    z.writestr(record, "\n".join(lines) + "\n")
+"#;
+
+/// A folder of wheels: each (name, version).
+fn wheels(
+    python: &Path,
+    dists: &[(&str, &str)],
+) -> Result<tempfile::TempDir, libtest_mimic::Failed> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, version) in dists {
+        let out = Command::new(python)
+            .args(["-c", WHEEL_WRITER])
+            .arg(dir.path())
+            .args([name, version])
+            .output()
+            .expect("python runs");
+        check(
+            out.status.success(),
+            format!("writing a wheel: {}", String::from_utf8_lossy(&out.stderr)),
+        )?;
+    }
+    Ok(dir)
+}
+
+/// A throwaway cache folder, seeded with the shared probe answers so that tests do not probe
+/// every interpreter again (environments are made afresh in it).
+fn cache() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let probes = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("probe-cache")
+        .join("interpreters.json");
+    let _ = std::fs::copy(probes, dir.path().join("interpreters.json"));
+    dir
+}
+
+/// `crosspickle` args for a run with this cache and wheels, offline.
+fn args<'a>(cache: &'a Path, links: &'a Path, python: &'a str) -> Vec<String> {
+    vec![
+        "--cache-dir".into(),
+        path_str(cache),
+        "--offline".into(),
+        "--find-links".into(),
+        path_str(links),
+        "--python".into(),
+        python.into(),
+    ]
+}
+
+fn run(dir: &Path, args: &[String]) -> (Run, serde_json::Value) {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_json(dir, &args)
+}
+
+/// The complete environments in `cache` (folders with a marker).
+fn envs(cache: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(cache.join("envs"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join("crosspickle-env.json").is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Anything a build left behind: `.tmp-*` folders.
+fn leftovers(cache: &Path) -> Vec<String> {
+    std::fs::read_dir(cache.join("envs"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn verdicts(json: &serde_json::Value) -> Vec<String> {
+    runs(json)
+        .iter()
+        .map(|r| format!("{}[{}]={}", r["case"], r["params"], r["verdict"]))
+        .collect()
+}
+
+const TINY_CASE: &str = r#"title: tinypkg from its environment
+requires: ["tinypkg==1.0"]
+code: |
+  import sys, tinypkg
+  assert tinypkg.__version__ == "1.0", tinypkg.__version__
+  assert tinypkg.__file__.startswith(sys.prefix), (tinypkg.__file__, sys.prefix)
+  assert sys.prefix != sys.base_prefix, "not in a virtual environment"
+"#;
+
+fn made_once_then_reused() -> TestResult {
+    let py = python("3.8").expect("3.8");
+    let links = wheels(&py, &[("tinypkg", "1.0")])?;
+    let cache = cache();
+    let dir = folder(&[("cases/tiny.yaml", TINY_CASE)]);
+    let args = args(cache.path(), links.path(), "3.8");
+    let (first, json) = run(dir.path(), &args);
+    first.expect_code(0)?;
+    check(
+        runs(&json)[0]["verdict"] == "ok",
+        format!("{:?}", runs(&json)),
+    )?;
+    let made = envs(cache.path());
+    check(made.len() == 1, format!("one environment, got {made:?}"))?;
+    let marker = made[0].join("crosspickle-env.json");
+    let mtime = std::fs::metadata(&marker).unwrap().modified().unwrap();
+
+    // Warm: no installer. The wheel folder is gone, so any install would fail; the marker is
+    // untouched, and the run is about as fast as one without requires.
+    drop(links);
+    std::thread::sleep(Duration::from_millis(20));
+    let started = Instant::now();
+    let (second, json) = run(dir.path(), &args);
+    let warm = started.elapsed();
+    second.expect_code(0)?;
+    check(
+        runs(&json)[0]["verdict"] == "ok",
+        format!("{:?}", runs(&json)),
+    )?;
+    check(
+        std::fs::metadata(&marker).unwrap().modified().unwrap() == mtime,
+        "the marker was rewritten",
+    )?;
+    check(envs(cache.path()) == made, "a second environment appeared")?;
+    check(
+        leftovers(cache.path()).is_empty(),
+        format!("leftovers: {:?}", leftovers(cache.path())),
+    )?;
+    check(
+        warm < Duration::from_secs(10),
+        format!("warm run took {warm:?}"),
+    )
+}
+
+fn two_processes_one_env() -> TestResult {
+    let py = python("3.8").expect("3.8");
+    let links = wheels(&py, &[("tinypkg", "1.0")])?;
+    let cache = cache();
+    let dir = folder(&[("cases/tiny.yaml", TINY_CASE)]);
+    let args = args(cache.path(), links.path(), "3.8");
+    let spawn = |n: usize| {
+        crosspickle(dir.path())
+            .args(&args)
+            .arg("--json")
+            .arg(dir.path().join(format!("r{n}.json")))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("crosspickle starts")
+    };
+    let (a, b) = (spawn(1), spawn(2));
+    for (n, child) in [(1, a), (2, b)] {
+        let out = Run::from(child.wait_with_output().unwrap());
+        out.expect_code(0)?;
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join(format!("r{n}.json"))).unwrap())
+                .unwrap();
+        check(
+            runs(&json)[0]["verdict"] == "ok",
+            format!("process {n}: {:?}", runs(&json)),
+        )?;
+    }
+    let made = envs(cache.path());
+    check(made.len() == 1, format!("one environment, got {made:?}"))?;
+    check(
+        leftovers(cache.path()).is_empty(),
+        format!("leftovers: {:?}", leftovers(cache.path())),
+    )
+}
+
+fn install_failure() -> TestResult {
+    let py = python("3.8").expect("3.8");
+    let links = wheels(&py, &[("tinypkg", "1.0")])?;
+    let cache = cache();
+    let dir = folder(&[
+        ("cases/tiny.yaml", TINY_CASE),
+        ("cases/plain.yaml", "title: no requires\ncode: pass\n"),
+        (
+            "cases/missing.yaml",
+            "title: needs what does not exist\nrequires: [\"crosspickle-no-such-package==1.0\"]\nparams:\n  n: [1, 2]\ncode: pass\n",
+        ),
+    ]);
+    let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8"));
+    run.expect_code(1)?;
+    let all = runs(&json);
+    check(all.len() == 4, format!("four runs: {:?}", verdicts(&json)))?;
+    for r in &all {
+        let want = if r["case"] == "missing" {
+            "env-error"
+        } else {
+            "ok"
+        };
+        check(
+            r["verdict"] == want,
+            format!("{}: {} (wanted {want})", r["case"], r["verdict"]),
+        )?;
+    }
+    let missing = find_run(&json, "missing", "cpython-3.8").unwrap();
+    let reason = missing["reason"].as_str().unwrap_or_default();
+    check(
+        reason.contains("pip install failed") || reason.contains("uv pip install failed"),
+        format!("the reason names the step: {reason}"),
+    )?;
+    check(
+        reason.contains("crosspickle-no-such-package"),
+        format!("the installer's message: {reason}"),
+    )?;
+    check(
+        run.stdout.contains("crosspickle-no-such-package"),
+        format!("the terminal shows it:\n{}", run.stdout),
+    )?;
+    check(
+        envs(cache.path()).len() == 1,
+        "only tinypkg's environment exists",
+    )?;
+    check(
+        leftovers(cache.path()).is_empty(),
+        format!("leftovers: {:?}", leftovers(cache.path())),
+    )
+}
+
+fn param_placeholder() -> TestResult {
+    let py = python("3.8").expect("3.8");
+    let links = wheels(&py, &[("tinypkg", "1.0"), ("tinypkg", "2.0")])?;
+    let cache = cache();
+    let case = "title: one environment per version\nparams:\n  v: [\"1.0\", \"2.0\"]\nrequires: [\"tinypkg=={v}\"]\n\
+                code: |\n  import tinypkg\n  assert tinypkg.__version__ == v, (tinypkg.__version__, v)\n";
+    let dir = folder(&[("cases/pv.yaml", case)]);
+    let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8"));
+    run.expect_code(0)?;
+    check(
+        verdicts(&json)
+            .iter()
+            .filter(|v| v.ends_with("=\"ok\""))
+            .count()
+            == 2,
+        format!("{:?}", verdicts(&json)),
+    )?;
+    let made = envs(cache.path());
+    check(made.len() == 2, format!("two environments, got {made:?}"))?;
+    let reqs: Vec<String> = made
+        .iter()
+        .map(|e| std::fs::read_to_string(e.join("crosspickle-env.json")).unwrap())
+        .collect();
+    check(
+        reqs.iter().any(|m| m.contains("tinypkg==1.0"))
+            && reqs.iter().any(|m| m.contains("tinypkg==2.0")),
+        format!("{reqs:?}"),
+    )
+}
+
+fn markers_and_old_pips() -> TestResult {
+    let py = python("3.13").expect("3.13");
+    let links = wheels(&py, &[("tinypkg", "1.0"), ("tinypkg", "2.0")])?;
+    let cache = cache();
+    let case = r#"title: markers choose per interpreter
+requires:
+  - "tinypkg==1.0; python_version < '3.7'"
+  - "tinypkg==2.0; python_version >= '3.7'"
+code: |
+  import sys, tinypkg
+  want = "1.0" if sys.version_info < (3, 7) else "2.0"
+  assert tinypkg.__version__ == want, (tinypkg.__version__, want)
+"#;
+    let dir = folder(&[("cases/m.yaml", case)]);
+    let (run, json) = run(
+        dir.path(),
+        &args(cache.path(), links.path(), "3.6,3.13,pypy"),
+    );
+    run.expect_code(0)?;
+    check(
+        runs(&json).len() == 3 && runs(&json).iter().all(|r| r["verdict"] == "ok"),
+        format!("{:?}", verdicts(&json)),
+    )?;
+    check(
+        envs(cache.path()).len() == 3,
+        "one environment per interpreter",
+    )
+}
+
+fn cache_list_and_clean() -> TestResult {
+    let py = python("3.8").expect("3.8");
+    let links = wheels(&py, &[("tinypkg", "1.0")])?;
+    let cache = cache();
+    let dir = folder(&[("cases/tiny.yaml", TINY_CASE)]);
+    run(dir.path(), &args(cache.path(), links.path(), "3.8"))
+        .0
+        .expect_code(0)?;
+    let cache_cmd = |args: &[&str]| {
+        Run::from(
+            crosspickle(dir.path())
+                .arg("cache")
+                .args(args)
+                .arg("--cache-dir")
+                .arg(cache.path())
+                .output()
+                .unwrap(),
+        )
+    };
+    let list = cache_cmd(&["list", "--json"]);
+    list.expect_code(0)?;
+    let value: serde_json::Value =
+        serde_json::from_str(&list.stdout).map_err(|e| format!("{e}: {}", list.stdout))?;
+    let listed = value["environments"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    check(
+        listed.len() == 1,
+        format!("one environment listed: {value}"),
+    )?;
+    let env = &listed[0];
+    check(
+        env["interpreter"]
+            .as_str()
+            .is_some_and(|i| i.starts_with("cpython-3.8")),
+        format!("{env}"),
+    )?;
+    check(
+        env["requirements"] == serde_json::json!(["tinypkg==1.0"]),
+        format!("{env}"),
+    )?;
+    check(
+        env["size_bytes"].as_u64().is_some_and(|s| s > 0) && env["last_used"].is_u64(),
+        format!("{env}"),
+    )?;
+    let table = cache_cmd(&["list"]);
+    check(
+        table.stdout.contains("tinypkg==1.0") && table.stdout.contains("cpython-3.8"),
+        table.stdout.clone(),
+    )?;
+
+    cache_cmd(&["clean"]).expect_code(0)?;
+    check(envs(cache.path()).is_empty(), "clean removes environments")?;
+    check(
+        cache.path().join("interpreters.json").exists(),
+        "clean keeps the probe answers",
+    )?;
+    cache_cmd(&["clean", "--all"]).expect_code(0)?;
+    check(
+        !cache.path().join("interpreters.json").exists(),
+        "clean --all removes the probe answers",
+    )?;
+    let empty = cache_cmd(&["list"]);
+    check(empty.stdout.contains("none"), empty.stdout)
+}
