@@ -109,6 +109,16 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
         },
         ..ExecuteOptions::default()
     };
+    let to_make = crate::env::missing(&plan, &options.environments);
+    if !to_make.is_empty() {
+        let interpreters: std::collections::BTreeSet<&str> =
+            to_make.iter().map(|(i, _)| i.as_str()).collect();
+        eprintln!(
+            "note: making {} environment(s) for `requires` on {} interpreter(s); later runs reuse them",
+            to_make.len(),
+            interpreters.len()
+        );
+    }
     let cancel = CancellationToken::new();
     let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
     {

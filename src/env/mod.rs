@@ -139,6 +139,32 @@ async fn ensure(
     Ok(python_in(&dir))
 }
 
+/// The environments the runs of `plan` need that are not made yet: (interpreter label,
+/// requirements), each once. Read before a run to tell the user why the first one is slow.
+pub fn missing(plan: &crate::run::Plan, options: &EnvOptions) -> Vec<(String, Vec<String>)> {
+    let Some(cache_dir) = &options.cache_dir else {
+        return Vec::new();
+    };
+    let envs = store::envs_dir(cache_dir);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for run in &plan.runs {
+        if run.case.requires.is_empty()
+            || !matches!(run.disposition, crate::run::plan::Disposition::Execute)
+        {
+            continue;
+        }
+        let requirements = resolve_requirements(&run.case.requires, &run.params);
+        for interpreter in run.producer.iter().chain(std::iter::once(&run.interpreter)) {
+            let key = EnvKey::new(interpreter, &requirements);
+            if seen.insert(key.hash.clone()) && !store::is_ready(&envs.join(&key.hash)) {
+                out.push((interpreter.label.clone(), key.meta.requirements));
+            }
+        }
+    }
+    out
+}
+
 /// The python of the environment in `dir`.
 pub fn python_in(dir: &Path) -> PathBuf {
     dir.join("bin").join("python")

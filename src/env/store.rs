@@ -23,8 +23,10 @@ pub fn tools_dir(cache_dir: &Path) -> PathBuf {
     cache_dir.join("tools")
 }
 
+/// Complete: its marker is there (written last) and so is its python (a folder whose python
+/// was removed is made again).
 pub fn is_ready(dir: &Path) -> bool {
-    dir.join(MARKER).is_file()
+    dir.join(MARKER).is_file() && super::python_in(dir).exists()
 }
 
 pub fn touch_last_used(dir: &Path) {

@@ -170,6 +170,10 @@ fn made_once_then_reused() -> TestResult {
     let (first, json) = run(dir.path(), &args);
     first.expect_code(0)?;
     check(
+        first.stderr.contains("making 1 environment"),
+        format!("the cold run says so: {}", first.stderr),
+    )?;
+    check(
         runs(&json)[0]["verdict"] == "ok",
         format!("{:?}", runs(&json)),
     )?;
@@ -186,6 +190,10 @@ fn made_once_then_reused() -> TestResult {
     let (second, json) = run(dir.path(), &args);
     let warm = started.elapsed();
     second.expect_code(0)?;
+    check(
+        !second.stderr.contains("making"),
+        format!("the warm run makes nothing: {}", second.stderr),
+    )?;
     check(
         runs(&json)[0]["verdict"] == "ok",
         format!("{:?}", runs(&json)),
