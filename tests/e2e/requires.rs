@@ -41,7 +41,30 @@ pub fn trials() -> Vec<Trial> {
             &["3.8"],
             cache_list_and_clean,
         ),
+        trial(
+            "requires::round_trip_both_ends_in_their_envs",
+            &["3.8", "3.13"],
+            round_trip,
+        ),
+        uv_trial("requires::uv_when_on_path", uv_installer),
     ]
+}
+
+/// A test that needs uv on PATH: ignored, with the reason, without it.
+fn uv_trial(name: &str, test: fn() -> TestResult) -> Trial {
+    if which_uv().is_some() && python("3.8").is_some() {
+        Trial::test(name, test)
+    } else {
+        Trial::test(name, test)
+            .with_kind("needs uv on PATH and python 3.8")
+            .with_ignored_flag(true)
+    }
+}
+
+fn which_uv() -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join("uv"))
+        .find(|p| p.is_file())
 }
 
 /// Writes `<name>-<version>-py2.py3-none-any.whl` into `dir`: one module whose `__version__`
@@ -424,4 +447,52 @@ fn cache_list_and_clean() -> TestResult {
     )?;
     let empty = cache_cmd(&["list"]);
     check(empty.stdout.contains("none"), empty.stdout)
+}
+
+fn round_trip() -> TestResult {
+    let py = python("3.8").expect("3.8");
+    let links = wheels(&py, &[("tinypkg", "1.0")])?;
+    let cache = cache();
+    let case = r#"title: both ends see the package
+requires: ["tinypkg==1.0"]
+dump: |
+  import pickle, sys, tinypkg
+  assert tinypkg.__file__.startswith(sys.prefix)
+  data = pickle.dumps((tinypkg.__version__, sys.version_info[:2]), protocol=2)
+load: |
+  import pickle, sys, tinypkg
+  assert tinypkg.__file__.startswith(sys.prefix)
+  version, made_by = pickle.loads(data)
+  assert version == tinypkg.__version__ == "1.0"
+"#;
+    let dir = folder(&[("cases/rt.yaml", case)]);
+    let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8,3.13"));
+    run.expect_code(0)?;
+    check(
+        runs(&json).len() == 4 && runs(&json).iter().all(|r| r["verdict"] == "ok"),
+        format!("{:?}", verdicts(&json)),
+    )?;
+    check(
+        envs(cache.path()).len() == 2,
+        "one environment per interpreter, shared by dumps and loads",
+    )
+}
+
+fn uv_installer() -> TestResult {
+    let py = python("3.8").expect("3.8");
+    let links = wheels(&py, &[("tinypkg", "1.0")])?;
+    let cache = cache();
+    let uv_cache = tempfile::tempdir().expect("tempdir");
+    let dir = folder(&[("cases/tiny.yaml", TINY_CASE)]);
+    let out = crosspickle(dir.path())
+        .args(args(cache.path(), links.path(), "3.8"))
+        .env("CROSSPICKLE_INSTALLER", "uv")
+        .env("UV_CACHE_DIR", uv_cache.path())
+        .output()
+        .expect("crosspickle runs");
+    Run::from(out).expect_code(0)?;
+    let made = envs(cache.path());
+    check(made.len() == 1, format!("one environment, got {made:?}"))?;
+    let meta = std::fs::read_to_string(made[0].join("crosspickle-env.json")).unwrap();
+    check(meta.contains("\"installer\": \"uv\""), meta)
 }
