@@ -362,16 +362,16 @@ async fn virtualenv_tool(
     args.extend(offline_args(steps.options));
     args.push(VIRTUALENV_FOR_PY2.into());
     let what = "installing virtualenv (for Python 2 environments)";
-    match steps.run(what, executable, args, installer_env()).await {
-        Err(EnvFailure::Failed(message)) if steps.options.offline => {
-            return Err(failed(format!(
-                "{message}\nPython 2 environments need `{VIRTUALENV_FOR_PY2}`, installed once into \
-                 {}: run once without --offline, or put its wheels in a --find-links folder",
-                tools.display()
-            )))
-        }
-        other => other?,
+    let result = steps.run(what, executable, args, installer_env()).await;
+    if let (Err(EnvFailure::Failed(message)), true) = (&result, steps.options.offline) {
+        let hint = format!(
+            "Python 2 environments need `{VIRTUALENV_FOR_PY2}`, installed once into {}: run once \
+             without --offline, or put its wheels in a --find-links folder",
+            tools.display()
+        );
+        return Err(failed(format!("{message}\n  {hint}")));
     }
+    result?;
     std::fs::write(tmp.path().join("ready"), b"")
         .map_err(|e| failed(format!("cannot write in {}: {e}", tools.display())))?;
     std::fs::rename(tmp.path(), &dir).map_err(|e| {
