@@ -70,6 +70,12 @@ pub struct RunArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub pythons: PythonOptions,
+    /// Round trips: only these interpreters produce pickles (narrows --python's selection)
+    #[arg(long = "dump-python", value_name = "REQUEST")]
+    pub dump_python: Vec<String>,
+    /// Round trips: only these interpreters load pickles (narrows --python's selection)
+    #[arg(long = "load-python", value_name = "REQUEST")]
+    pub load_python: Vec<String>,
     /// Only the cases whose name (with params), path or tags match this expression, as pytest's -k
     #[arg(short = 'k', value_name = "EXPRESSION")]
     pub keyword: Option<String>,
