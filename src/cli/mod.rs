@@ -1,6 +1,7 @@
 //! The command line: arguments, and the wiring of load → discover → plan → execute → report.
 //! Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted.
 
+mod list;
 mod pythons;
 mod run;
 
@@ -36,6 +37,18 @@ enum Command {
     Run(RunArgs),
     /// List the Python interpreters found, usable or not
     Pythons(PythonsArgs),
+    /// Print the catalogue of cases: id, title, tags, links, where the behaviour differs
+    List(ListArgs),
+}
+
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// Case files or folders [default: cases]
+    #[arg(value_name = "PATHS")]
+    paths: Vec<PathBuf>,
+    /// Print Markdown (as docs/corpus.md is made)
+    #[arg(long)]
+    markdown: bool,
 }
 
 /// Where interpreters come from and which ones to use.
@@ -156,6 +169,7 @@ pub fn main() -> i32 {
         match cli.command {
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
+            Some(Command::List(args)) => list::list(&args.paths, args.markdown),
             None => run::run(cli.run).await,
         }
     });
