@@ -64,14 +64,11 @@ pub fn list(paths: &[PathBuf], markdown: bool) -> Result<i32, Error> {
     };
     let mut cases = load_cases(&find_case_files(&paths)?)?;
     cases.sort_by(|a, b| a.path.cmp(&b.path));
-    print!(
-        "{}",
-        if markdown {
-            render_markdown(&cases)
-        } else {
-            render_text(&cases)
-        }
-    );
+    super::emit(&if markdown {
+        render_markdown(&cases)
+    } else {
+        render_text(&cases)
+    });
     Ok(EXIT_OK)
 }
 

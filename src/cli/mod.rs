@@ -152,6 +152,13 @@ pub fn default_cache_dir() -> Option<PathBuf> {
         .map(|d| d.join("crosspickle"))
 }
 
+/// Print to stdout; a closed pipe (`crosspickle list | head`) is not an error worth a panic.
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
 /// Parse the command line, run, and return the exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {

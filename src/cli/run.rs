@@ -134,7 +134,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
             plan.runs.len()
         ));
     }
-    print!("{}", terminal.finish(&results));
+    super::emit(&terminal.finish(&results));
     if let Some(path) = &args.json {
         crate::report::json::write(path, &results)?;
     }
