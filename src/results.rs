@@ -68,13 +68,7 @@ impl RunRecord {
 }
 
 pub fn describe_expected(e: &Expected) -> String {
-    let mut s = e.outcome.to_string();
-    if let Some(sig) = &e.signal {
-        s.push_str(&format!(" ({sig})"));
-    }
-    if let Some(x) = &e.exception {
-        s.push_str(&format!(": {x}"));
-    }
+    let mut s = crate::outcome::head(e.outcome, e.signal.as_deref(), e.exception.as_deref());
     if let Some(m) = &e.pattern {
         s.push_str(&format!(" matching /{m}/"));
     }
