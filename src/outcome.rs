@@ -34,7 +34,11 @@ pub struct Observed {
 impl Observed {
     /// One line: `error: _pickle.PicklingError: Can't pickle <lambda>` or `crash: SIGSEGV`.
     pub fn summary(&self) -> String {
-        let mut s = head(self.outcome, self.signal.as_deref(), self.exception.as_deref());
+        let mut s = head(
+            self.outcome,
+            self.signal.as_deref(),
+            self.exception.as_deref(),
+        );
         if let Some(m) = &self.message {
             let first = m.lines().next().unwrap_or("");
             if !first.is_empty() {
