@@ -441,7 +441,7 @@ fn every_verdict_and_exit_code() -> TestResult {
         }
     }
     // The first matching rule decides.
-    let text = "title: t\ncode: raise ValueError('x')\nexpect:\n  - python: '<3'\n    outcome: pass\n  - outcome: error\n    exception: ValueError\n  - outcome: pass\n";
+    let text = "title: t\ncode: raise ValueError('x')\nexpect:\n  - python: '<3'\n    outcome: pass\n  - python: '>=3.11'\n    outcome: error\n    exception: ValueError\n  - outcome: pass\n";
     let dir = folder(&[("cases/v.yaml", text)]);
     let (run, json) = run_json(
         dir.path(),
