@@ -1,6 +1,7 @@
 //! The command line: arguments, and the wiring of load → discover → plan → execute → report.
 //! Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted.
 
+mod merge;
 mod pythons;
 mod run;
 
@@ -36,6 +37,8 @@ enum Command {
     Run(RunArgs),
     /// List the Python interpreters found, usable or not
     Pythons(PythonsArgs),
+    /// Merge the JSON results of several jobs into one matrix and its reports
+    Merge(merge::MergeArgs),
 }
 
 /// Where interpreters come from and which ones to use.
@@ -91,6 +94,15 @@ pub struct RunArgs {
     /// Write the results as JSON to FILE
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write JUnit XML to FILE (one testsuite per interpreter), for CI systems
+    #[arg(long, value_name = "FILE")]
+    pub junit_xml: Option<PathBuf>,
+    /// Write a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML page to FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Colour: auto (not with NO_COLOR or off a terminal), always, never
     #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub color: String,
@@ -103,6 +115,18 @@ struct PythonsArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     json: bool,
+}
+
+impl RunArgs {
+    /// The report files asked for.
+    pub fn report_files(&self) -> crate::report::ReportFiles {
+        crate::report::ReportFiles {
+            json: self.json.clone(),
+            junit_xml: self.junit_xml.clone(),
+            markdown: self.markdown.clone(),
+            html: self.html.clone(),
+        }
+    }
 }
 
 impl PythonOptions {
@@ -150,6 +174,7 @@ pub fn main() -> i32 {
         match cli.command {
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
+            Some(Command::Merge(args)) => merge::merge(&args),
             None => run::run(cli.run).await,
         }
     });
