@@ -376,7 +376,7 @@ fn details(r: &RunRecord, results: &Results, id: &str, allowance: usize) -> Stri
             if let Some(s) = &o.signal {
                 field("signal", t(s));
             }
-            if let Some(c) = o.exit_code {
+            if let Some(c) = o.exit_code.filter(|c| *c != 0) {
                 field("exit code", c.to_string());
             }
             field("duration", format!("{:.3}s", o.duration_s));

@@ -231,7 +231,7 @@ fn details(r: &RunRecord, results: &Results, conflict: Option<&str>, allowance: 
             if let Some(phase) = o.phase {
                 lines.push(format!("phase:    {phase}"));
             }
-            if let Some(code) = o.exit_code {
+            if let Some(code) = o.exit_code.filter(|c| *c != 0) {
                 lines.push(format!("exit code: {code}"));
             }
         }

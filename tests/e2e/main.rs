@@ -3,11 +3,13 @@
 //! with the reason, rather than passing silently.
 
 mod harness;
+mod reports;
 mod support;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
     trials.extend(harness::trials());
+    trials.extend(reports::trials());
     libtest_mimic::run(&args, trials).exit();
 }
