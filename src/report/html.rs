@@ -22,8 +22,8 @@ use crate::verdict::Verdict;
 /// Bytes of text (message, traceback, output) the details of one run may carry.
 pub const PER_RUN: usize = 96 * 1024;
 /// Bytes of text the whole page may carry before each run is cut to [`MIN_PER_RUN`].
-pub const TOTAL: usize = 32 * 1024 * 1024;
-pub const MIN_PER_RUN: usize = 4 * 1024;
+pub const TOTAL: usize = 24 * 1024 * 1024;
+pub const MIN_PER_RUN: usize = 2 * 1024;
 
 pub fn write(path: &std::path::Path, results: &Results) -> Result<(), Error> {
     super::write_atomic(path, render(results).as_bytes())
@@ -128,7 +128,7 @@ pub fn render(results: &Results) -> String {
                 out,
                 "<li>{name} on {}: {}</li>",
                 t(&c.python),
-                t(&text::head(&c.describe(), 4096))
+                escape(&text::clean_head(&c.describe(), 4096))
             );
         }
         out.push_str("</ul></div>\n");
@@ -367,7 +367,7 @@ fn details(r: &RunRecord, results: &Results, id: &str, allowance: usize) -> Stri
             if let Some(m) = &o.message {
                 field(
                     "message",
-                    format!("<pre>{}</pre>", t(&text::head(m, allowance / 8))),
+                    format!("<pre>{}</pre>", escape(&text::clean_head(m, allowance / 8))),
                 );
             }
             if let Some(p) = o.phase {
@@ -400,8 +400,7 @@ fn details(r: &RunRecord, results: &Results, id: &str, allowance: usize) -> Stri
             .max(1);
         for (name, s) in parts {
             if !s.trim().is_empty() {
-                let shown =
-                    text::cut_for(name)(&text::clean(s.trim_end()), allowance / (present + 1));
+                let shown = text::cut_for(name)(s.trim_end(), allowance / (present + 1));
                 let _ = writeln!(
                     out,
                     "<h3>{name}</h3>\n<pre class=\"{name}\">{}</pre>",
@@ -545,6 +544,18 @@ const SCRIPT: &str = r#"
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounded_and_escaped() {
+        let results = crate::report::fixtures::failing(400, 70_000);
+        let html = render(&results);
+        assert!(html.len() < 30 * 1024 * 1024, "{} bytes", html.len());
+        assert!(!html.contains("<b>") && !html.contains('\u{0}'));
+        assert_eq!(
+            html.matches("<section id=\"details-cell-case_i_").count(),
+            400
+        );
+    }
 
     #[test]
     fn escapes_and_slugs() {

@@ -167,8 +167,8 @@ fn test_case(r: &RunRecord, results: &Results, label: &str, budget: &mut Budget)
         ),
         (None, Verdict::Skipped) => {
             let mut status = TestCaseStatus::skipped();
-            status.set_message(text::head(
-                &text::clean(r.reason.as_deref().unwrap_or("skipped")),
+            status.set_message(text::clean_head(
+                r.reason.as_deref().unwrap_or("skipped"),
                 MESSAGE,
             ));
             status
@@ -202,7 +202,7 @@ fn test_case(r: &RunRecord, results: &Results, label: &str, budget: &mut Budget)
 fn non_success(kind: NonSuccessKind, ty: &str, message: &str, body: &str) -> TestCaseStatus {
     let mut status = TestCaseStatus::non_success(kind);
     status.set_type(ty);
-    status.set_message(text::head(&text::clean(message), MESSAGE));
+    status.set_message(text::clean_head(message, MESSAGE));
     status.set_description(body.to_string());
     status
 }
@@ -237,7 +237,7 @@ fn details(r: &RunRecord, results: &Results, conflict: Option<&str>, allowance: 
         }
         None => lines.push(format!("reason:   {}", r.reason.as_deref().unwrap_or(""))),
     }
-    let head = text::head(&text::clean(&lines.join("\n")), allowance / 4);
+    let head = text::clean_head(&lines.join("\n"), allowance / 4);
     let mut out = head;
     if let Some(o) = &r.observed {
         // What is left goes to the traceback and the output tails, in that order of need.
@@ -256,7 +256,7 @@ fn details(r: &RunRecord, results: &Results, conflict: Option<&str>, allowance: 
             if t.trim().is_empty() {
                 continue;
             }
-            let shown = text::cut_for(name)(&text::clean(t.trim_end()), left / present);
+            let shown = text::cut_for(name)(t.trim_end(), left / present);
             out.push_str(&format!("\n--- {name}\n{shown}"));
         }
     }
@@ -266,6 +266,22 @@ fn details(r: &RunRecord, results: &Results, conflict: Option<&str>, allowance: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn size_stays_bounded_however_much_fails() {
+        let results = crate::report::fixtures::failing(400, 70_000);
+        let xml = render(&results);
+        assert!(xml.len() < 30 * 1000 * 1000, "{} bytes", xml.len());
+        assert!(xml.len() > TOTAL, "{} bytes: the budget is used", xml.len());
+        assert!(
+            !xml.contains('\u{0}')
+                && !xml.contains('\u{1b}')
+                && !xml.contains('\u{fffe}')
+                && !xml.contains('\u{ffff}')
+        );
+        assert_eq!(xml.matches("<failure ").count(), 400);
+        assert!(!xml.contains("<testsuites name=\"crosspickle\" tests=\"400\" skipped="));
+    }
 
     #[test]
     fn drops_only_the_root_skipped_attribute() {

@@ -79,3 +79,55 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+/// Results for the reporters' unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::case::{Expected, OutcomeKind, ParamValue, Params};
+    use crate::outcome::Observed;
+    use crate::results::{CaseInfo, Results, RunRecord};
+    use crate::verdict::Verdict;
+
+    /// `n` regressions on one interpreter, each printing `output` bytes of hostile text.
+    pub fn failing(n: usize, output: usize) -> Results {
+        let mut results = Results::new();
+        let nasty = "\u{0}\u{1b}[31m]]><b>&\u{fffe}\u{ffff}\"'";
+        let text: String = nasty.chars().cycle().take(output).collect();
+        for i in 0..n {
+            let mut params = indexmap::IndexMap::new();
+            params.insert("i".to_string(), ParamValue::Int(i as i64));
+            results.runs.push(RunRecord {
+                case: "case".into(),
+                params: Params(params),
+                python: "cpython-3.12.1".into(),
+                dump_python: None,
+                load_python: None,
+                verdict: Verdict::Regression,
+                expected: Expected::default_pass(),
+                observed: Some(Observed {
+                    outcome: OutcomeKind::Error,
+                    exception: Some("ValueError".into()),
+                    message: Some(text.clone()),
+                    signal: None,
+                    exit_code: None,
+                    traceback: Some(text.clone()),
+                    stdout: text.clone(),
+                    stderr: text.clone(),
+                    duration_s: 0.1,
+                    phase: None,
+                }),
+                reason: None,
+            });
+        }
+        results.cases.insert(
+            "case".into(),
+            CaseInfo {
+                title: nasty.into(),
+                path: "cases/case.yaml".into(),
+                tags: vec!["t".into()],
+                links: vec![],
+            },
+        );
+        results
+    }
+}

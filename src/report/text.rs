@@ -83,26 +83,92 @@ pub fn tail(text: &str, budget: usize) -> String {
     format!("[… {} bytes left out …]\n{}", start, &text[start..])
 }
 
-/// How to cut the part called `name` of a run's details: a traceback keeps both ends,
-/// output its tail.
+/// How to show the part called `name` of a run's details, cleaned and within a budget: a
+/// traceback keeps both ends, output its tail.
 pub fn cut_for(name: &str) -> fn(&str, usize) -> String {
     if name == "traceback" {
-        ends
+        clean_ends
     } else {
-        tail
+        clean_tail
     }
 }
 
-/// Both ends of `text` within `budget` escaped bytes: for a traceback, whose head shows where
-/// it started and whose tail shows the exception.
-pub fn ends(text: &str, budget: usize) -> String {
-    if escaped_size(text) <= budget {
-        return text.to_string();
+/// The smallest char boundary at or after `i`.
+fn boundary_up(text: &str, mut i: usize) -> usize {
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
     }
-    let head = head(text, budget / 2);
-    let head = head.rsplit_once("… [").map(|(h, _)| h).unwrap_or(&head);
-    let tail = tail(&text[head.len()..], budget / 2);
-    format!("{head}\n{tail}")
+    i.min(text.len())
+}
+
+/// The largest char boundary at or before `i`.
+fn boundary_down(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// [`clean`]ed, then [`head`]: only the part that can show is cleaned, however long `text` is.
+pub fn clean_head(text: &str, budget: usize) -> String {
+    let end = boundary_down(text, budget);
+    let shown = head(&clean(&text[..end]), budget);
+    let beyond = text.len() - end;
+    if beyond == 0 {
+        return shown;
+    }
+    // Count what was left out before cleaning too.
+    match shown
+        .rsplit_once("… [")
+        .and_then(|(h, r)| Some((h, r.strip_suffix(" bytes left out]")?)))
+    {
+        Some((h, n)) => format!(
+            "{h}… [{} bytes left out]",
+            beyond + n.parse::<usize>().unwrap_or(0)
+        ),
+        None => format!("{shown}… [{beyond} bytes left out]"),
+    }
+}
+
+/// [`clean`]ed, then [`tail`]: only the part that can show is cleaned, however long `text` is.
+pub fn clean_tail(text: &str, budget: usize) -> String {
+    let start = boundary_up(text, text.len().saturating_sub(budget));
+    let cleaned = clean(&text[start..]);
+    let shown = tail(&cleaned, budget);
+    if start == 0 {
+        return shown;
+    }
+    // Count what was left out before cleaning too.
+    match shown
+        .strip_prefix("[… ")
+        .and_then(|r| r.split_once(" bytes left out …]\n"))
+    {
+        Some((n, rest)) => format!(
+            "[… {} bytes left out …]\n{rest}",
+            start + n.parse::<usize>().unwrap_or(0)
+        ),
+        None => format!("[… {start} bytes left out …]\n{shown}"),
+    }
+}
+
+/// Both ends of `text`, cleaned, within `budget`: for a traceback, whose head shows where it
+/// started and whose tail shows the exception.
+pub fn clean_ends(text: &str, budget: usize) -> String {
+    if text.len() <= budget {
+        let cleaned = clean(text);
+        if escaped_size(&cleaned) <= budget {
+            return cleaned;
+        }
+    }
+    let half = budget / 2;
+    let split = boundary_down(text, half);
+    let head = head(&clean(&text[..split]), half);
+    let head = head
+        .rsplit_once("… [")
+        .map(|(h, _)| h.to_string())
+        .unwrap_or(head);
+    format!("{head}\n{}", clean_tail(&text[split..], half))
 }
 
 /// The start of `text` that fits in `budget` escaped bytes, with `…` when it was cut.
@@ -182,7 +248,7 @@ mod tests {
         assert!(t.starts_with("[… 18 bytes left out …]"), "{t}");
         let h = head("<<<<<<<<", 8);
         assert_eq!(h, "<<… [6 bytes left out]");
-        let both = ends(
+        let both = clean_ends(
             "Traceback (most recent call last):\n  frames\nValueError: boom",
             40,
         );
@@ -192,6 +258,26 @@ mod tests {
         );
         let multi = "ééééé";
         assert!(tail(multi, 3).ends_with('é'));
+    }
+
+    #[test]
+    fn cleaning_only_what_shows() {
+        let long = format!("{}\x1b[1mend\x00", "a".repeat(10_000));
+        assert_eq!(
+            clean_tail(&long, 8),
+            "[… 10000 bytes left out …]\nend\u{2400}"
+        );
+        assert_eq!(clean_head(&long, 4), "aaaa… [10004 bytes left out]");
+        let both = clean_ends(&long, 12);
+        assert!(
+            both.starts_with("aaaaaa\n[… ") && both.ends_with("end\u{2400}"),
+            "{both}"
+        );
+        assert_eq!(clean_tail("short\x00", 100), "short\u{2400}");
+        assert_eq!(
+            clean_head("é".repeat(10).as_str(), 5),
+            "éé… [16 bytes left out]"
+        );
     }
 
     #[test]
