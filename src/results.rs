@@ -29,6 +29,10 @@ pub struct RunRecord {
     /// What happened; none for a skipped run or an environment that could not be made.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub observed: Option<Observed>,
+    /// For a round trip whose load ran: how long the dump that made its pickle took (the dump
+    /// runs once per producer, shared by its pairs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dump_duration_s: Option<f64>,
     /// Why it was skipped, or why its environment could not be made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -64,13 +68,7 @@ impl RunRecord {
 }
 
 pub fn describe_expected(e: &Expected) -> String {
-    let mut s = e.outcome.to_string();
-    if let Some(sig) = &e.signal {
-        s.push_str(&format!(" ({sig})"));
-    }
-    if let Some(x) = &e.exception {
-        s.push_str(&format!(": {x}"));
-    }
+    let mut s = crate::outcome::head(e.outcome, e.signal.as_deref(), e.exception.as_deref());
     if let Some(m) = &e.pattern {
         s.push_str(&format!(" matching /{m}/"));
     }

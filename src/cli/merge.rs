@@ -68,7 +68,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
             ));
         }
     }
-    print!("{out}");
+    super::emit(&out);
     written?;
     Ok(if results.failed() {
         EXIT_FAILED

@@ -1,6 +1,7 @@
 //! The command line: arguments, and the wiring of load → discover → plan → execute → report.
 //! Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted.
 
+mod list;
 mod merge;
 mod pythons;
 mod run;
@@ -31,6 +32,8 @@ pub struct Cli {
     run: RunArgs,
 }
 
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run cases (the default)
@@ -39,6 +42,18 @@ enum Command {
     Pythons(PythonsArgs),
     /// Merge the JSON results of several jobs into one matrix and its reports
     Merge(merge::MergeArgs),
+    /// Print the catalogue of cases: id, title, tags, links, where the behaviour differs
+    List(ListArgs),
+}
+
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// Case files or folders [default: cases]
+    #[arg(value_name = "PATHS")]
+    paths: Vec<PathBuf>,
+    /// Print Markdown (as docs/corpus.md is made)
+    #[arg(long)]
+    markdown: bool,
 }
 
 /// Where interpreters come from and which ones to use.
@@ -73,6 +88,12 @@ pub struct RunArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub pythons: PythonOptions,
+    /// Round trips: only these interpreters produce pickles (narrows --python's selection)
+    #[arg(long = "dump-python", value_name = "REQUEST")]
+    pub dump_python: Vec<String>,
+    /// Round trips: only these interpreters load pickles (narrows --python's selection)
+    #[arg(long = "load-python", value_name = "REQUEST")]
+    pub load_python: Vec<String>,
     /// Only the cases whose name (with params), path or tags match this expression, as pytest's -k
     #[arg(short = 'k', value_name = "EXPRESSION")]
     pub keyword: Option<String>,
@@ -157,6 +178,13 @@ pub fn default_cache_dir() -> Option<PathBuf> {
         .map(|d| d.join("crosspickle"))
 }
 
+/// Print to stdout; a closed pipe (`crosspickle list | head`) is not an error worth a panic.
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
 /// Parse the command line, run, and return the exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -174,6 +202,7 @@ pub fn main() -> i32 {
         match cli.command {
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
+            Some(Command::List(args)) => list::list(&args.paths, args.markdown),
             Some(Command::Merge(args)) => merge::merge(&args),
             None => run::run(cli.run).await,
         }

@@ -206,6 +206,7 @@ mod tests {
                 phase: None,
             }),
             reason: None,
+            dump_duration_s: None,
         }
     }
 

@@ -117,6 +117,7 @@ pub(crate) mod fixtures {
                     phase: None,
                 }),
                 reason: None,
+                dump_duration_s: None,
             });
         }
         results.cases.insert(
