@@ -440,6 +440,7 @@ table#matrix { border-collapse: collapse; margin-top: .5rem; }
 .cell.conflict { outline: 3px dashed #000; }
 .cell.dim { opacity: .15; }
 .cell.selected { outline: 3px solid #0969da; outline-offset: 1px; }
+body.panel-open { margin-right: calc(min(48rem, 55vw) + 1.5rem); }
 #details-panel { position: fixed; top: 0; right: 0; bottom: 0; width: min(48rem, 55vw); overflow: auto; background: #fff; border-left: 2px solid #d0d7de; box-shadow: -4px 0 12px rgba(0,0,0,.12); padding: 0 1rem 1rem; }
 #close-details { position: sticky; top: .5rem; float: right; font-size: 1.4rem; border: 0; background: none; cursor: pointer; }
 .details h2 { font-size: 1.1rem; margin-top: 1rem; }
@@ -471,6 +472,7 @@ const SCRIPT: &str = r#"
     if (!section) return;
     section.hidden = false;
     panel.hidden = false;
+    document.body.classList.add('panel-open');
     panel.dataset.open = cell.id;
     cell.classList.add('selected');
     cell.setAttribute('aria-expanded', 'true');
@@ -478,6 +480,7 @@ const SCRIPT: &str = r#"
   }
   function close() {
     panel.hidden = true;
+    document.body.classList.remove('panel-open');
     delete panel.dataset.open;
     cells().forEach(function (c) { c.classList.remove('selected'); c.setAttribute('aria-expanded', 'false'); });
     setHash();
@@ -515,7 +518,10 @@ const SCRIPT: &str = r#"
     applyFilters();
     if (state.open) {
       var cell = document.getElementById(decodeURIComponent(state.open));
-      if (cell && cell.classList.contains('cell')) cell.click();
+      if (cell && cell.classList.contains('cell')) {
+        cell.click();
+        cell.scrollIntoView({ block: 'center', inline: 'nearest' });
+      }
     }
   }
   document.getElementById('matrix').addEventListener('click', function (e) {

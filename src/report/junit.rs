@@ -39,7 +39,14 @@ pub fn write(path: &std::path::Path, results: &Results) -> Result<(), Error> {
 
 /// The whole document.
 pub fn render(results: &Results) -> String {
-    let mut report = Report::new("crosspickle");
+    // The root carries no properties in this schema: its name says the results are partial.
+    let mut report = Report::new(match (results.partial, &results.partial_reason) {
+        (true, Some(reason)) => {
+            text::clean_head(&format!("crosspickle (partial: {reason})"), MESSAGE)
+        }
+        (true, None) => "crosspickle (partial)".to_string(),
+        (false, _) => "crosspickle".to_string(),
+    });
     if let Some(t) = seconds(results.duration_s) {
         report.set_time(t);
     }

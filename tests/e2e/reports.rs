@@ -848,7 +848,8 @@ fn interrupted_reports_are_partial() -> TestResult {
     let xml = read(&xml_path)?;
     check(
         xml.contains("<property name=\"crosspickle.partial\" value=\"true\"/>")
-            && xml.contains("<property name=\"crosspickle.partial_reason\" value=\"interrupted"),
+            && xml.contains("<property name=\"crosspickle.partial_reason\" value=\"interrupted")
+            && xml.contains("<testsuites name=\"crosspickle (partial: interrupted"),
         &xml,
     )?;
     let md = read(&dir.path().join("r.md"))?;
