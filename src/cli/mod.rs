@@ -2,6 +2,7 @@
 //! Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted.
 
 mod list;
+mod merge;
 mod pythons;
 mod run;
 
@@ -31,12 +32,16 @@ pub struct Cli {
     run: RunArgs,
 }
 
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run cases (the default)
     Run(RunArgs),
     /// List the Python interpreters found, usable or not
     Pythons(PythonsArgs),
+    /// Merge the JSON results of several jobs into one matrix and its reports
+    Merge(merge::MergeArgs),
     /// Print the catalogue of cases: id, title, tags, links, where the behaviour differs
     List(ListArgs),
 }
@@ -110,6 +115,15 @@ pub struct RunArgs {
     /// Write the results as JSON to FILE
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write JUnit XML to FILE (one testsuite per interpreter), for CI systems
+    #[arg(long, value_name = "FILE")]
+    pub junit_xml: Option<PathBuf>,
+    /// Write a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML page to FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Colour: auto (not with NO_COLOR or off a terminal), always, never
     #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub color: String,
@@ -122,6 +136,18 @@ struct PythonsArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     json: bool,
+}
+
+impl RunArgs {
+    /// The report files asked for.
+    pub fn report_files(&self) -> crate::report::ReportFiles {
+        crate::report::ReportFiles {
+            json: self.json.clone(),
+            junit_xml: self.junit_xml.clone(),
+            markdown: self.markdown.clone(),
+            html: self.html.clone(),
+        }
+    }
 }
 
 impl PythonOptions {
@@ -177,6 +203,7 @@ pub fn main() -> i32 {
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
             Some(Command::List(args)) => list::list(&args.paths, args.markdown),
+            Some(Command::Merge(args)) => merge::merge(&args),
             None => run::run(cli.run).await,
         }
     });

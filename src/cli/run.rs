@@ -134,10 +134,10 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
             plan.runs.len()
         ));
     }
+    // Reports first: they are what CI keeps, even if printing to a closed stdout fails.
+    let written = crate::report::write_all(&results, &args.report_files());
     super::emit(&terminal.finish(&results));
-    if let Some(path) = &args.json {
-        crate::report::json::write(path, &results)?;
-    }
+    written?;
     Ok(if was_interrupted {
         EXIT_INTERRUPTED
     } else if results.failed() {

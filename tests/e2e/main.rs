@@ -4,6 +4,7 @@
 
 mod corpus;
 mod harness;
+mod reports;
 mod roundtrip;
 mod support;
 
@@ -12,6 +13,7 @@ fn main() {
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
     trials.extend(harness::trials());
+    trials.extend(reports::trials());
     trials.extend(roundtrip::trials());
     libtest_mimic::run(&args, trials).exit();
 }
