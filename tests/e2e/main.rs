@@ -2,14 +2,20 @@
 //! One binary with libtest-mimic so that a test whose interpreter is missing shows as ignored,
 //! with the reason, rather than passing silently.
 
+mod corpus;
 mod harness;
+mod reports;
 mod requires;
+mod roundtrip;
 mod support;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
+    trials.extend(corpus::trials());
     trials.extend(harness::trials());
     trials.extend(requires::trials());
+    trials.extend(reports::trials());
+    trials.extend(roundtrip::trials());
     libtest_mimic::run(&args, trials).exit();
 }
