@@ -34,7 +34,23 @@ enum CacheAction {
     },
 }
 
+/// Appends a line to the text printed at the end.
+macro_rules! say {
+    ($out:expr, $($arg:tt)*) => {{
+        $out.push_str(&format!($($arg)*));
+        $out.push('\n');
+    }};
+}
+
 pub fn cache(args: &CacheArgs) -> Result<i32, Error> {
+    let mut out = String::new();
+    let code = cache_into(args, &mut out);
+    // A closed pipe (`| head`) is not an error worth a panic.
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes());
+    code
+}
+
+fn cache_into(args: &CacheArgs, out: &mut String) -> Result<i32, Error> {
     let Some(dir) = args.cache_dir.clone().or_else(super::default_cache_dir) else {
         return Err(Error::Usage(
             "no cache folder: pass --cache-dir or set CROSSPICKLE_CACHE_DIR".into(),
@@ -45,31 +61,37 @@ pub fn cache(args: &CacheArgs) -> Result<i32, Error> {
             let envs = store::list(&dir);
             if *json {
                 let value = serde_json::json!({ "cache_dir": dir, "environments": envs });
-                println!(
+                say!(
+                    out,
                     "{}",
                     serde_json::to_string_pretty(&value).expect("serializes")
                 );
                 return Ok(EXIT_OK);
             }
-            println!("Environments in {}:", store::envs_dir(&dir).display());
+            say!(out, "Environments in {}:", store::envs_dir(&dir).display());
             if envs.is_empty() {
-                println!("  none");
+                say!(out, "  none");
                 return Ok(EXIT_OK);
             }
             let now = SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0);
-            println!(
+            say!(
+                out,
                 "  {:16}  {:24}  {:>9}  {:>10}  REQUIREMENTS",
-                "ENVIRONMENT", "INTERPRETER", "SIZE", "LAST USED"
+                "ENVIRONMENT",
+                "INTERPRETER",
+                "SIZE",
+                "LAST USED"
             );
             for e in &envs {
                 let used = e
                     .last_used
                     .map(|t| ago(now.saturating_sub(t)))
                     .unwrap_or_else(|| "-".into());
-                println!(
+                say!(
+                    out,
                     "  {:16}  {:24}  {:>9}  {:>10}  {}",
                     e.hash,
                     e.meta.interpreter,
@@ -79,7 +101,7 @@ pub fn cache(args: &CacheArgs) -> Result<i32, Error> {
                 );
             }
             let total: u64 = envs.iter().map(|e| e.size_bytes).sum();
-            println!("{} environments, {}", envs.len(), size(total));
+            say!(out, "{} environments, {}", envs.len(), size(total));
             Ok(EXIT_OK)
         }
         CacheAction::Clean { all } => {
@@ -98,7 +120,7 @@ pub fn cache(args: &CacheArgs) -> Result<i32, Error> {
                     said.push_str(" and the interpreters' probe answers");
                 }
             }
-            println!("{said} from {}", dir.display());
+            say!(out, "{said} from {}", dir.display());
             Ok(EXIT_OK)
         }
     }
