@@ -1,6 +1,7 @@
 //! The command line: arguments, and the wiring of load → discover → plan → execute → report.
 //! Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted.
 
+mod bisect;
 mod pythons;
 mod run;
 
@@ -36,6 +37,10 @@ enum Command {
     Run(RunArgs),
     /// List the Python interpreters found, usable or not
     Pythons(PythonsArgs),
+    /// Find where a case's outcome changed: across interpreters, a package's releases, or CPython commits
+    Bisect(bisect::BisectArgs),
+    /// One test for `git bisect run`: exit 0 while the old outcome holds, 1 when it changed, 125 when it cannot run
+    BisectStep(bisect::BisectStepArgs),
 }
 
 /// Where interpreters come from and which ones to use.
@@ -150,6 +155,8 @@ pub fn main() -> i32 {
         match cli.command {
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
+            Some(Command::Bisect(args)) => bisect::bisect(args).await,
+            Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
             None => run::run(cli.run).await,
         }
     });

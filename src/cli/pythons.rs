@@ -9,10 +9,11 @@ use crate::python::probe::Prober;
 
 /// Discover (and cache) the interpreters every command works with.
 pub async fn discover_all(options: &PythonOptions) -> Result<(Discovery, Prober), Error> {
-    let config = options.config()?;
+    let mut config = options.config()?;
     let cache_dir = options.cache_dir();
     if let Some(dir) = &cache_dir {
         let _ = std::fs::create_dir_all(dir);
+        config.add_kept(dir);
     }
     let prober = Prober::new(cache_dir.as_deref(), Duration::from_secs_f64(options.probe_timeout), options.refresh);
     let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(4);

@@ -34,7 +34,13 @@ impl PythonRequest {
         for (prefix, implementation) in [("cpython", Implementation::Cpython), ("pypy", Implementation::Pypy)] {
             if let Some(rest) = t.strip_prefix(prefix) {
                 let rest = rest.trim_start_matches(['-', '@']);
-                let version = if rest.is_empty() { None } else { Some(VersionRequest::from_str(rest).map_err(bad)?) };
+                let version = match VersionRequest::from_str(rest) {
+                    _ if rest.is_empty() => None,
+                    Ok(v) => Some(v),
+                    // `cpython@v3.8.1`: a name (bisect --keep gives such names).
+                    Err(_) if t.contains('@') => return Ok(PythonRequest::Name(t.to_string())),
+                    Err(e) => return Err(bad(e)),
+                };
                 return Ok(PythonRequest::Implementation(implementation, version));
             }
         }
@@ -101,6 +107,7 @@ mod tests {
         assert!(matches!(PythonRequest::parse("/usr/bin/python3").unwrap(), PythonRequest::Path(_)));
         assert!(matches!(PythonRequest::parse("debian-dbg").unwrap(), PythonRequest::Name(_)));
         assert!(PythonRequest::parse("3.x").is_err());
+        assert!(matches!(PythonRequest::parse("cpython@v3.8.1").unwrap(), PythonRequest::Name(_)));
     }
 }
 

@@ -87,7 +87,7 @@ impl TerminalReporter {
                         bar.set_message(self.style.verdict(record.verdict, "failures"));
                     }
                 }
-                if self.verbose || record.verdict.fails_run() && self.verbose {
+                if self.verbose {
                     let line = self.run_line(record);
                     match &self.progress {
                         Some(bar) => bar.suspend(|| println!("{line}")),
