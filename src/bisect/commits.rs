@@ -602,6 +602,7 @@ pub async fn bisect(
         steps: found.steps,
         boundaries,
         conclusion: found.conclusion,
+        builds: Some(builder.builds),
         duration_s: started.elapsed().as_secs_f64(),
     };
     Ok(CommitReport {

@@ -75,6 +75,7 @@ pub async fn bisect(
         steps,
         boundaries,
         conclusion,
+        builds: None,
         duration_s: started.elapsed().as_secs_f64(),
     }
 }

@@ -282,7 +282,7 @@ fn first_line(text: &str) -> String {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim();
-    line.chars().take(200).collect()
+    line.chars().take(400).collect()
 }
 
 /// One side of a boundary.
@@ -352,6 +352,9 @@ pub struct Report {
     pub boundaries: Vec<Boundary>,
     /// One sentence: what was found, or why nothing was.
     pub conclusion: String,
+    /// Commit mode: how many builds ran (the other steps came from the cache).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub builds: Option<usize>,
     pub duration_s: f64,
 }
 
@@ -667,17 +670,17 @@ pub async fn run_logged(
         return Ok(());
     }
     let text = std::fs::read_to_string(log).unwrap_or_default();
-    let tail: Vec<&str> = text
+    let last = text
         .lines()
         .rev()
-        .filter(|l| !l.trim().is_empty())
-        .take(6)
-        .collect();
-    let tail: Vec<&str> = tail.into_iter().rev().collect();
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("$ "))
+        .unwrap_or("")
+        .to_string();
+    let last: String = last.chars().take(300).collect();
     Err(format!(
-        "`{what}` failed ({status}); log {}:\n  {}",
-        log.display(),
-        tail.join("\n  ")
+        "`{what}` failed ({status}): {last} (log: {})",
+        log.display()
     ))
 }
 

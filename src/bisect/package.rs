@@ -243,18 +243,33 @@ async fn environment(
         .prefix(".tmp-")
         .tempdir_in(&parent)
         .map_err(|e| format!("cannot make a folder in {}: {e}", parent.display()))?;
-    let log = scratch.path().join("crosspickle-install.log");
+    let log = parent.join(format!("{slug}-{}.log", &super::short_hash(&key)[..8]));
+    let _ = std::fs::remove_file(&log);
+    // A pip that can install into another interpreter (`pip --python`, 22.3) spares each
+    // environment a copy of pip of its own, the slowest part of making one.
+    let outside_pip = pip_knows_python_option(&base.executable).await;
     let mut venv = Command::new(&base.executable);
     venv.env_clear()
         .envs(crate::run::sanitized_env(&Default::default()));
-    venv.args(["-m", "venv"]).arg(scratch.path());
+    venv.args(["-m", "venv"]);
+    if outside_pip {
+        venv.arg("--without-pip");
+    }
+    venv.arg(scratch.path());
     super::run_logged(
         &mut venv,
         &format!("{} -m venv", base.executable.display()),
         &log,
     )
     .await?;
-    let mut pip = pip_command(&scratch.path().join("bin").join("python"));
+    let venv_python = scratch.path().join("bin").join("python");
+    let mut pip = if outside_pip {
+        let mut pip = pip_command(&base.executable);
+        pip.arg("--python").arg(&venv_python);
+        pip
+    } else {
+        pip_command(&venv_python)
+    };
     pip.args(["install", "--no-warn-script-location"]);
     find_links_args(&mut pip, find_links);
     pip.args(requirements);
@@ -278,6 +293,18 @@ async fn environment(
         }
     }
     Ok((python, false))
+}
+
+/// Is the interpreter's pip 22.3 or later (it has `--python`)?
+async fn pip_knows_python_option(python: &Path) -> bool {
+    let mut cmd = pip_command(python);
+    cmd.arg("--version");
+    let Ok(out) = super::output_of(&mut cmd, "pip --version").await else {
+        return false;
+    };
+    let version = out.split_whitespace().nth(1).unwrap_or("");
+    let parts: Vec<u64> = version.split('.').map_while(|p| p.parse().ok()).collect();
+    matches!(parts.as_slice(), [major, minor, ..] if (*major, *minor) >= (22, 3))
 }
 
 const READY: &str = ".crosspickle-ready";
@@ -354,6 +381,7 @@ pub async fn bisect(
         steps: found.steps,
         boundaries: found.boundary.into_iter().collect(),
         conclusion: found.conclusion,
+        builds: None,
         duration_s: started.elapsed().as_secs_f64(),
     })
 }
