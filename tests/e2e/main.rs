@@ -2,6 +2,7 @@
 //! One binary with libtest-mimic so that a test whose interpreter is missing shows as ignored,
 //! with the reason, rather than passing silently.
 
+mod bisect;
 mod harness;
 mod support;
 
@@ -9,5 +10,6 @@ fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
     trials.extend(harness::trials());
+    trials.extend(bisect::trials());
     libtest_mimic::run(&args, trials).exit();
 }
