@@ -29,7 +29,10 @@ pub enum Error {
     VersionRequest { request: String, reason: String },
 
     #[error("no interpreter matches {}\n{found}\nInstall it (for instance with `pyenv install` or `uv python install`), name it in pythons.toml, or pass --skip-missing", format_requests(.requests))]
-    MissingInterpreters { requests: Vec<String>, found: String },
+    MissingInterpreters {
+        requests: Vec<String>,
+        found: String,
+    },
 
     #[error("no usable Python interpreter found{0}")]
     NoInterpreters(String),
@@ -44,12 +47,18 @@ pub enum Error {
     Usage(String),
 
     #[error("{context}: {source}")]
-    Io { context: String, source: std::io::Error },
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
 }
 
 impl Error {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        Error::Io { context: context.into(), source }
+        Error::Io {
+            context: context.into(),
+            source,
+        }
     }
 }
 
@@ -68,11 +77,19 @@ fn format_case_errors(errors: &[CaseError]) -> String {
 }
 
 fn format_paths(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn format_requests(requests: &[String]) -> String {
-    requests.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+    requests
+        .iter()
+        .map(|r| format!("`{r}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -144,13 +144,19 @@ impl Results {
 
     /// Runs in a stable order: case, params as written, then interpreter order.
     pub fn sort_runs(&mut self) {
-        let order: BTreeMap<&str, usize> =
-            self.interpreters.iter().enumerate().map(|(i, p)| (p.label.as_str(), i)).collect();
+        let order: BTreeMap<&str, usize> = self
+            .interpreters
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.label.as_str(), i))
+            .collect();
         let key = |r: &RunRecord| {
             (
                 r.case.clone(),
                 r.params.to_string(),
-                r.dump_python.as_deref().map(|d| order.get(d).copied().unwrap_or(usize::MAX)),
+                r.dump_python
+                    .as_deref()
+                    .map(|d| order.get(d).copied().unwrap_or(usize::MAX)),
                 order.get(r.python.as_str()).copied().unwrap_or(usize::MAX),
             )
         };

@@ -15,8 +15,14 @@ pub enum Keyword {
 impl Keyword {
     pub fn parse(expr: &str) -> Result<Keyword, Error> {
         let tokens = tokenize(expr);
-        let mut p = Parser { tokens: &tokens, pos: 0 };
-        let bad = |reason: &str| Error::Keyword { expr: expr.to_string(), reason: reason.to_string() };
+        let mut p = Parser {
+            tokens: &tokens,
+            pos: 0,
+        };
+        let bad = |reason: &str| Error::Keyword {
+            expr: expr.to_string(),
+            reason: reason.to_string(),
+        };
         if tokens.is_empty() {
             return Err(bad("empty expression"));
         }

@@ -38,7 +38,10 @@ impl Verdict {
     ];
 
     pub fn fails_run(self) -> bool {
-        matches!(self, Verdict::Regression | Verdict::Fixed | Verdict::Changed | Verdict::EnvError)
+        matches!(
+            self,
+            Verdict::Regression | Verdict::Fixed | Verdict::Changed | Verdict::EnvError
+        )
     }
 
     pub fn as_str(self) -> &'static str {
@@ -77,9 +80,15 @@ impl fmt::Display for Verdict {
 pub fn matches(expected: &Expected, observed: &Observed) -> bool {
     expected.outcome == observed.outcome
         && expected.exception.as_deref().is_none_or(|want| {
-            observed.exception.as_deref().is_some_and(|got| exception_matches(want, got))
+            observed
+                .exception
+                .as_deref()
+                .is_some_and(|got| exception_matches(want, got))
         })
-        && expected.signal.as_deref().is_none_or(|want| observed.signal.as_deref() == Some(want))
+        && expected
+            .signal
+            .as_deref()
+            .is_none_or(|want| observed.signal.as_deref() == Some(want))
         && expected.pattern.as_deref().is_none_or(|pattern| {
             let message = observed.message.as_deref().unwrap_or("");
             fancy_regex::Regex::new(pattern)
@@ -147,21 +156,46 @@ mod tests {
     fn the_table() {
         use OutcomeKind::*;
         let pass = observed(Pass, None, None);
-        let err = observed(Error, Some("_pickle.PicklingError"), Some("Can't pickle <lambda>"));
+        let err = observed(
+            Error,
+            Some("_pickle.PicklingError"),
+            Some("Can't pickle <lambda>"),
+        );
         assert_eq!(judge(&expected(Pass, None, None), &pass), Verdict::Ok);
-        assert_eq!(judge(&expected(Error, Some("PicklingError"), Some("lambda")), &err), Verdict::Xfail);
-        assert_eq!(judge(&expected(Pass, None, None), &err), Verdict::Regression);
+        assert_eq!(
+            judge(
+                &expected(Error, Some("PicklingError"), Some("lambda")),
+                &err
+            ),
+            Verdict::Xfail
+        );
+        assert_eq!(
+            judge(&expected(Pass, None, None), &err),
+            Verdict::Regression
+        );
         assert_eq!(judge(&expected(Error, None, None), &pass), Verdict::Fixed);
-        assert_eq!(judge(&expected(Error, Some("TypeError"), None), &err), Verdict::Changed);
-        assert_eq!(judge(&expected(Error, None, Some("^nope")), &err), Verdict::Changed);
+        assert_eq!(
+            judge(&expected(Error, Some("TypeError"), None), &err),
+            Verdict::Changed
+        );
+        assert_eq!(
+            judge(&expected(Error, None, Some("^nope")), &err),
+            Verdict::Changed
+        );
         assert_eq!(judge(&expected(Fail, None, None), &err), Verdict::Changed);
     }
 
     #[test]
     fn exception_names() {
         assert!(exception_matches("PicklingError", "_pickle.PicklingError"));
-        assert!(exception_matches("_pickle.PicklingError", "_pickle.PicklingError"));
-        assert!(!exception_matches("pickle.PicklingError", "_pickle.PicklingError"));
+        assert!(exception_matches(
+            "_pickle.PicklingError",
+            "_pickle.PicklingError"
+        ));
+        assert!(!exception_matches(
+            "pickle.PicklingError",
+            "_pickle.PicklingError"
+        ));
         assert!(!exception_matches("Error", "PicklingError"));
         assert!(exception_matches("ValueError", "ValueError"));
     }
@@ -169,6 +203,14 @@ mod tests {
     #[test]
     fn failing_verdicts() {
         let failing: Vec<_> = Verdict::ALL.iter().filter(|v| v.fails_run()).collect();
-        assert_eq!(failing, [&Verdict::Regression, &Verdict::Fixed, &Verdict::Changed, &Verdict::EnvError]);
+        assert_eq!(
+            failing,
+            [
+                &Verdict::Regression,
+                &Verdict::Fixed,
+                &Verdict::Changed,
+                &Verdict::EnvError
+            ]
+        );
     }
 }

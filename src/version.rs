@@ -23,7 +23,9 @@ impl PythonVersion {
             _ => String::new(),
         };
         let text = format!("{major}.{minor}.{micro}{pre}");
-        PythonVersion(Version::from_str(&text).expect("version_info always forms a PEP 440 version"))
+        PythonVersion(
+            Version::from_str(&text).expect("version_info always forms a PEP 440 version"),
+        )
     }
 
     pub fn parse(text: &str) -> Option<Self> {
@@ -38,7 +40,11 @@ impl PythonVersion {
     /// `3.8` for `3.8.18`.
     pub fn minor_series(&self) -> String {
         let r = self.release();
-        format!("{}.{}", r.first().copied().unwrap_or(0), r.get(1).copied().unwrap_or(0))
+        format!(
+            "{}.{}",
+            r.first().copied().unwrap_or(0),
+            r.get(1).copied().unwrap_or(0)
+        )
     }
 }
 
@@ -69,8 +75,16 @@ pub struct VersionRequest {
 }
 
 impl VersionRequest {
+    /// PEP 440 containment, except that a pre-release interpreter compares as its version
+    /// orders (the case format's rule): `<3.14.0` holds for `3.14.0rc1`, which PEP 440's
+    /// exclusive comparisons would refuse.
     pub fn contains(&self, version: &PythonVersion) -> bool {
-        self.specifiers.contains(&version.0)
+        use pep440_rs::Operator;
+        self.specifiers.iter().all(|spec| match spec.operator() {
+            Operator::LessThan => version.0 < *spec.version(),
+            Operator::GreaterThan => version.0 > *spec.version(),
+            _ => spec.contains(&version.0),
+        })
     }
 
     pub fn as_str(&self) -> &str {
@@ -107,7 +121,10 @@ impl FromStr for VersionRequest {
             let msg = e.to_string();
             msg.lines().next().unwrap_or("").to_string()
         })?;
-        Ok(VersionRequest { text: t.to_string(), specifiers })
+        Ok(VersionRequest {
+            text: t.to_string(),
+            specifiers,
+        })
     }
 }
 
@@ -198,9 +215,13 @@ mod tests {
 
     #[test]
     fn numbers_are_rejected_with_advice() {
-        let err = serde_norway::from_str::<VersionRequest>("3.10").unwrap_err().to_string();
+        let err = serde_norway::from_str::<VersionRequest>("3.10")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("put it in quotes"), "{err}");
-        assert!(serde_norway::from_str::<VersionRequest>("\"3.10\"").unwrap().contains(&v("3.10.13")));
+        assert!(serde_norway::from_str::<VersionRequest>("\"3.10\"")
+            .unwrap()
+            .contains(&v("3.10.13")));
     }
 
     #[test]

@@ -14,7 +14,8 @@ pub fn find_case_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     for path in paths {
         let meta = std::fs::metadata(path).map_err(|_| Error::MissingPath(path.clone()))?;
         if meta.is_dir() {
-            walk(path, &mut files).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+            walk(path, &mut files)
+                .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
         } else {
             files.push(path.clone());
         }
@@ -38,7 +39,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let path = entry.path();
         if entry.file_type()?.is_dir() {
             walk(&path, out)?;
-        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        ) {
             out.push(path);
         }
     }
@@ -81,25 +85,43 @@ pub fn load_cases(files: &[PathBuf]) -> Result<Vec<Case>, Error> {
 
 pub fn load_file(path: &Path) -> Result<Case, Vec<CaseError>> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![CaseError { path: path.to_path_buf(), location: None, message: format!("cannot read: {e}") }]
+        vec![CaseError {
+            path: path.to_path_buf(),
+            location: None,
+            message: format!("cannot read: {e}"),
+        }]
     })?;
     parse_case(path, &text)
 }
 
 /// Parse and validate one case file's text.
 pub fn parse_case(path: &Path, text: &str) -> Result<Case, Vec<CaseError>> {
+    if text.trim().is_empty() {
+        let message = "the file is empty: a case needs at least `title` and `code`".to_string();
+        return Err(vec![CaseError {
+            path: path.to_path_buf(),
+            location: None,
+            message,
+        }]);
+    }
     let raw: RawCase = serde_norway::from_str(text).map_err(|e| {
         let location = e.location().map(|l| (l.line(), l.column()));
         let mut message = e.to_string();
         if let Some(at) = message.rfind(" at line ") {
             message.truncate(at);
         }
-        if text.trim().is_empty() {
-            message = "the file is empty: a case needs at least `title` and `code`".into();
-        }
-        vec![CaseError { path: path.to_path_buf(), location, message }]
+        vec![CaseError {
+            path: path.to_path_buf(),
+            location,
+            message,
+        }]
     })?;
-    Validator { path, loc: Locator::new(text), errors: Vec::new() }.validate(raw)
+    Validator {
+        path,
+        loc: Locator::new(text),
+        errors: Vec::new(),
+    }
+    .validate(raw)
 }
 
 struct Validator<'a> {
@@ -110,11 +132,19 @@ struct Validator<'a> {
 
 impl Validator<'_> {
     fn err(&mut self, location: Option<(usize, usize)>, message: String) {
-        self.errors.push(CaseError { path: self.path.to_path_buf(), location, message });
+        self.errors.push(CaseError {
+            path: self.path.to_path_buf(),
+            location,
+            message,
+        });
     }
 
     fn validate(mut self, raw: RawCase) -> Result<Case, Vec<CaseError>> {
-        let stem = self.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = self
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let id = match raw.id {
             Some(id) => {
                 if !valid_id(&id) {
@@ -134,12 +164,18 @@ impl Validator<'_> {
             Some(t) if !t.is_empty() => {
                 if t.contains('\n') {
                     let at = self.loc.top_key("title");
-                    self.err(at, "`title` must be one line (put the rest in `description`)".into());
+                    self.err(
+                        at,
+                        "`title` must be one line (put the rest in `description`)".into(),
+                    );
                 }
                 t.to_string()
             }
             _ => {
-                self.err(None, "missing `title`: every case needs a one-line title".into());
+                self.err(
+                    None,
+                    "missing `title`: every case needs a one-line title".into(),
+                );
                 String::new()
             }
         };
@@ -147,12 +183,21 @@ impl Validator<'_> {
             (Some(code), None, None) => Body::Code(code),
             (None, Some(dump), Some(load)) => Body::RoundTrip { dump, load },
             (None, None, None) => {
-                self.err(None, "missing `code` (or `dump` and `load` for a round trip)".into());
+                self.err(
+                    None,
+                    "missing `code` (or `dump` and `load` for a round trip)".into(),
+                );
                 Body::Code(String::new())
             }
             (Some(_), _, _) => {
-                let at = self.loc.top_key("dump").or_else(|| self.loc.top_key("load"));
-                self.err(at, "a case has either `code` or `dump` and `load`, not both".into());
+                let at = self
+                    .loc
+                    .top_key("dump")
+                    .or_else(|| self.loc.top_key("load"));
+                self.err(
+                    at,
+                    "a case has either `code` or `dump` and `load`, not both".into(),
+                );
                 Body::Code(String::new())
             }
             (None, Some(_), None) => {
@@ -170,13 +215,19 @@ impl Validator<'_> {
         if let Some(t) = raw.timeout {
             if !(t.is_finite() && t > 0.0) {
                 let at = self.loc.top_key("timeout");
-                self.err(at, format!("`timeout` must be a positive number of seconds, not {t}"));
+                self.err(
+                    at,
+                    format!("`timeout` must be a positive number of seconds, not {t}"),
+                );
             }
         }
         for link in &raw.links {
             if !(link.starts_with("https://") || link.starts_with("http://")) {
                 let at = self.loc.find_text(link);
-                self.err(at, format!("link `{link}` is not a URL (http:// or https://)"));
+                self.err(
+                    at,
+                    format!("link `{link}` is not a URL (http:// or https://)"),
+                );
             }
         }
         for tag in &raw.tags {
@@ -194,13 +245,23 @@ impl Validator<'_> {
         for (name, values) in &raw.params {
             let at = self.loc.key_under("params", name);
             if !is_identifier(name) {
-                self.err(at, format!("param `{name}` is not a Python identifier: params become globals"));
+                self.err(
+                    at,
+                    format!("param `{name}` is not a Python identifier: params become globals"),
+                );
             }
             if round_trip && name == "data" {
-                self.err(at, "param `data` would hide the pickle that `load` receives in `data`: rename it".into());
+                self.err(
+                    at,
+                    "param `data` would hide the pickle that `load` receives in `data`: rename it"
+                        .into(),
+                );
             }
             if values.is_empty() {
-                self.err(at, format!("param `{name}` has no values: give it a non-empty list"));
+                self.err(
+                    at,
+                    format!("param `{name}` has no values: give it a non-empty list"),
+                );
             }
             for (i, v) in values.iter().enumerate() {
                 if values[..i].contains(v) {
@@ -253,7 +314,10 @@ impl Validator<'_> {
         params: &indexmap::IndexMap<String, Vec<super::ParamValue>>,
         round_trip: bool,
     ) -> Rule {
-        let here = |loc: &Locator, key: &str| loc.rule_key(index, key).or_else(|| loc.rule_key(index, "outcome"));
+        let here = |loc: &Locator, key: &str| {
+            loc.rule_key(index, key)
+                .or_else(|| loc.rule_key(index, "outcome"))
+        };
         let mut where_ = indexmap::IndexMap::new();
         for (name, values) in raw.where_ {
             let values = values.into_vec();
@@ -263,15 +327,29 @@ impl Validator<'_> {
                     let known = if params.is_empty() {
                         "the case has no params".to_string()
                     } else {
-                        format!("its params are {}", params.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
+                        format!(
+                            "its params are {}",
+                            params
+                                .keys()
+                                .map(|k| format!("`{k}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
                     };
-                    self.err(at, format!("expect[{index}].where names param `{name}`, but {known}"));
+                    self.err(
+                        at,
+                        format!("expect[{index}].where names param `{name}`, but {known}"),
+                    );
                 }
                 Some(declared) => {
                     for v in &values {
                         if !declared.contains(v) {
                             let at = here(&self.loc, "where");
-                            let list = declared.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+                            let list = declared
+                                .iter()
+                                .map(|d| d.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ");
                             self.err(at, format!("expect[{index}].where: param `{name}` has no value {v} (its values are [{list}])"));
                         }
                     }
@@ -294,14 +372,20 @@ impl Validator<'_> {
         if let Some(sig) = &raw.signal {
             if raw.outcome != OutcomeKind::Crash {
                 let at = here(&self.loc, "signal");
-                self.err(at, format!("expect[{index}].signal only goes with `outcome: crash`"));
+                self.err(
+                    at,
+                    format!("expect[{index}].signal only goes with `outcome: crash`"),
+                );
             } else if crate::run::signal_number(sig).is_none() {
                 let at = here(&self.loc, "signal");
                 self.err(at, format!("expect[{index}].signal `{sig}` is not a signal name (like SIGSEGV or SIGABRT)"));
             }
         }
         if raw.outcome == OutcomeKind::Pass || raw.outcome == OutcomeKind::Timeout {
-            for (key, present) in [("exception", raw.exception.is_some()), ("match", raw.pattern.is_some())] {
+            for (key, present) in [
+                ("exception", raw.exception.is_some()),
+                ("match", raw.pattern.is_some()),
+            ] {
                 if present {
                     let at = here(&self.loc, key);
                     self.err(at, format!("expect[{index}].{key} cannot go with `outcome: {}`: no exception is raised", raw.outcome));
@@ -317,7 +401,10 @@ impl Validator<'_> {
         if let Some(pattern) = &raw.pattern {
             if let Err(e) = fancy_regex::Regex::new(pattern) {
                 let at = here(&self.loc, "match");
-                self.err(at, format!("expect[{index}].match is not a valid regular expression: {e}"));
+                self.err(
+                    at,
+                    format!("expect[{index}].match is not a valid regular expression: {e}"),
+                );
             }
         }
         Rule {
@@ -346,7 +433,8 @@ pub(crate) fn valid_id(id: &str) -> bool {
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic()) && chars.all(|c| c == '_' || c.is_alphanumeric())
+    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
 }
 
 /// The `{name}` placeholders of a requirement string.
@@ -373,13 +461,18 @@ struct Locator<'a> {
 
 impl<'a> Locator<'a> {
     fn new(text: &'a str) -> Self {
-        Locator { lines: text.lines().collect() }
+        Locator {
+            lines: text.lines().collect(),
+        }
     }
 
     fn starts_key(line: &str, key: &str) -> Option<usize> {
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
-        let body = trimmed.strip_prefix("- ").map(str::trim_start).unwrap_or(trimmed);
+        let body = trimmed
+            .strip_prefix("- ")
+            .map(str::trim_start)
+            .unwrap_or(trimmed);
         let offset = line.len() - body.len();
         let unquoted = body.strip_prefix(key)?;
         (unquoted.trim_start().starts_with(':')).then_some(offset.max(indent))
@@ -415,8 +508,14 @@ impl<'a> Locator<'a> {
 
     fn rule_key(&self, index: usize, key: &str) -> Option<(usize, usize)> {
         let block = self.block("expect")?;
-        let items: Vec<usize> = block.clone().filter(|&n| self.lines[n].trim_start().starts_with('-')).collect();
-        let indent = items.iter().map(|&n| self.lines[n].len() - self.lines[n].trim_start().len()).min()?;
+        let items: Vec<usize> = block
+            .clone()
+            .filter(|&n| self.lines[n].trim_start().starts_with('-'))
+            .collect();
+        let indent = items
+            .iter()
+            .map(|&n| self.lines[n].len() - self.lines[n].trim_start().len())
+            .min()?;
         let items: Vec<usize> = items
             .into_iter()
             .filter(|&n| self.lines[n].len() - self.lines[n].trim_start().len() == indent)
@@ -429,7 +528,10 @@ impl<'a> Locator<'a> {
     }
 
     fn find_text(&self, needle: &str) -> Option<(usize, usize)> {
-        self.lines.iter().enumerate().find_map(|(n, l)| l.find(needle).map(|c| (n + 1, c + 1)))
+        self.lines
+            .iter()
+            .enumerate()
+            .find_map(|(n, l)| l.find(needle).map(|c| (n + 1, c + 1)))
     }
 }
 
@@ -472,7 +574,8 @@ mod tests {
         let e = first_error(text);
         assert!(e.starts_with("cases/x.yaml:7:5:"), "{e}");
         assert!(e.contains("has no value 4"), "{e}");
-        let e = first_error("title: t\ncode: pass\nexpect:\n  - where: {p: 1}\n    outcome: fail\n");
+        let e =
+            first_error("title: t\ncode: pass\nexpect:\n  - where: {p: 1}\n    outcome: fail\n");
         assert!(e.contains("no params"), "{e}");
     }
 
@@ -480,25 +583,44 @@ mod tests {
     fn round_trip_selectors_need_round_trips() {
         let e = first_error("title: t\ncode: pass\nexpect:\n  - phase: dump\n    outcome: error\n");
         assert!(e.contains("round trips"), "{e}");
-        assert!(parse("title: t\ndump: data=b''\nload: pass\nexpect:\n  - phase: dump\n    outcome: error\n").is_ok());
+        assert!(parse(
+            "title: t\ndump: data=b''\nload: pass\nexpect:\n  - phase: dump\n    outcome: error\n"
+        )
+        .is_ok());
     }
 
     #[test]
     fn bad_ids_and_bodies() {
-        assert!(first_error("id: Bad Id\ntitle: t\ncode: pass\n").contains("cases/x.yaml:1:1: id `Bad Id` is invalid"));
+        assert!(first_error("id: Bad Id\ntitle: t\ncode: pass\n")
+            .contains("cases/x.yaml:1:1: id `Bad Id` is invalid"));
         assert!(first_error("title: t\n").contains("missing `code`"));
         assert!(first_error("title: t\ncode: a\ndump: b\nload: c\n").contains("not both"));
         assert!(first_error("code: pass\n").contains("missing `title`"));
         assert!(first_error("").contains("empty"));
         assert!(first_error("title: t\ncode: pass\nparams:\n  x: []\n").contains("no values"));
-        assert!(first_error("title: t\ncode: pass\nexpect:\n  - outcome: crash\n    signal: SIGFOO\n").contains("not a signal"));
-        assert!(first_error("title: t\ncode: pass\nexpect:\n  - outcome: fail\n    match: '(unclosed'\n").contains("regular expression"));
-        assert!(first_error("title: t\ncode: pass\nexpect:\n  - outcome: bogus\n").contains("unknown variant `bogus`"));
-        assert!(first_error("title: t\ncode: pass\nrequires: ['loky=={loky}']\n").contains("no param `loky`"));
+        assert!(first_error(
+            "title: t\ncode: pass\nexpect:\n  - outcome: crash\n    signal: SIGFOO\n"
+        )
+        .contains("not a signal"));
+        assert!(first_error(
+            "title: t\ncode: pass\nexpect:\n  - outcome: fail\n    match: '(unclosed'\n"
+        )
+        .contains("regular expression"));
+        assert!(
+            first_error("title: t\ncode: pass\nexpect:\n  - outcome: bogus\n")
+                .contains("unknown variant `bogus`")
+        );
+        assert!(
+            first_error("title: t\ncode: pass\nrequires: ['loky=={loky}']\n")
+                .contains("no param `loky`")
+        );
     }
 
     #[test]
     fn placeholders_are_found() {
-        assert_eq!(placeholders("loky=={loky}; python_version<'{py}'"), vec!["loky", "py"]);
+        assert_eq!(
+            placeholders("loky=={loky}; python_version<'{py}'"),
+            vec!["loky", "py"]
+        );
     }
 }

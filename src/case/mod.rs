@@ -81,7 +81,13 @@ pub struct Expected {
 impl Expected {
     /// What a run that no rule matches must show.
     pub fn default_pass() -> Self {
-        Expected { outcome: OutcomeKind::Pass, exception: None, signal: None, pattern: None, reason: None }
+        Expected {
+            outcome: OutcomeKind::Pass,
+            exception: None,
+            signal: None,
+            pattern: None,
+            reason: None,
+        }
     }
 }
 
@@ -97,7 +103,12 @@ pub struct RunSide<'a> {
 
 impl RunSide<'_> {
     pub fn single(interpreter: &Interpreter) -> RunSide<'_> {
-        RunSide { deciding: interpreter, dump: None, load: None, phase: None }
+        RunSide {
+            deciding: interpreter,
+            dump: None,
+            load: None,
+            phase: None,
+        }
     }
 }
 
@@ -113,7 +124,9 @@ impl Case {
                 return Some(format!("case applies to python {req}"));
             }
         }
-        if !self.implementation.is_empty() && !self.implementation.contains(&interpreter.implementation) {
+        if !self.implementation.is_empty()
+            && !self.implementation.contains(&interpreter.implementation)
+        {
             let names: Vec<_> = self.implementation.iter().map(|i| i.as_str()).collect();
             return Some(format!("case applies to {}", names.join(", ")));
         }
@@ -147,14 +160,19 @@ impl Case {
 
 impl Rule {
     pub fn selects(&self, params: &Params, side: RunSide<'_>) -> bool {
-        let version_ok = |req: &Option<VersionRequest>, interp: Option<&Interpreter>| match (req, interp) {
-            (None, _) => true,
-            (Some(r), Some(i)) => r.contains(&i.version),
-            (Some(_), None) => false,
-        };
+        let version_ok =
+            |req: &Option<VersionRequest>, interp: Option<&Interpreter>| match (req, interp) {
+                (None, _) => true,
+                (Some(r), Some(i)) => r.contains(&i.version),
+                (Some(_), None) => false,
+            };
         version_ok(&self.python, Some(side.deciding))
-            && (self.implementation.is_empty() || self.implementation.contains(&side.deciding.implementation))
-            && self.where_.iter().all(|(name, values)| params.get(name).is_some_and(|v| values.contains(v)))
+            && (self.implementation.is_empty()
+                || self.implementation.contains(&side.deciding.implementation))
+            && self
+                .where_
+                .iter()
+                .all(|(name, values)| params.get(name).is_some_and(|v| values.contains(v)))
             && version_ok(&self.dump_python, side.dump)
             && version_ok(&self.load_python, side.load)
             && self.phase.is_none_or(|p| Some(p) == side.phase)

@@ -26,13 +26,33 @@ impl ParamValue {
             ParamValue::Int(i) => i.to_string(),
             ParamValue::Float(f) if f.is_nan() => "float('nan')".into(),
             ParamValue::Float(f) if f.is_infinite() => {
-                if *f > 0.0 { "float('inf')".into() } else { "float('-inf')".into() }
+                if *f > 0.0 {
+                    "float('inf')".into()
+                } else {
+                    "float('-inf')".into()
+                }
             }
             ParamValue::Float(f) => format!("{f:?}"),
-            // A JSON string literal is a valid Python string literal once prefixed with u.
-            ParamValue::Str(s) => format!("u{}", serde_json::to_string(s).expect("strings serialize")),
+            ParamValue::Str(s) => python_unicode_literal(s),
         }
     }
+}
+
+/// `u"..."` with everything outside printable ASCII escaped, so that Python 2 (which reads the
+/// literal as bytes) and Python 3 read the same text.
+fn python_unicode_literal(s: &str) -> String {
+    let mut out = String::from("u\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
 }
 
 impl fmt::Display for ParamValue {
@@ -80,7 +100,9 @@ impl<'de> Deserialize<'de> for ParamValue {
                 Ok(ParamValue::Int(v))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<ParamValue, E> {
-                i64::try_from(v).map(ParamValue::Int).map_err(|_| E::custom("integer too large"))
+                i64::try_from(v)
+                    .map(ParamValue::Int)
+                    .map_err(|_| E::custom("integer too large"))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<ParamValue, E> {
                 Ok(ParamValue::Float(v))
@@ -118,7 +140,13 @@ impl Params {
         let items: Vec<String> = self
             .0
             .iter()
-            .map(|(k, v)| format!("{}: {}", ParamValue::Str(k.clone()).python_literal(), v.python_literal()))
+            .map(|(k, v)| {
+                format!(
+                    "{}: {}",
+                    ParamValue::Str(k.clone()).python_literal(),
+                    v.python_literal()
+                )
+            })
             .collect();
         format!("{{{}}}", items.join(", "))
     }
@@ -161,8 +189,17 @@ mod tests {
     #[test]
     fn product_and_display() {
         let mut p = IndexMap::new();
-        p.insert("protocol".to_string(), vec![ParamValue::Int(2), ParamValue::Int(5)]);
-        p.insert("pickler".to_string(), vec![ParamValue::Str("c".into()), ParamValue::Str("python".into())]);
+        p.insert(
+            "protocol".to_string(),
+            vec![ParamValue::Int(2), ParamValue::Int(5)],
+        );
+        p.insert(
+            "pickler".to_string(),
+            vec![
+                ParamValue::Str("c".into()),
+                ParamValue::Str("python".into()),
+            ],
+        );
         let all = cartesian(&p);
         assert_eq!(all.len(), 4);
         assert_eq!(all[0].to_string(), "protocol=2,pickler=c");
@@ -178,6 +215,9 @@ mod tests {
         m.insert("f".to_string(), ParamValue::Float(1.5));
         m.insert("b".to_string(), ParamValue::Bool(true));
         let lit = Params(m).python_literal();
-        assert_eq!(lit, r#"{u"s": u"a\"b\\cé", u"n": None, u"f": 1.5, u"b": True}"#);
+        assert_eq!(
+            lit,
+            r#"{u"s": u"a\"b\\c\u00e9", u"n": None, u"f": 1.5, u"b": True}"#
+        );
     }
 }

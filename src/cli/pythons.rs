@@ -15,8 +15,15 @@ pub async fn discover_all(options: &PythonOptions) -> Result<(Discovery, Prober)
         let _ = std::fs::create_dir_all(dir);
         config.add_kept(dir);
     }
-    let prober = Prober::new(cache_dir.as_deref(), Duration::from_secs_f64(options.probe_timeout), options.refresh);
-    let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(4);
+    let prober = Prober::new(
+        cache_dir.as_deref(),
+        Duration::from_secs_f64(options.probe_timeout),
+        options.refresh,
+    );
+    let jobs = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .max(4);
     let discovery = discover::resolve(discover::candidates(&config), &prober, jobs).await;
     Ok((discovery, prober))
 }
@@ -26,10 +33,17 @@ pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Error> 
     let requests = crate::python::request::split_requests(&options.python);
     let selection = crate::python::request::select(&discovery, &requests, &prober).await?;
     prober.save();
-    let shown: Vec<_> = if requests.is_empty() { discovery.interpreters.clone() } else { selection.interpreters.clone() };
+    let shown: Vec<_> = if requests.is_empty() {
+        discovery.interpreters.clone()
+    } else {
+        selection.interpreters.clone()
+    };
     if json {
         let value = serde_json::json!({ "interpreters": shown, "unusable": discovery.unusable });
-        println!("{}", serde_json::to_string_pretty(&value).expect("serializable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).expect("serializable")
+        );
         return Ok(EXIT_OK);
     }
     let width = shown.iter().map(|i| i.label.len()).max().unwrap_or(10);
@@ -52,13 +66,28 @@ pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Error> 
         if let Some(n) = &i.name {
             flags.push(format!("name={n}"));
         }
-        println!("{:width$}  {}  [{}]  ({})", i.label, i.executable.display(), flags.join(", "), i.sources.join(", "));
+        println!(
+            "{:width$}  {}  [{}]  ({})",
+            i.label,
+            i.executable.display(),
+            flags.join(", "),
+            i.sources.join(", ")
+        );
     }
     if !discovery.unusable.is_empty() {
         println!("\nunusable:");
         for u in &discovery.unusable {
-            let name = u.name.as_ref().map(|n| format!(" ({n})")).unwrap_or_default();
-            println!("  {}{name}  [{}]: {}", u.path.display(), u.sources.join(", "), u.reason);
+            let name = u
+                .name
+                .as_ref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
+            println!(
+                "  {}{name}  [{}]: {}",
+                u.path.display(),
+                u.sources.join(", "),
+                u.reason
+            );
         }
     }
     for m in &selection.missing {

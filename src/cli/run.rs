@@ -15,7 +15,11 @@ use crate::run::{execute, ExecuteOptions, Plan};
 use crate::select::Keyword;
 
 pub async fn run(args: RunArgs) -> Result<i32, Error> {
-    let paths = if args.paths.is_empty() { vec![PathBuf::from("cases")] } else { args.paths.clone() };
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from("cases")]
+    } else {
+        args.paths.clone()
+    };
     let cases = load_cases(&find_case_files(&paths)?)?;
     let keyword = args.keyword.as_deref().map(Keyword::parse).transpose()?;
     let cases: Vec<Arc<Case>> = cases
@@ -25,7 +29,9 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
         .collect();
     if let Some(t) = args.timeout {
         if !(t.is_finite() && t > 0.0) {
-            return Err(Error::Usage(format!("--timeout must be a positive number of seconds, not {t}")));
+            return Err(Error::Usage(format!(
+                "--timeout must be a positive number of seconds, not {t}"
+            )));
         }
     }
 
@@ -35,7 +41,12 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
     prober.save();
     for u in &discovery.unusable {
         if u.name.is_none() && requests.is_empty() {
-            eprintln!("warning: skipping {} ({}): {}", u.path.display(), u.sources.join(", "), u.reason);
+            eprintln!(
+                "warning: skipping {} ({}): {}",
+                u.path.display(),
+                u.sources.join(", "),
+                u.reason
+            );
         }
     }
     if !selection.missing.is_empty() {
@@ -49,19 +60,28 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
             if args.pythons.skip_missing {
                 eprintln!("note: --skip-missing is off when CI is set: a missing interpreter fails the run there");
             }
-            return Err(Error::MissingInterpreters { requests: selection.missing, found });
+            return Err(Error::MissingInterpreters {
+                requests: selection.missing,
+                found,
+            });
         }
     }
     if selection.interpreters.is_empty() {
         let hint = if discovery.unusable.is_empty() {
             String::new()
         } else {
-            format!(" ({} candidates were unusable: see `crosspickle pythons`)", discovery.unusable.len())
+            format!(
+                " ({} candidates were unusable: see `crosspickle pythons`)",
+                discovery.unusable.len()
+            )
         };
         return Err(Error::NoInterpreters(hint));
     }
-    let interpreters: Vec<Arc<Interpreter>> = selection.interpreters.into_iter().map(Arc::new).collect();
-    let keep = |case: &Case, params: &crate::case::Params| keyword.as_ref().is_none_or(|k| k.selects(case, params));
+    let interpreters: Vec<Arc<Interpreter>> =
+        selection.interpreters.into_iter().map(Arc::new).collect();
+    let keep = |case: &Case, params: &crate::case::Params| {
+        keyword.as_ref().is_none_or(|k| k.selects(case, params))
+    };
     let plan = Plan::build(&cases, &interpreters, None, None, &keep);
     if plan.runs.is_empty() {
         return Err(Error::Usage(match (&args.keyword, args.tags.is_empty()) {
@@ -72,7 +92,10 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
     }
 
     let options = ExecuteOptions {
-        jobs: args.jobs.unwrap_or_else(|| ExecuteOptions::default().jobs).max(1),
+        jobs: args
+            .jobs
+            .unwrap_or_else(|| ExecuteOptions::default().jobs)
+            .max(1),
         timeout: args.timeout,
         exit_first: args.exit_first,
         ..ExecuteOptions::default()
@@ -89,9 +112,11 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
         });
     }
     let mut terminal = TerminalReporter::new(Style::detect(&args.color), args.verbose);
-    let mut results = execute(&plan, &options, cancel, &mut |event| terminal.on_event(event))
-        .await
-        .map_err(|e| Error::io("preparing the run", e))?;
+    let mut results = execute(&plan, &options, cancel, &mut |event| {
+        terminal.on_event(event)
+    })
+    .await
+    .map_err(|e| Error::io("preparing the run", e))?;
     let was_interrupted = interrupted.load(std::sync::atomic::Ordering::SeqCst);
     if was_interrupted {
         results.partial = true;

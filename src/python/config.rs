@@ -38,7 +38,12 @@ fn yes() -> bool {
 
 impl Default for Sources {
     fn default() -> Self {
-        Sources { path: true, pyenv: true, uv: true, conda: true }
+        Sources {
+            path: true,
+            pyenv: true,
+            uv: true,
+            conda: true,
+        }
     }
 }
 
@@ -95,7 +100,11 @@ impl PythonsConfig {
                 (name, resolve(base, &p))
             })
             .collect();
-        Ok(PythonsConfig { file: Some(path.to_path_buf()), sources: raw.discovery, named })
+        Ok(PythonsConfig {
+            file: Some(path.to_path_buf()),
+            sources: raw.discovery,
+            named,
+        })
     }
 }
 
@@ -127,19 +136,31 @@ impl PythonsConfig {
 pub fn register_kept(cache_dir: &Path, name: &str, python: &Path) -> Result<(), Error> {
     let file = kept_file(cache_dir);
     let mut table: toml::Table = match std::fs::read_to_string(&file) {
-        Ok(text) => toml::from_str(&text).map_err(|e| Error::Config { path: file.clone(), message: e.to_string() })?,
+        Ok(text) => toml::from_str(&text).map_err(|e| Error::Config {
+            path: file.clone(),
+            message: e.to_string(),
+        })?,
         Err(_) => toml::Table::new(),
     };
-    let pythons = table.entry("pythons").or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let pythons = table
+        .entry("pythons")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
     let toml::Value::Table(pythons) = pythons else {
-        return Err(Error::Config { path: file, message: "`pythons` is not a table".into() });
+        return Err(Error::Config {
+            path: file,
+            message: "`pythons` is not a table".into(),
+        });
     };
-    pythons.insert(name.to_string(), toml::Value::String(python.display().to_string()));
+    pythons.insert(
+        name.to_string(),
+        toml::Value::String(python.display().to_string()),
+    );
     let text = format!(
         "# Interpreters kept by `crosspickle bisect --keep`; usable with --python NAME.\n{}",
         toml::to_string(&table).expect("a table serializes")
     );
-    crate::report::write_atomic(&file, text.as_bytes()).map_err(|e| Error::io(format!("writing {}", file.display()), e))
+    crate::report::write_atomic(&file, text.as_bytes())
+        .map_err(|e| Error::io(format!("writing {}", file.display()), e))
 }
 
 fn resolve(base: &Path, path: &Path) -> PathBuf {
@@ -148,7 +169,8 @@ fn resolve(base: &Path, path: &Path) -> PathBuf {
             return PathBuf::from(home).join(rest);
         }
     }
-    if path.is_absolute() || path.components().count() == 1 && !path.to_string_lossy().contains('/') {
+    if path.is_absolute() || path.components().count() == 1 && !path.to_string_lossy().contains('/')
+    {
         // A bare command name (`pypy3`) is looked up on PATH later.
         path.to_path_buf()
     } else {

@@ -45,25 +45,33 @@ pub fn candidates(config: &PythonsConfig) -> Vec<Candidate> {
         } else {
             path.clone()
         };
-        out.push(Candidate { path, source: "pythons.toml".into(), name: Some(name.clone()) });
+        out.push(Candidate {
+            path,
+            source: "pythons.toml".into(),
+            name: Some(name.clone()),
+        });
     }
     let home = std::env::var_os("HOME").map(PathBuf::from);
     if config.sources.path {
         path_candidates(&mut out);
     }
     if config.sources.pyenv {
-        let root = std::env::var_os("PYENV_ROOT").map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
+        let root = std::env::var_os("PYENV_ROOT")
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
         if let Some(root) = root {
             install_dirs(&root.join("versions"), "pyenv", &mut out);
         }
     }
     if config.sources.uv {
-        let root = std::env::var_os("UV_PYTHON_INSTALL_DIR").map(PathBuf::from).or_else(|| {
-            std::env::var_os("XDG_DATA_HOME")
-                .map(PathBuf::from)
-                .or_else(|| home.as_ref().map(|h| h.join(".local/share")))
-                .map(|d| d.join("uv/python"))
-        });
+        let root = std::env::var_os("UV_PYTHON_INSTALL_DIR")
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("XDG_DATA_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| home.as_ref().map(|h| h.join(".local/share")))
+                    .map(|d| d.join("uv/python"))
+            });
         if let Some(root) = root {
             install_dirs(&root, "uv", &mut out);
         }
@@ -84,17 +92,28 @@ fn is_python_name(name: &str) -> bool {
     };
     // python, python3, python3.12, python3.13t, python2.7, pypy3.10
     let rest = rest.strip_suffix('t').unwrap_or(rest);
-    rest.is_empty() || rest.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+    rest.is_empty()
+        || rest
+            .split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
 fn path_candidates(out: &mut Vec<Candidate>) {
-    let Some(path) = std::env::var_os("PATH") else { return };
+    let Some(path) = std::env::var_os("PATH") else {
+        return;
+    };
     for dir in std::env::split_paths(&path) {
         // pyenv's shims select one version by pyenv's settings; the pyenv source sees them all.
-        if dir.ends_with("shims") && dir.parent().is_some_and(|p| p.ends_with(".pyenv") || p.join("versions").is_dir()) {
+        if dir.ends_with("shims")
+            && dir
+                .parent()
+                .is_some_and(|p| p.ends_with(".pyenv") || p.join("versions").is_dir())
+        {
             continue;
         }
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         let mut names: Vec<String> = entries
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -102,19 +121,37 @@ fn path_candidates(out: &mut Vec<Candidate>) {
             .collect();
         names.sort();
         for name in names {
-            out.push(Candidate { path: dir.join(&name), source: "PATH".into(), name: None });
+            out.push(Candidate {
+                path: dir.join(&name),
+                source: "PATH".into(),
+                name: None,
+            });
         }
     }
 }
 
 /// `<root>/<install>/bin/python3` (or python, pypy3) for each install folder.
 fn install_dirs(root: &Path, source: &str, out: &mut Vec<Candidate>) {
-    let Ok(entries) = std::fs::read_dir(root) else { return };
-    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
     dirs.sort();
     for dir in dirs {
-        if let Some(exe) = ["python3", "python", "pypy3", "pypy", "python2"].iter().map(|n| dir.join("bin").join(n)).find(|p| p.exists()) {
-            out.push(Candidate { path: exe, source: source.into(), name: None });
+        if let Some(exe) = ["python3", "python", "pypy3", "pypy", "python2"]
+            .iter()
+            .map(|n| dir.join("bin").join(n))
+            .find(|p| p.exists())
+        {
+            out.push(Candidate {
+                path: exe,
+                source: source.into(),
+                name: None,
+            });
         }
     }
 }
@@ -126,9 +163,20 @@ fn conda_candidates(home: Option<&Path>, out: &mut Vec<Candidate>) {
     }
     if let Some(home) = home {
         if let Ok(text) = std::fs::read_to_string(home.join(".conda/environments.txt")) {
-            prefixes.extend(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(PathBuf::from));
+            prefixes.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(PathBuf::from),
+            );
         }
-        for base in ["miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba"] {
+        for base in [
+            "miniconda3",
+            "anaconda3",
+            "miniforge3",
+            "mambaforge",
+            "micromamba",
+        ] {
             let root = home.join(base);
             prefixes.push(root.clone());
             if let Ok(envs) = std::fs::read_dir(root.join("envs")) {
@@ -142,7 +190,11 @@ fn conda_candidates(home: Option<&Path>, out: &mut Vec<Candidate>) {
     for prefix in prefixes {
         let exe = prefix.join("bin/python");
         if exe.exists() {
-            out.push(Candidate { path: exe, source: "conda".into(), name: None });
+            out.push(Candidate {
+                path: exe,
+                source: "conda".into(),
+                name: None,
+            });
         }
     }
 }
@@ -171,7 +223,11 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
                 path: c.path.clone(),
                 sources: vec![c.source.clone()],
                 name: c.name.clone(),
-                reason: if e.kind() == std::io::ErrorKind::NotFound { "not found".into() } else { e.to_string() },
+                reason: if e.kind() == std::io::ErrorKind::NotFound {
+                    "not found".into()
+                } else {
+                    e.to_string()
+                },
             }),
         }
     }
@@ -180,7 +236,11 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
         .map(|exe| {
             let prober = prober.clone();
             async move {
-                let r = if is_executable(&exe) { prober.probe(&exe).await } else { Err("not executable".into()) };
+                let r = if is_executable(&exe) {
+                    prober.probe(&exe).await
+                } else {
+                    Err("not executable".into())
+                };
                 (exe, r)
             }
         })
@@ -192,21 +252,40 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
         let (sources, name, _) = groups.remove(&exe).expect("grouped");
         match result.and_then(|info| interpreter_from(&exe, info, sources.clone(), name.clone())) {
             Ok(i) => interpreters.push(i),
-            Err(reason) => unusable.push(Unusable { path: exe, sources, name, reason }),
+            Err(reason) => unusable.push(Unusable {
+                path: exe,
+                sources,
+                name,
+                reason,
+            }),
         }
     }
     sort_and_label(&mut interpreters);
-    Discovery { interpreters, unusable }
+    Discovery {
+        interpreters,
+        unusable,
+    }
 }
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    std::fs::metadata(path)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
-pub fn interpreter_from(exe: &Path, info: ProbeInfo, sources: Vec<String>, name: Option<String>) -> Result<Interpreter, String> {
-    let implementation = Implementation::from_name(&info.implementation)
-        .ok_or_else(|| format!("unsupported implementation `{}` (crosspickle knows cpython and pypy)", info.implementation))?;
+pub fn interpreter_from(
+    exe: &Path,
+    info: ProbeInfo,
+    sources: Vec<String>,
+    name: Option<String>,
+) -> Result<Interpreter, String> {
+    let implementation = Implementation::from_name(&info.implementation).ok_or_else(|| {
+        format!(
+            "unsupported implementation `{}` (crosspickle knows cpython and pypy)",
+            info.implementation
+        )
+    })?;
     let (major, minor, micro, level, serial) = &info.version_info;
     let version = PythonVersion::from_version_info(*major, *minor, *micro, level, *serial);
     Ok(Interpreter {
@@ -230,19 +309,41 @@ pub fn interpreter_from(exe: &Path, info: ProbeInfo, sources: Vec<String>, name:
 /// same label gets `@name` (its pythons.toml name) or `@<install folder>`.
 pub fn sort_and_label(interpreters: &mut [Interpreter]) {
     interpreters.sort_by(|a, b| {
-        (a.implementation, &a.version, a.free_threaded, a.debug, &a.executable)
-            .cmp(&(b.implementation, &b.version, b.free_threaded, b.debug, &b.executable))
+        (
+            a.implementation,
+            &a.version,
+            a.free_threaded,
+            a.debug,
+            &a.executable,
+        )
+            .cmp(&(
+                b.implementation,
+                &b.version,
+                b.free_threaded,
+                b.debug,
+                &b.executable,
+            ))
     });
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for i in interpreters.iter() {
-        *counts.entry(Interpreter::base_label(i.implementation, &i.version, i.debug, i.free_threaded)).or_default() += 1;
+        *counts
+            .entry(Interpreter::base_label(
+                i.implementation,
+                &i.version,
+                i.debug,
+                i.free_threaded,
+            ))
+            .or_default() += 1;
     }
     let mut taken = std::collections::HashSet::new();
     for i in interpreters.iter_mut() {
         let base = Interpreter::base_label(i.implementation, &i.version, i.debug, i.free_threaded);
         let mut label = base.clone();
         if counts[&base] > 1 {
-            let suffix = i.name.clone().unwrap_or_else(|| install_name(&i.executable));
+            let suffix = i
+                .name
+                .clone()
+                .unwrap_or_else(|| install_name(&i.executable));
             label = format!("{base}@{suffix}");
         }
         let mut n = 2;
@@ -258,8 +359,14 @@ pub fn sort_and_label(interpreters: &mut [Interpreter]) {
 /// `/root/.pyenv/versions/3.8.18/bin/python3.8` -> `3.8.18`; `/usr/bin/python3.11` -> `usr`.
 fn install_name(exe: &Path) -> String {
     let parent = exe.parent();
-    let dir = if parent.is_some_and(|p| p.ends_with("bin")) { parent.and_then(Path::parent) } else { parent };
-    dir.and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "python".into())
+    let dir = if parent.is_some_and(|p| p.ends_with("bin")) {
+        parent.and_then(Path::parent)
+    } else {
+        parent
+    };
+    dir.and_then(|d| d.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "python".into())
 }
 
 #[cfg(test)]
@@ -268,10 +375,26 @@ mod tests {
 
     #[test]
     fn python_names() {
-        for ok in ["python", "python3", "python3.12", "python3.13t", "python2.7", "pypy3", "pypy3.10", "pypy"] {
+        for ok in [
+            "python",
+            "python3",
+            "python3.12",
+            "python3.13t",
+            "python2.7",
+            "pypy3",
+            "pypy3.10",
+            "pypy",
+        ] {
             assert!(is_python_name(ok), "{ok}");
         }
-        for no in ["python3-config", "python3.11-dbg-config", "pythonw", "python3.x", "pip3", "python3.12-config"] {
+        for no in [
+            "python3-config",
+            "python3.11-dbg-config",
+            "pythonw",
+            "python3.x",
+            "pip3",
+            "python3.12-config",
+        ] {
             assert!(!is_python_name(no), "{no}");
         }
     }

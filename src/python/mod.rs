@@ -50,7 +50,10 @@ impl Interpreter {
     /// The stand-in for a requested interpreter that could not be used.
     pub fn stand_in(broken: &Unusable) -> Self {
         Interpreter {
-            label: broken.name.clone().unwrap_or_else(|| broken.path.display().to_string()),
+            label: broken
+                .name
+                .clone()
+                .unwrap_or_else(|| broken.path.display().to_string()),
             version: PythonVersion::parse("0").expect("0 is a version"),
             implementation: Implementation::Cpython,
             implementation_version: None,
@@ -67,7 +70,12 @@ impl Interpreter {
     }
 
     /// The label before any de-duplication suffix.
-    pub fn base_label(implementation: Implementation, version: &PythonVersion, debug: bool, free_threaded: bool) -> String {
+    pub fn base_label(
+        implementation: Implementation,
+        version: &PythonVersion,
+        debug: bool,
+        free_threaded: bool,
+    ) -> String {
         let mut label = format!("{implementation}-{version}");
         if free_threaded {
             label.push_str("+freethreaded");

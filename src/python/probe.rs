@@ -83,7 +83,10 @@ impl Prober {
             .and_then(|f| std::fs::read(f).ok())
             .and_then(|bytes| serde_json::from_slice::<CacheFile>(&bytes).ok())
             .filter(|c| c.version == CACHE_VERSION)
-            .unwrap_or(CacheFile { version: CACHE_VERSION, entries: BTreeMap::new() });
+            .unwrap_or(CacheFile {
+                version: CACHE_VERSION,
+                entries: BTreeMap::new(),
+            });
         Prober {
             cache_file,
             timeout,
@@ -106,7 +109,13 @@ impl Prober {
         }
         let info = self.run_probe(exe).await?;
         let mut cache = self.cache.lock().unwrap();
-        cache.entries.insert(exe.to_path_buf(), CacheEntry { key, info: info.clone() });
+        cache.entries.insert(
+            exe.to_path_buf(),
+            CacheEntry {
+                key,
+                info: info.clone(),
+            },
+        );
         self.dirty.store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(info)
     }
@@ -127,27 +136,52 @@ impl Prober {
             let text = finished.stderr.text();
             let last: Vec<&str> = text.trim_end().lines().rev().take(3).collect();
             let joined = last.into_iter().rev().collect::<Vec<_>>().join(" | ");
-            if joined.is_empty() { String::new() } else { format!(": {joined}") }
+            if joined.is_empty() {
+                String::new()
+            } else {
+                format!(": {joined}")
+            }
         };
         match finished.exit {
             Exit::TimedOut | Exit::Cancelled => {
-                return Err(format!("the probe did not answer within {:.0?}", self.timeout))
+                return Err(format!(
+                    "the probe did not answer within {:.0?}",
+                    self.timeout
+                ))
             }
             Exit::Signal(sig) => {
-                return Err(format!("the probe died on {}{}", crate::run::signal_name(sig), stderr_tail()))
+                return Err(format!(
+                    "the probe died on {}{}",
+                    crate::run::signal_name(sig),
+                    stderr_tail()
+                ))
             }
             Exit::Code(0) => {}
-            Exit::Code(code) => return Err(format!("the probe exited with status {code}{}", stderr_tail())),
+            Exit::Code(code) => {
+                return Err(format!(
+                    "the probe exited with status {code}{}",
+                    stderr_tail()
+                ))
+            }
         }
         let stdout = finished.stdout.text();
-        let line = stdout.lines().find_map(|l| l.strip_prefix(MARKER)).ok_or_else(|| {
-            let first: String = stdout.lines().next().unwrap_or("").chars().take(120).collect();
-            if first.is_empty() {
-                "the probe printed nothing: not a Python interpreter?".to_string()
-            } else {
-                format!("the probe's answer is not Python's: `{first}`")
-            }
-        })?;
+        let line = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(MARKER))
+            .ok_or_else(|| {
+                let first: String = stdout
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(120)
+                    .collect();
+                if first.is_empty() {
+                    "the probe printed nothing: not a Python interpreter?".to_string()
+                } else {
+                    format!("the probe's answer is not Python's: `{first}`")
+                }
+            })?;
         serde_json::from_str(line).map_err(|e| format!("the probe's answer is garbled: {e}"))
     }
 

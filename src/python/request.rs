@@ -20,18 +20,27 @@ pub enum PythonRequest {
 impl PythonRequest {
     pub fn parse(text: &str) -> Result<Self, Error> {
         let t = text.trim();
-        let bad = |reason: String| Error::VersionRequest { request: t.to_string(), reason };
+        let bad = |reason: String| Error::VersionRequest {
+            request: t.to_string(),
+            reason,
+        };
         if t.is_empty() {
             return Err(bad("empty request".into()));
         }
         if t.contains('/') || t.starts_with('.') || t.starts_with('~') {
             let path = match t.strip_prefix("~/") {
-                Some(rest) => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(rest),
+                Some(rest) => std::env::var_os("HOME")
+                    .map(PathBuf::from)
+                    .unwrap_or_default()
+                    .join(rest),
                 None => PathBuf::from(t),
             };
             return Ok(PythonRequest::Path(path));
         }
-        for (prefix, implementation) in [("cpython", Implementation::Cpython), ("pypy", Implementation::Pypy)] {
+        for (prefix, implementation) in [
+            ("cpython", Implementation::Cpython),
+            ("pypy", Implementation::Pypy),
+        ] {
             if let Some(rest) = t.strip_prefix(prefix) {
                 let rest = rest.trim_start_matches(['-', '@']);
                 let version = match VersionRequest::from_str(rest) {
@@ -45,7 +54,9 @@ impl PythonRequest {
             }
         }
         if VersionRequest::looks_like(t) {
-            return VersionRequest::from_str(t).map(PythonRequest::Version).map_err(bad);
+            return VersionRequest::from_str(t)
+                .map(PythonRequest::Version)
+                .map_err(bad);
         }
         Ok(PythonRequest::Name(t.to_string()))
     }
@@ -55,12 +66,15 @@ impl PythonRequest {
         match self {
             PythonRequest::Version(v) => v.contains(&interpreter.version),
             PythonRequest::Implementation(i, v) => {
-                interpreter.implementation == *i && v.as_ref().is_none_or(|v| v.contains(&interpreter.version))
+                interpreter.implementation == *i
+                    && v.as_ref().is_none_or(|v| v.contains(&interpreter.version))
             }
             PythonRequest::Path(p) => {
                 std::fs::canonicalize(p).is_ok_and(|c| c == interpreter.executable)
             }
-            PythonRequest::Name(n) => interpreter.name.as_deref() == Some(n) || interpreter.label == *n,
+            PythonRequest::Name(n) => {
+                interpreter.name.as_deref() == Some(n) || interpreter.label == *n
+            }
         }
     }
 }
@@ -95,19 +109,40 @@ mod tests {
         let s = |v: &[&str]| split_requests(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
         assert_eq!(s(&["3.8,3.9"]), vec!["3.8", "3.9"]);
         assert_eq!(s(&[">=3.8,<3.11"]), vec![">=3.8,<3.11"]);
-        assert_eq!(s(&[">=3.8,<3.11,pypy", "2.7"]), vec![">=3.8,<3.11", "pypy", "2.7"]);
+        assert_eq!(
+            s(&[">=3.8,<3.11,pypy", "2.7"]),
+            vec![">=3.8,<3.11", "pypy", "2.7"]
+        );
         assert_eq!(s(&["3.8,>=3.11"]), vec!["3.8", ">=3.11"]);
     }
 
     #[test]
     fn kinds() {
-        assert!(matches!(PythonRequest::parse("3.8").unwrap(), PythonRequest::Version(_)));
-        assert!(matches!(PythonRequest::parse("pypy3.9").unwrap(), PythonRequest::Implementation(Implementation::Pypy, Some(_))));
-        assert!(matches!(PythonRequest::parse("cpython").unwrap(), PythonRequest::Implementation(Implementation::Cpython, None)));
-        assert!(matches!(PythonRequest::parse("/usr/bin/python3").unwrap(), PythonRequest::Path(_)));
-        assert!(matches!(PythonRequest::parse("debian-dbg").unwrap(), PythonRequest::Name(_)));
+        assert!(matches!(
+            PythonRequest::parse("3.8").unwrap(),
+            PythonRequest::Version(_)
+        ));
+        assert!(matches!(
+            PythonRequest::parse("pypy3.9").unwrap(),
+            PythonRequest::Implementation(Implementation::Pypy, Some(_))
+        ));
+        assert!(matches!(
+            PythonRequest::parse("cpython").unwrap(),
+            PythonRequest::Implementation(Implementation::Cpython, None)
+        ));
+        assert!(matches!(
+            PythonRequest::parse("/usr/bin/python3").unwrap(),
+            PythonRequest::Path(_)
+        ));
+        assert!(matches!(
+            PythonRequest::parse("debian-dbg").unwrap(),
+            PythonRequest::Name(_)
+        ));
         assert!(PythonRequest::parse("3.x").is_err());
-        assert!(matches!(PythonRequest::parse("cpython@v3.8.1").unwrap(), PythonRequest::Name(_)));
+        assert!(matches!(
+            PythonRequest::parse("cpython@v3.8.1").unwrap(),
+            PythonRequest::Name(_)
+        ));
     }
 }
 
@@ -135,13 +170,21 @@ pub async fn select(
     }
     let mut chosen: Vec<Interpreter> = Vec::new();
     let push = |chosen: &mut Vec<Interpreter>, i: Interpreter| {
-        if !chosen.iter().any(|c| c.executable == i.executable && c.unusable.is_none()) {
+        if !chosen
+            .iter()
+            .any(|c| c.executable == i.executable && c.unusable.is_none())
+        {
             chosen.push(i);
         }
     };
     for text in requests {
         let request = PythonRequest::parse(text)?;
-        let found: Vec<Interpreter> = discovery.interpreters.iter().filter(|i| request.selects(i)).cloned().collect();
+        let found: Vec<Interpreter> = discovery
+            .interpreters
+            .iter()
+            .filter(|i| request.selects(i))
+            .cloned()
+            .collect();
         if !found.is_empty() {
             found.into_iter().for_each(|i| push(&mut chosen, i));
             continue;
@@ -156,7 +199,12 @@ pub async fn select(
                     }
                 };
                 let result = prober.probe(&canonical).await.and_then(|info| {
-                    super::discover::interpreter_from(&canonical, info, vec!["--python".into()], None)
+                    super::discover::interpreter_from(
+                        &canonical,
+                        info,
+                        vec!["--python".into()],
+                        None,
+                    )
                 });
                 match result {
                     Ok(i) => push(&mut chosen, i),
@@ -168,14 +216,19 @@ pub async fn select(
                     })),
                 }
             }
-            PythonRequest::Name(name) => match discovery.unusable.iter().find(|u| u.name.as_deref() == Some(name)) {
+            PythonRequest::Name(name) => match discovery
+                .unusable
+                .iter()
+                .find(|u| u.name.as_deref() == Some(name))
+            {
                 Some(broken) => chosen.push(Interpreter::stand_in(broken)),
                 None => selection.missing.push(text.clone()),
             },
             _ => selection.missing.push(text.clone()),
         }
     }
-    let (mut usable, broken): (Vec<_>, Vec<_>) = chosen.into_iter().partition(|i| i.unusable.is_none());
+    let (mut usable, broken): (Vec<_>, Vec<_>) =
+        chosen.into_iter().partition(|i| i.unusable.is_none());
     super::discover::sort_and_label(&mut usable);
     usable.extend(broken);
     selection.interpreters = usable;

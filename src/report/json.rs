@@ -8,13 +8,17 @@ use crate::results::Results;
 
 pub fn write(path: &Path, results: &Results) -> Result<(), Error> {
     let bytes = serde_json::to_vec_pretty(results).expect("results serialize");
-    super::write_atomic(path, &bytes).map_err(|e| Error::io(format!("writing {}", path.display()), e))
+    super::write_atomic(path, &bytes)
+        .map_err(|e| Error::io(format!("writing {}", path.display()), e))
 }
 
 pub fn read(path: &Path) -> Result<Results, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-    serde_json::from_slice(&bytes).map_err(|e| Error::Usage(format!(
-        "{}: not a crosspickle JSON report: {e}",
-        path.display()
-    )))
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::Usage(format!(
+            "{}: not a crosspickle JSON report: {e}",
+            path.display()
+        ))
+    })
 }

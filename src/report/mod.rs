@@ -16,7 +16,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     };
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()))
+        .prefix(&format!(
+            ".{}.",
+            path.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
+        ))
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;

@@ -1,7 +1,7 @@
 //! The terminal report: a progress bar while running (on a terminal only), then the matrix of
 //! cases × interpreters, the details of every run that fails, and a summary line.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
@@ -23,7 +23,10 @@ impl Style {
         let color = match choice {
             "always" => true,
             "never" => false,
-            _ => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal(),
+            _ => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
         };
         Style { color }
     }
@@ -64,16 +67,25 @@ pub struct TerminalReporter {
 
 impl TerminalReporter {
     pub fn new(style: Style, verbose: bool) -> Self {
-        TerminalReporter { style, verbose, progress: None }
+        TerminalReporter {
+            style,
+            verbose,
+            progress: None,
+        }
     }
 
     pub fn on_event(&mut self, event: Event<'_>) {
         match event {
             Event::Planned { plan } => {
-                let bar = ProgressBar::with_draw_target(Some(plan.runs.len() as u64), ProgressDrawTarget::stderr());
+                let bar = ProgressBar::with_draw_target(
+                    Some(plan.runs.len() as u64),
+                    ProgressDrawTarget::stderr(),
+                );
                 bar.set_style(
-                    ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs {msg}")
-                        .expect("valid template"),
+                    ProgressStyle::with_template(
+                        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs {msg}",
+                    )
+                    .expect("valid template"),
                 );
                 if !std::io::stderr().is_terminal() {
                     bar.set_draw_target(ProgressDrawTarget::hidden());
@@ -106,15 +118,27 @@ impl TerminalReporter {
     }
 
     fn run_line(&self, r: &RunRecord) -> String {
-        let verdict = self.style.verdict(r.verdict, &format!("{:<10}", r.verdict.as_str()));
-        let time = r.observed.as_ref().map(|o| format!("{:.2}s", o.duration_s)).unwrap_or_default();
+        let verdict = self
+            .style
+            .verdict(r.verdict, &format!("{:<10}", r.verdict.as_str()));
+        let time = r
+            .observed
+            .as_ref()
+            .map(|o| format!("{:.2}s", o.duration_s))
+            .unwrap_or_default();
         let what = match (&r.observed, &r.reason) {
             (Some(o), _) => o.summary(),
             (None, Some(reason)) => reason.clone(),
             _ => String::new(),
         };
         let what: String = what.chars().take(120).collect();
-        format!("{verdict} {} on {} {} {}", r.name(), r.python, self.style.dim(&time), self.style.dim(&what))
+        format!(
+            "{verdict} {} on {} {} {}",
+            r.name(),
+            r.python,
+            self.style.dim(&time),
+            self.style.dim(&what)
+        )
     }
 
     /// The final report, printed to stdout.
@@ -124,7 +148,14 @@ impl TerminalReporter {
         }
         let mut out = String::new();
         out.push_str(&matrix(results, self.style));
-        let failing: Vec<&RunRecord> = results.runs.iter().filter(|r| r.verdict.fails_run()).collect();
+        if self.verbose {
+            out.push_str(&columns_legend(results, self.style));
+        }
+        let failing: Vec<&RunRecord> = results
+            .runs
+            .iter()
+            .filter(|r| r.verdict.fails_run())
+            .collect();
         if !failing.is_empty() {
             let _ = writeln!(out, "\n{}", self.style.bold("Failures"));
             for r in failing {
@@ -145,7 +176,11 @@ pub fn summary(results: &Results, style: Style) -> String {
         .iter()
         .map(|(v, n)| style.verdict(*v, &format!("{n} {v}")))
         .collect();
-    let counts = if counts.is_empty() { "no runs".to_string() } else { counts.join(", ") };
+    let counts = if counts.is_empty() {
+        "no runs".to_string()
+    } else {
+        counts.join(", ")
+    };
     let mut line = format!(
         "{counts} in {:.2}s ({} runs, {} interpreters)",
         results.duration_s,
@@ -153,7 +188,11 @@ pub fn summary(results: &Results, style: Style) -> String {
         results.interpreters.len()
     );
     if results.partial {
-        let _ = write!(line, " — PARTIAL: {}", results.partial_reason.as_deref().unwrap_or("interrupted"));
+        let _ = write!(
+            line,
+            " — PARTIAL: {}",
+            results.partial_reason.as_deref().unwrap_or("interrupted")
+        );
     }
     line
 }
@@ -163,7 +202,16 @@ pub fn matrix(results: &Results, style: Style) -> String {
     let columns: Vec<(String, String)> = results
         .interpreters
         .iter()
-        .map(|i| (i.label.clone(), if i.unusable.is_some() { i.label.clone() } else { i.short_label() }))
+        .map(|i| {
+            (
+                i.label.clone(),
+                if i.unusable.is_some() {
+                    i.label.clone()
+                } else {
+                    i.short_label()
+                },
+            )
+        })
         .collect();
     let mut rows: Vec<String> = Vec::new();
     let mut cells: HashMap<(String, String), Verdict> = HashMap::new();
@@ -177,7 +225,12 @@ pub fn matrix(results: &Results, style: Style) -> String {
         }
         cells.insert((row, r.python.clone()), r.verdict);
     }
-    let name_width = rows.iter().map(|r| r.chars().count()).max().unwrap_or(4).clamp(4, 70);
+    let name_width = rows
+        .iter()
+        .map(|r| r.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 70);
     let mut out = String::new();
     let _ = write!(out, "{:name_width$}", "");
     for (_, header) in &columns {
@@ -202,38 +255,66 @@ pub fn matrix(results: &Results, style: Style) -> String {
         }
         out.push('\n');
     }
-    let legend: Vec<String> = Verdict::ALL.iter().map(|v| format!("{} {}", v.symbol(), v.as_str())).collect();
+    let legend: Vec<String> = Verdict::ALL
+        .iter()
+        .map(|v| format!("{} {}", v.symbol(), v.as_str()))
+        .collect();
     let _ = writeln!(out, "{}", style.dim(&legend.join("  ")));
-    let labels: BTreeMap<_, _> = results.interpreters.iter().map(|i| (i.short_label(), i)).collect();
-    if results.interpreters.iter().any(|i| i.short_label() != i.label) {
-        let names: Vec<String> = results
-            .interpreters
-            .iter()
-            .filter(|i| labels.contains_key(&i.short_label()))
-            .map(|i| format!("{} = {} ({})", i.short_label(), i.label, i.executable.display()))
-            .collect();
-        let _ = writeln!(out, "{}", style.dim(&names.join("\n")));
-    }
     out
 }
 
+/// Which interpreter each column is: `3.11.2d = cpython-3.11.2+debug (/usr/bin/python3.11d)`.
+pub fn columns_legend(results: &Results, style: Style) -> String {
+    let lines: Vec<String> = results
+        .interpreters
+        .iter()
+        .map(|i| {
+            format!(
+                "{} = {} ({})",
+                i.short_label(),
+                i.label,
+                i.executable.display()
+            )
+        })
+        .collect();
+    style.dim(&lines.join("\n")) + "\n"
+}
+
 fn base_name(r: &RunRecord) -> String {
-    if r.params.is_empty() { r.case.clone() } else { format!("{}[{}]", r.case, r.params) }
+    if r.params.is_empty() {
+        r.case.clone()
+    } else {
+        format!("{}[{}]", r.case, r.params)
+    }
 }
 
 fn short(results: &Results, label: &str) -> String {
-    results.interpreters.iter().find(|i| i.label == label).map(|i| i.short_label()).unwrap_or_else(|| label.to_string())
+    results
+        .interpreters
+        .iter()
+        .find(|i| i.label == label)
+        .map(|i| i.short_label())
+        .unwrap_or_else(|| label.to_string())
 }
 
 /// The details of one failing run: the rule, what happened, and the tails of its output.
 pub fn details(r: &RunRecord, results: &Results, style: Style) -> String {
     let mut out = String::new();
-    let head = format!("{} {} on {}", r.verdict.as_str().to_uppercase(), r.name(), r.python);
+    let head = format!(
+        "{} {} on {}",
+        r.verdict.as_str().to_uppercase(),
+        r.name(),
+        r.python
+    );
     let _ = writeln!(out, "\n{}", style.verdict(r.verdict, &head));
     if let Some(info) = results.cases.get(&r.case) {
         let _ = writeln!(out, "  case:     {} ({})", info.title, info.path);
     }
-    let _ = writeln!(out, "  expected: {}", crate::results::describe_expected(&r.expected));
+    let _ = writeln!(
+        out,
+        "  expected: {}",
+        crate::results::describe_expected(&r.expected)
+    );
     if let Some(reason) = &r.expected.reason {
         let _ = writeln!(out, "            because {reason}");
     }

@@ -26,7 +26,9 @@ impl Workspace {
 
     /// A new, empty folder for one process: its working directory and its files.
     pub fn run_dir(&self) -> std::io::Result<tempfile::TempDir> {
-        tempfile::Builder::new().prefix("run-").tempdir_in(self.root.path())
+        tempfile::Builder::new()
+            .prefix("run-")
+            .tempdir_in(self.root.path())
     }
 
     /// Where the pickle of dump number `n` is kept for the loads that read it.
@@ -70,8 +72,15 @@ pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
 }
 
 /// Read the report at `result_file` and decide the outcome of a finished process.
-pub fn observe(finished: &Finished, result_file: &Path, timeout_s: f64, phase: Option<Phase>) -> Observed {
-    let report = std::fs::read(result_file).ok().and_then(|b| parse_report(&b));
+pub fn observe(
+    finished: &Finished,
+    result_file: &Path,
+    timeout_s: f64,
+    phase: Option<Phase>,
+) -> Observed {
+    let report = std::fs::read(result_file)
+        .ok()
+        .and_then(|b| parse_report(&b));
     let stderr = finished.stderr.text();
     let mut observed = Observed {
         outcome: OutcomeKind::Crash,
@@ -131,7 +140,10 @@ pub fn observe(finished: &Finished, result_file: &Path, timeout_s: f64, phase: O
 
 /// `Fatal Python error: Segmentation fault`, as faulthandler or the interpreter prints it.
 fn fatal_error_line(stderr: &str) -> Option<String> {
-    stderr.lines().find(|l| l.starts_with("Fatal Python error")).map(|l| l.trim().to_string())
+    stderr
+        .lines()
+        .find(|l| l.starts_with("Fatal Python error"))
+        .map(|l| l.trim().to_string())
 }
 
 #[cfg(test)]
@@ -140,7 +152,7 @@ mod tests {
 
     #[test]
     fn reports_round_trip() {
-        let bytes = b"crosspickle-result 1\noutcome 5\nerror\nexception 10\nValueError\nmessage 6\na\nb\xffc\n";
+        let bytes = b"crosspickle-result 1\noutcome 5\nerror\nexception 10\nValueError\nmessage 5\na\nb\xffc\n";
         let r = parse_report(bytes).unwrap();
         assert_eq!(r.outcome.as_deref(), Some("error"));
         assert_eq!(r.exception.as_deref(), Some("ValueError"));

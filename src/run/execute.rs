@@ -34,7 +34,9 @@ pub struct ExecuteOptions {
 impl Default for ExecuteOptions {
     fn default() -> Self {
         ExecuteOptions {
-            jobs: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+            jobs: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2),
             timeout: None,
             exit_first: false,
             capture: super::process::DEFAULT_CAPTURE,
@@ -48,7 +50,10 @@ pub enum Event<'a> {
     /// Before anything runs.
     Planned { plan: &'a Plan },
     /// A run was judged (executed, skipped or failed to set up).
-    Finished { run: &'a PlannedRun, record: &'a RunRecord },
+    Finished {
+        run: &'a PlannedRun,
+        record: &'a RunRecord,
+    },
     /// The run stops early; runs still going are killed and not reported.
     Stopping { reason: &'a str },
 }
@@ -92,16 +97,32 @@ pub async fn execute(
         if let (Some(producer), Disposition::Execute, Body::RoundTrip { dump, .. }) =
             (&run.producer, &run.disposition, &run.case.body)
         {
-            let key = (run.case.id.clone(), run.params.to_string(), producer.label.clone());
+            let key = (
+                run.case.id.clone(),
+                run.params.to_string(),
+                producer.label.clone(),
+            );
             if !dumps.contains_key(&key) {
                 let n = dumps.len();
-                let (ctx, case, params, producer, code) =
-                    (ctx.clone(), run.case.clone(), run.params.clone(), producer.clone(), dump.clone());
+                let (ctx, case, params, producer, code) = (
+                    ctx.clone(),
+                    run.case.clone(),
+                    run.params.clone(),
+                    producer.clone(),
+                    dump.clone(),
+                );
                 let fut = async move {
                     let data = ctx.workspace.dump_file(n);
-                    let r = run_python(&ctx, &producer, &case, &code, &params, Some((Phase::Dump, data.clone())))
-                        .await
-                        .map(|observed| DumpResult { observed, data });
+                    let r = run_python(
+                        &ctx,
+                        &producer,
+                        &case,
+                        &code,
+                        &params,
+                        Some((Phase::Dump, data.clone())),
+                    )
+                    .await
+                    .map(|observed| DumpResult { observed, data });
                     Arc::new(r)
                 }
                 .boxed()
@@ -118,14 +139,19 @@ pub async fn execute(
         .map(|run| {
             let ctx = ctx.clone();
             let dump = run.producer.as_ref().and_then(|p| {
-                dumps.get(&(run.case.id.clone(), run.params.to_string(), p.label.clone())).cloned()
+                dumps
+                    .get(&(run.case.id.clone(), run.params.to_string(), p.label.clone()))
+                    .cloned()
             });
             async move { (run, judge_run(&ctx, run, dump).await) }
         })
         .buffer_unordered(width);
     while let Some((run, record)) = stream.next().await {
         let Some(record) = record else { continue };
-        on_event(Event::Finished { run, record: &record });
+        on_event(Event::Finished {
+            run,
+            record: &record,
+        });
         let fails = record.verdict.fails_run();
         slots[run.index] = Some(record);
         if fails && options.exit_first && stop_reason.is_none() {
@@ -140,14 +166,21 @@ pub async fn execute(
     let mut results = Results::new();
     results.interpreters = plan.interpreters.iter().map(|i| (**i).clone()).collect();
     for run in &plan.runs {
-        results.cases.entry(run.case.id.clone()).or_insert_with(|| CaseInfo::from(&*run.case));
+        results
+            .cases
+            .entry(run.case.id.clone())
+            .or_insert_with(|| CaseInfo::from(&*run.case));
     }
     let total = slots.len();
     results.runs = slots.into_iter().flatten().collect();
     if results.runs.len() < total {
         results.partial = true;
         results.partial_reason = Some(stop_reason.unwrap_or_else(|| {
-            format!("interrupted: {} of {} runs finished", results.runs.len(), total)
+            format!(
+                "interrupted: {} of {} runs finished",
+                results.runs.len(),
+                total
+            )
         }));
     }
     results.duration_s = started.elapsed().as_secs_f64();
@@ -157,7 +190,10 @@ pub async fn execute(
 /// Judge one planned run; `None` when it was cancelled before it could finish.
 async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) -> Option<RunRecord> {
     let case = &run.case;
-    let record = |verdict, expected: Expected, observed: Option<Observed>, reason: Option<String>| RunRecord {
+    let record = |verdict,
+                  expected: Expected,
+                  observed: Option<Observed>,
+                  reason: Option<String>| RunRecord {
         case: case.id.clone(),
         params: run.params.clone(),
         python: run.interpreter.label.clone(),
@@ -169,18 +205,38 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
         reason,
     };
     let side_for = |phase: Option<Phase>| match (&run.producer, phase) {
-        (Some(p), Some(Phase::Dump)) => RunSide { deciding: p, dump: Some(p), load: Some(&run.interpreter), phase },
-        (Some(p), _) => RunSide { deciding: &run.interpreter, dump: Some(p), load: Some(&run.interpreter), phase },
+        (Some(p), Some(Phase::Dump)) => RunSide {
+            deciding: p,
+            dump: Some(p),
+            load: Some(&run.interpreter),
+            phase,
+        },
+        (Some(p), _) => RunSide {
+            deciding: &run.interpreter,
+            dump: Some(p),
+            load: Some(&run.interpreter),
+            phase,
+        },
         (None, _) => RunSide::single(&run.interpreter),
     };
     match &run.disposition {
         Disposition::Skip(reason) => {
             let expected = case.expected_for(&run.params, side_for(None));
-            return Some(record(Verdict::Skipped, expected, None, Some(reason.clone())));
+            return Some(record(
+                Verdict::Skipped,
+                expected,
+                None,
+                Some(reason.clone()),
+            ));
         }
         Disposition::EnvError(reason) => {
             let expected = case.expected_for(&run.params, side_for(None));
-            return Some(record(Verdict::EnvError, expected, None, Some(reason.clone())));
+            return Some(record(
+                Verdict::EnvError,
+                expected,
+                None,
+                Some(reason.clone()),
+            ));
         }
         Disposition::Execute => {}
     }
@@ -188,14 +244,26 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
         return None;
     }
     let result = match (&case.body, dump) {
-        (Body::Code(code), _) => run_python(ctx, &run.interpreter, case, code, &run.params, None).await,
+        (Body::Code(code), _) => {
+            run_python(ctx, &run.interpreter, case, code, &run.params, None).await
+        }
         (Body::RoundTrip { load, .. }, Some(dump)) => {
             let dumped = dump.await;
             match &*dumped {
                 Err(e) => Err(e.clone()),
-                Ok(d) if d.observed.outcome != crate::case::OutcomeKind::Pass => Ok(d.observed.clone()),
+                Ok(d) if d.observed.outcome != crate::case::OutcomeKind::Pass => {
+                    Ok(d.observed.clone())
+                }
                 Ok(d) => {
-                    run_python(ctx, &run.interpreter, case, load, &run.params, Some((Phase::Load, d.data.clone()))).await
+                    run_python(
+                        ctx,
+                        &run.interpreter,
+                        case,
+                        load,
+                        &run.params,
+                        Some((Phase::Load, d.data.clone())),
+                    )
+                    .await
                 }
             }
         }
@@ -226,11 +294,18 @@ async fn run_python(
     params: &Params,
     phase: Option<(Phase, PathBuf)>,
 ) -> Result<Observed, String> {
-    let _permit = ctx.processes.acquire().await.map_err(|_| CANCELLED.to_string())?;
+    let _permit = ctx
+        .processes
+        .acquire()
+        .await
+        .map_err(|_| CANCELLED.to_string())?;
     if ctx.cancel.is_cancelled() {
         return Err(CANCELLED.into());
     }
-    let dir = ctx.workspace.run_dir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+    let dir = ctx
+        .workspace
+        .run_dir()
+        .map_err(|e| format!("cannot make a temporary folder: {e}"))?;
     let file_name = match &phase {
         Some((Phase::Dump, _)) => "dump.py",
         Some((Phase::Load, _)) => "load.py",
@@ -249,7 +324,11 @@ async fn run_python(
         args.push(data.clone().into_os_string());
         args.push(p.to_string().into());
     }
-    let timeout_s = ctx.options.timeout.or(case.timeout).unwrap_or(DEFAULT_TIMEOUT_S);
+    let timeout_s = ctx
+        .options
+        .timeout
+        .or(case.timeout)
+        .unwrap_or(DEFAULT_TIMEOUT_S);
     let spec = ProcessSpec {
         program: interpreter.executable.clone(),
         args,
@@ -264,5 +343,10 @@ async fn run_python(
     if finished.exit == Exit::Cancelled {
         return Err(CANCELLED.into());
     }
-    Ok(observe(&finished, &result_file, timeout_s, phase.map(|(p, _)| p)))
+    Ok(observe(
+        &finished,
+        &result_file,
+        timeout_s,
+        phase.map(|(p, _)| p),
+    ))
 }

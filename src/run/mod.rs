@@ -22,8 +22,14 @@ pub fn signal_name(number: i32) -> String {
 
 /// The number of a signal name (`SIGSEGV` or `SEGV`).
 pub fn signal_number(name: &str) -> Option<i32> {
-    let full = if name.starts_with("SIG") { name.to_string() } else { format!("SIG{name}") };
-    nix::sys::signal::Signal::from_str(&full).ok().map(|s| s as i32)
+    let full = if name.starts_with("SIG") {
+        name.to_string()
+    } else {
+        format!("SIG{name}")
+    };
+    nix::sys::signal::Signal::from_str(&full)
+        .ok()
+        .map(|s| s as i32)
 }
 
 /// The environment of every Python process crosspickle starts: the caller's without any
@@ -37,7 +43,11 @@ pub fn sanitized_env(extra: &BTreeMap<String, String>) -> Vec<(OsString, OsStrin
             !k.starts_with("PYTHON") && k != "__PYVENV_LAUNCHER__"
         })
         .collect();
-    for (k, v) in [("PYTHONHASHSEED", "0"), ("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONFAULTHANDLER", "1")] {
+    for (k, v) in [
+        ("PYTHONHASHSEED", "0"),
+        ("PYTHONDONTWRITEBYTECODE", "1"),
+        ("PYTHONFAULTHANDLER", "1"),
+    ] {
         env.insert(k.into(), v.into());
     }
     for (k, v) in extra {

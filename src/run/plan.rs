@@ -56,17 +56,26 @@ impl Plan {
     ) -> Plan {
         let mut runs = Vec::new();
         for case in cases {
-            for params in case.param_combinations().into_iter().filter(|p| keep(case, p)) {
+            for params in case
+                .param_combinations()
+                .into_iter()
+                .filter(|p| keep(case, p))
+            {
                 if case.is_round_trip() {
                     for producer in producers.unwrap_or(interpreters) {
                         for consumer in consumers.unwrap_or(interpreters) {
-                            let broken = [producer, consumer]
-                                .iter()
-                                .find_map(|i| i.unusable.as_ref().map(|u| format!("interpreter {} unusable: {u}", i.label)));
+                            let broken = [producer, consumer].iter().find_map(|i| {
+                                i.unusable
+                                    .as_ref()
+                                    .map(|u| format!("interpreter {} unusable: {u}", i.label))
+                            });
                             let skip = case
                                 .skip_reason(producer)
                                 .map(|r| format!("producer {}: {r}", producer.label))
-                                .or_else(|| case.skip_reason(consumer).map(|r| format!("consumer {}: {r}", consumer.label)));
+                                .or_else(|| {
+                                    case.skip_reason(consumer)
+                                        .map(|r| format!("consumer {}: {r}", consumer.label))
+                                });
                             runs.push(PlannedRun {
                                 index: runs.len(),
                                 case: case.clone(),
@@ -83,11 +92,14 @@ impl Plan {
                     }
                 } else {
                     for interpreter in interpreters {
-                        let disposition = match (&interpreter.unusable, case.skip_reason(interpreter)) {
-                            (Some(broken), _) => Disposition::EnvError(format!("interpreter unusable: {broken}")),
-                            (None, Some(skip)) => Disposition::Skip(skip),
-                            (None, None) => Disposition::Execute,
-                        };
+                        let disposition =
+                            match (&interpreter.unusable, case.skip_reason(interpreter)) {
+                                (Some(broken), _) => {
+                                    Disposition::EnvError(format!("interpreter unusable: {broken}"))
+                                }
+                                (None, Some(skip)) => Disposition::Skip(skip),
+                                (None, None) => Disposition::Execute,
+                            };
                         runs.push(PlannedRun {
                             index: runs.len(),
                             case: case.clone(),
@@ -100,10 +112,16 @@ impl Plan {
                 }
             }
         }
-        Plan { interpreters: interpreters.to_vec(), runs }
+        Plan {
+            interpreters: interpreters.to_vec(),
+            runs,
+        }
     }
 
     pub fn executed(&self) -> usize {
-        self.runs.iter().filter(|r| matches!(r.disposition, Disposition::Execute)).count()
+        self.runs
+            .iter()
+            .filter(|r| matches!(r.disposition, Disposition::Execute))
+            .count()
     }
 }

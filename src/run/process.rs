@@ -55,7 +55,12 @@ pub struct Captured {
 
 impl Captured {
     pub fn new(limit: usize) -> Self {
-        Captured { head: Vec::new(), tail: VecDeque::new(), total: 0, limit }
+        Captured {
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            total: 0,
+            limit,
+        }
     }
 
     pub fn push(&mut self, mut chunk: &[u8]) {
@@ -84,7 +89,10 @@ impl Captured {
         let mut out = String::from_utf8_lossy(&self.head).into_owned();
         let kept = (self.head.len() + self.tail.len()) as u64;
         if self.total > kept {
-            out.push_str(&format!("\n[... {} bytes omitted ...]\n", self.total - kept));
+            out.push_str(&format!(
+                "\n[... {} bytes omitted ...]\n",
+                self.total - kept
+            ));
         }
         let (a, b) = self.tail.as_slices();
         let mut tail = a.to_vec();
@@ -107,7 +115,10 @@ async fn capture(mut reader: impl AsyncRead + Unpin, limit: usize) -> Captured {
 }
 
 /// Run `spec` to its end, its time limit, or `cancel`. Whatever it started is killed with it.
-pub async fn run_process(spec: &ProcessSpec, cancel: &CancellationToken) -> std::io::Result<Finished> {
+pub async fn run_process(
+    spec: &ProcessSpec,
+    cancel: &CancellationToken,
+) -> std::io::Result<Finished> {
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args)
         .env_clear()
@@ -143,7 +154,11 @@ pub async fn run_process(spec: &ProcessSpec, cancel: &CancellationToken) -> std:
     let duration = start.elapsed();
     use std::os::unix::process::ExitStatusExt;
     let exit = if timed_out {
-        if cancel.is_cancelled() { Exit::Cancelled } else { Exit::TimedOut }
+        if cancel.is_cancelled() {
+            Exit::Cancelled
+        } else {
+            Exit::TimedOut
+        }
     } else if let Some(sig) = status.signal() {
         Exit::Signal(sig)
     } else {
@@ -151,9 +166,22 @@ pub async fn run_process(spec: &ProcessSpec, cancel: &CancellationToken) -> std:
     };
     // A process that left its group may still hold the pipes: do not wait on it for long.
     let drain = Duration::from_secs(2);
-    let stdout = tokio::time::timeout(drain, stdout).await.ok().and_then(Result::ok).unwrap_or_default();
-    let stderr = tokio::time::timeout(drain, stderr).await.ok().and_then(Result::ok).unwrap_or_default();
-    Ok(Finished { exit, stdout, stderr, duration })
+    let stdout = tokio::time::timeout(drain, stdout)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let stderr = tokio::time::timeout(drain, stderr)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    Ok(Finished {
+        exit,
+        stdout,
+        stderr,
+        duration,
+    })
 }
 
 #[cfg(test)]
@@ -166,7 +194,10 @@ mod tests {
         c.push(b"abcdef");
         c.push(b"ghij");
         assert_eq!(c.total(), 10);
-        assert_eq!(c.text(), "abcd\n[... 2 bytes omitted ...]\ngjij".replace("gjij", "ghij"));
+        assert_eq!(
+            c.text(),
+            "abcd\n[... 2 bytes omitted ...]\ngjij".replace("gjij", "ghij")
+        );
         let mut small = Captured::new(8);
         small.push(b"hi");
         assert_eq!(small.text(), "hi");

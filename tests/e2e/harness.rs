@@ -1,11 +1,101 @@
-//! The harness end to end: outcomes, verdicts, params, exit codes.
+//! The harness end to end: discovery and requests, every outcome and verdict, params, bad case
+//! files, broken interpreters, exit codes, and the limits (deep tracebacks, huge output).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use libtest_mimic::Trial;
 
 use crate::support::*;
 
+const ALL: &[&str] = &[
+    "2.7", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13",
+];
+
 pub fn trials() -> Vec<Trial> {
-    vec![trial("harness::params_and_verdicts_on_3_8", &["3.8"], params_and_verdicts)]
+    vec![
+        trial(
+            "harness::params_and_verdicts_on_3_8",
+            &["3.8"],
+            params_and_verdicts,
+        ),
+        trial(
+            "harness::discovery_finds_every_pyenv_python",
+            ALL,
+            discovery_finds_every_pyenv_python,
+        ),
+        trial(
+            "harness::requests_select_interpreters",
+            &["3.8", "3.9", "3.12", "3.13"],
+            requests_select_interpreters,
+        ),
+        trial(
+            "harness::missing_request_is_an_error",
+            &["3.8"],
+            missing_request_is_an_error,
+        ),
+        trial("harness::every_outcome", &["3.12"], every_outcome),
+        trial(
+            "harness::every_outcome_on_2_7",
+            &["2.7"],
+            every_outcome_on_2_7,
+        ),
+        trial(
+            "harness::every_verdict_and_exit_code",
+            &["3.11"],
+            every_verdict_and_exit_code,
+        ),
+        trial(
+            "harness::timeout_kills_grandchildren",
+            &["3.11"],
+            timeout_kills_grandchildren,
+        ),
+        trial(
+            "harness::deep_recursion_reported_fast",
+            &["3.13"],
+            deep_recursion_reported_fast,
+        ),
+        trial(
+            "harness::huge_output_memory_bounded",
+            &["3.11"],
+            huge_output_memory_bounded,
+        ),
+        trial(
+            "harness::broken_interpreters_listed_and_run_goes_on",
+            &["3.11"],
+            broken_interpreters,
+        ),
+        trial(
+            "harness::interpreter_that_breaks_during_runs",
+            &["3.11"],
+            interpreter_breaks_during_runs,
+        ),
+        trial(
+            "harness::execution_rules",
+            &["2.7", "3.6", "3.13"],
+            execution_rules,
+        ),
+        trial("harness::selection_flags", &["3.11"], selection_flags),
+        trial(
+            "harness::interrupt_writes_partial_results",
+            &["3.11"],
+            interrupt_writes_partial_results,
+        ),
+        trial(
+            "harness::seed_cases_on_every_interpreter",
+            ALL,
+            seed_cases_everywhere,
+        ),
+        Trial::test("harness::bad_case_files_are_clear_errors", bad_case_files),
+        Trial::test(
+            "harness::version_numbers_must_be_quoted",
+            version_numbers_must_be_quoted,
+        ),
+    ]
+}
+
+fn py(v: &str) -> String {
+    path_str(&python(v).expect("checked by trial()"))
 }
 
 fn params_and_verdicts() -> TestResult {
@@ -17,6 +107,923 @@ fn params_and_verdicts() -> TestResult {
     run.expect_code(0)?;
     let runs = runs(&json);
     check(runs.len() == 2, format!("two runs, got {runs:?}"))?;
-    check(runs[0]["verdict"] == "ok" && runs[1]["verdict"] == "xfail", format!("{runs:?}"))?;
-    check(runs[1]["exception"] == "AssertionError", format!("{:?}", runs[1]))
+    check(
+        runs[0]["verdict"] == "ok" && runs[1]["verdict"] == "xfail",
+        format!("{runs:?}"),
+    )?;
+    check(
+        runs[1]["exception"] == "AssertionError",
+        format!("{:?}", runs[1]),
+    )?;
+    check(runs[1]["params"]["n"] == 2, format!("{:?}", runs[1]))?;
+    check(
+        runs[0]["python"]
+            .as_str()
+            .unwrap()
+            .starts_with("cpython-3.8."),
+        "label",
+    )?;
+    check(
+        run.stdout.contains("p[n=1]") && run.stdout.contains("p[n=2]"),
+        &run.stdout,
+    )
+}
+
+fn discovery_finds_every_pyenv_python() -> TestResult {
+    let dir = folder(&[]);
+    let out = crosspickle(dir.path())
+        .args(["pythons", "--json", "--refresh"])
+        .output()
+        .unwrap();
+    let run = Run::from(out);
+    run.expect_code(0)?;
+    let value: serde_json::Value = serde_json::from_str(&run.stdout).map_err(|e| e.to_string())?;
+    let found = value["interpreters"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for v in ALL {
+        let exe = std::fs::canonicalize(python(v).unwrap()).unwrap();
+        let i = found
+            .iter()
+            .find(|i| i["executable"] == path_str(&exe))
+            .ok_or(format!(
+                "{v} ({}) not discovered: {}",
+                exe.display(),
+                run.stdout
+            ))?;
+        check(
+            i["version"].as_str().unwrap().starts_with(&format!("{v}.")),
+            format!("{i}"),
+        )?;
+        check(i["implementation"] == "cpython", format!("{i}"))?;
+        check(
+            i["sources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s == "pyenv"),
+            format!("{i}"),
+        )?;
+        let accel = if *v == "2.7" { "cPickle" } else { "_pickle" };
+        check(i["c_pickle"] == accel, format!("{i}"))?;
+        check(
+            i["debug"] == false && i["free_threaded"] == false,
+            format!("{i}"),
+        )?;
+    }
+    // Each executable once, whatever the number of sources that found it.
+    let mut exes: Vec<&str> = found
+        .iter()
+        .map(|i| i["executable"].as_str().unwrap())
+        .collect();
+    let n = exes.len();
+    exes.dedup();
+    exes.sort();
+    exes.dedup();
+    check(
+        exes.len() == n,
+        "interpreters are de-duplicated by canonical executable",
+    )?;
+    // The cache answers the second time: no probe runs, so it is fast.
+    let start = Instant::now();
+    let out = crosspickle(dir.path())
+        .args(["pythons", "--json"])
+        .output()
+        .unwrap();
+    check(out.status.success(), "second listing")?;
+    check(
+        start.elapsed() < Duration::from_millis(1500),
+        format!("cached listing took {:?}", start.elapsed()),
+    )?;
+    if let Some(dbg) = python("debug") {
+        let cfg = format!("[pythons]\ndbg = \"{}\"\n", dbg.display());
+        let dir = folder(&[("pythons.toml", &cfg)]);
+        let out = Run::from(
+            crosspickle(dir.path())
+                .args(["pythons", "--json", "--python", "dbg"])
+                .output()
+                .unwrap(),
+        );
+        out.expect_code(0)?;
+        check(
+            out.stdout.contains("\"debug\": true") && out.stdout.contains("+debug"),
+            &out.stdout,
+        )?;
+    }
+    Ok(())
+}
+
+fn labels(json: &serde_json::Value) -> Vec<String> {
+    json["interpreters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn requests_select_interpreters() -> TestResult {
+    let dir = folder(&[("cases/a.yaml", "title: a\ncode: pass\n")]);
+    let cases: [(&[&str], &[&str]); 5] = [
+        (&["--python", "3.8"], &["cpython-3.8."]),
+        (&["--python", "3.8,3.9"], &["cpython-3.8.", "cpython-3.9."]),
+        (
+            &["-p", "3.8", "-p", "cpython3.12"],
+            &["cpython-3.8.", "cpython-3.12."],
+        ),
+        (
+            &["--python", ">=3.12,<3.14"],
+            &["cpython-3.12.", "cpython-3.13."],
+        ),
+        (&["--python", "3.13.0"], &["cpython-3.13.0"]),
+    ];
+    for (args, want) in cases {
+        let mut full = vec!["--pythons-toml", "/dev/null"];
+        full.extend_from_slice(args);
+        let (run, json) = run_json(dir.path(), &full);
+        run.expect_code(0)?;
+        let got: Vec<String> = labels(&json)
+            .into_iter()
+            .filter(|l| l.starts_with("cpython"))
+            .collect();
+        check(got.len() == want.len(), format!("{args:?}: {got:?}"))?;
+        for (g, w) in got.iter().zip(want) {
+            check(g.starts_with(w), format!("{args:?}: {got:?}"))?;
+        }
+    }
+    // A path, and a pythons.toml name.
+    let cfg = format!("[pythons]\nmine = \"{}\"\n", py("3.9"));
+    std::fs::write(dir.path().join("pythons.toml"), cfg).unwrap();
+    let (run, json) = run_json(dir.path(), &["--python", &py("3.12"), "--python", "mine"]);
+    run.expect_code(0)?;
+    let got = labels(&json);
+    check(
+        got.len() == 2 && got[0].starts_with("cpython-3.9.") && got[1].starts_with("cpython-3.12."),
+        format!("{got:?}"),
+    )
+}
+
+fn missing_request_is_an_error() -> TestResult {
+    let dir = folder(&[("cases/a.yaml", "title: a\ncode: pass\n")]);
+    let (run, _) = run_json(dir.path(), &["--python", "3.8", "--python", "3.99"]);
+    run.expect_code(2)?;
+    check(
+        run.stderr.contains("no interpreter matches `3.99`") && run.stderr.contains("cpython-3.8."),
+        &run.stderr,
+    )?;
+    let (run, json) = run_json(
+        dir.path(),
+        &["--python", "3.8", "--python", "3.99", "--skip-missing"],
+    );
+    run.expect_code(0)?;
+    check(
+        run.stderr
+            .contains("warning: no interpreter matches `3.99`"),
+        &run.stderr,
+    )?;
+    check(labels(&json).len() == 1, "only 3.8 ran")?;
+    let json_path = dir.path().join("ci.json");
+    let out = crosspickle(dir.path())
+        .args([
+            "--python",
+            "3.8",
+            "--python",
+            "3.99",
+            "--skip-missing",
+            "--json",
+        ])
+        .arg(&json_path)
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    Run::from(out).expect_code(2)
+}
+
+const OUTCOMES: &str = r#"title: outcomes
+params:
+  kind: [pass, exit0, fail, error, syntax, exit3, segv, abort, osexit]
+code: |
+  import os, signal, sys
+  if kind == "pass":
+      pass
+  elif kind == "exit0":
+      sys.exit(0)
+  elif kind == "fail":
+      assert 1 == 2, "one is not two"
+  elif kind == "error":
+      import pickle
+      pickle.dumps(lambda: 0)
+  elif kind == "syntax":
+      exec(compile("def (", "inner", "exec"))
+  elif kind == "exit3":
+      sys.exit(3)
+  elif kind == "segv":
+      os.kill(os.getpid(), signal.SIGSEGV)
+  elif kind == "abort":
+      os.abort()
+  elif kind == "osexit":
+      os._exit(0)
+expect:
+  - where: {kind: fail}
+    outcome: fail
+    exception: AssertionError
+    match: one is not two
+  - where: {kind: error}
+    outcome: error
+    exception: PicklingError
+  - where: {kind: syntax}
+    outcome: error
+    exception: SyntaxError
+  - where: {kind: exit3}
+    outcome: error
+    exception: SystemExit
+    match: "^3$"
+  - where: {kind: segv}
+    outcome: crash
+    signal: SIGSEGV
+  - where: {kind: abort}
+    outcome: crash
+    signal: SIGABRT
+  - where: {kind: osexit}
+    outcome: crash
+"#;
+
+fn check_outcomes(version: &str) -> TestResult {
+    let dir = folder(&[("cases/outcomes.yaml", OUTCOMES)]);
+    let (run, json) = run_json(
+        dir.path(),
+        &["--pythons-toml", "/dev/null", "--python", &py(version)],
+    );
+    run.expect_code(0)?;
+    let runs = runs(&json);
+    check(runs.len() == 9, format!("{runs:?}"))?;
+    for r in &runs {
+        let want = if r["params"]["kind"] == "pass" || r["params"]["kind"] == "exit0" {
+            "ok"
+        } else {
+            "xfail"
+        };
+        check(r["verdict"] == want, format!("{r}"))?;
+    }
+    let segv = runs.iter().find(|r| r["params"]["kind"] == "segv").unwrap();
+    if version != "2.7" {
+        // faulthandler's traceback of the crash is kept.
+        check(
+            segv["stderr"]
+                .as_str()
+                .unwrap()
+                .contains("Fatal Python error"),
+            format!("{segv}"),
+        )?;
+    }
+    let err = runs
+        .iter()
+        .find(|r| r["params"]["kind"] == "error")
+        .unwrap();
+    check(
+        err["traceback"].as_str().unwrap().contains("case.py"),
+        format!("{err}"),
+    )?;
+    check(err["duration_s"].as_f64().unwrap() > 0.0, "duration")?;
+    let osexit = runs
+        .iter()
+        .find(|r| r["params"]["kind"] == "osexit")
+        .unwrap();
+    check(
+        osexit["message"]
+            .as_str()
+            .unwrap()
+            .contains("without reporting"),
+        format!("{osexit}"),
+    )
+}
+
+fn every_outcome() -> TestResult {
+    check_outcomes("3.12")
+}
+
+fn every_outcome_on_2_7() -> TestResult {
+    check_outcomes("2.7")
+}
+
+fn every_verdict_and_exit_code() -> TestResult {
+    let expected_pass = "title: t\ncode: raise ValueError('boom')\n";
+    let cases = [
+        ("ok", "title: t\ncode: pass\n", 0),
+        ("xfail", "title: t\ncode: raise ValueError('boom')\nexpect:\n  - outcome: error\n    exception: ValueError\n    match: bo+m\n    reason: known\n", 0),
+        ("regression", expected_pass, 1),
+        ("fixed", "title: t\ncode: pass\nexpect:\n  - outcome: error\n    exception: ValueError\n", 1),
+        ("changed", "title: t\ncode: raise ValueError('boom')\nexpect:\n  - outcome: error\n    exception: TypeError\n", 1),
+        ("changed", "title: t\ncode: raise ValueError('boom')\nexpect:\n  - outcome: error\n    match: '^bang'\n", 1),
+        ("changed", "title: t\ncode: raise ValueError('boom')\nexpect:\n  - outcome: fail\n", 1),
+        ("skipped", "title: t\npython: '<3'\ncode: pass\n", 0),
+        ("skipped", "title: t\nimplementation: pypy\ncode: pass\n", 0),
+    ];
+    for (verdict, text, code) in cases {
+        let dir = folder(&[("cases/v.yaml", text)]);
+        let (run, json) = run_json(
+            dir.path(),
+            &["--pythons-toml", "/dev/null", "--python", &py("3.11")],
+        );
+        run.expect_code(code)?;
+        let r = &runs(&json)[0];
+        check(
+            r["verdict"] == verdict,
+            format!("wanted {verdict}: {r}\n{}", run.stdout),
+        )?;
+        check(r["expected"]["outcome"].is_string(), format!("{r}"))?;
+        if code == 1 {
+            check(
+                run.stdout.contains(&verdict.to_uppercase()) && run.stdout.contains("expected:"),
+                &run.stdout,
+            )?;
+        }
+    }
+    // The first matching rule decides.
+    let text = "title: t\ncode: raise ValueError('x')\nexpect:\n  - python: '<3'\n    outcome: pass\n  - outcome: error\n    exception: ValueError\n  - outcome: pass\n";
+    let dir = folder(&[("cases/v.yaml", text)]);
+    let (run, json) = run_json(
+        dir.path(),
+        &["--pythons-toml", "/dev/null", "--python", &py("3.11")],
+    );
+    run.expect_code(0)?;
+    check(runs(&json)[0]["verdict"] == "xfail", format!("{json}"))?;
+    // env-error: an interpreter asked for by path that cannot run.
+    let dir = folder(&[
+        ("cases/v.yaml", "title: t\ncode: pass\n"),
+        ("broken/python3", "#!/bin/sh\necho nope >&2\nexit 3\n"),
+    ]);
+    make_executable(&dir.path().join("broken/python3"));
+    let (run, json) = run_json(
+        dir.path(),
+        &[
+            "--pythons-toml",
+            "/dev/null",
+            "--python",
+            &py("3.11"),
+            "--python",
+            "./broken/python3",
+        ],
+    );
+    run.expect_code(1)?;
+    let env_error = runs(&json)
+        .into_iter()
+        .find(|r| r["verdict"] == "env-error")
+        .ok_or(format!("{json}"))?;
+    check(
+        env_error["reason"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 3"),
+        format!("{env_error}"),
+    )
+}
+
+fn make_executable(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn pid_alive(pid: i32) -> bool {
+    // A zombie is dead for our purpose.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+fn timeout_kills_grandchildren() -> TestResult {
+    let text = r#"title: hangs
+timeout: 30
+code: |
+  import subprocess, sys, time
+  child = subprocess.Popen([sys.executable, "-c",
+      "import subprocess, sys, time; g = subprocess.Popen(['sleep', '300']); open('grandchild.pid', 'w').write(str(g.pid)); time.sleep(300)"])
+  open("child.pid", "w").write(str(child.pid))
+  import os, shutil
+  time.sleep(1)
+  shutil.copy("child.pid", os.environ["PIDS"] + "/child.pid")
+  shutil.copy("grandchild.pid", os.environ["PIDS"] + "/grandchild.pid")
+  time.sleep(300)
+env:
+  PIDS: PLACEHOLDER
+expect:
+  - outcome: timeout
+"#;
+    let pids = tempfile::tempdir().unwrap();
+    let text = text.replace("PLACEHOLDER", &path_str(pids.path()));
+    let dir = folder(&[("cases/hang.yaml", &text)]);
+    let start = Instant::now();
+    let (run, json) = run_json(
+        dir.path(),
+        &[
+            "--pythons-toml",
+            "/dev/null",
+            "--python",
+            &py("3.11"),
+            "--timeout",
+            "3",
+        ],
+    );
+    run.expect_code(0)?;
+    check(
+        start.elapsed() < Duration::from_secs(10),
+        format!("took {:?}", start.elapsed()),
+    )?;
+    check(runs(&json)[0]["verdict"] == "xfail", format!("{json}"))?;
+    check(runs(&json)[0]["outcome"] == "timeout", format!("{json}"))?;
+    std::thread::sleep(Duration::from_millis(300));
+    for name in ["child.pid", "grandchild.pid"] {
+        let pid: i32 = std::fs::read_to_string(pids.path().join(name))
+            .map_err(|e| format!("{name}: {e}"))?
+            .trim()
+            .parse()
+            .unwrap();
+        check(
+            !pid_alive(pid),
+            format!("{name} {pid} still alive after the timeout"),
+        )?;
+    }
+    Ok(())
+}
+
+fn deep_recursion_reported_fast() -> TestResult {
+    let text = "title: deep\ncode: |\n  import sys\n  sys.setrecursionlimit(200000)\n  def f(n):\n      return f(n + 1)\n  f(0)\nexpect:\n  - outcome: error\n    exception: RecursionError\n";
+    let dir = folder(&[("cases/deep.yaml", text)]);
+    let start = Instant::now();
+    let (run, json) = run_json(
+        dir.path(),
+        &["--pythons-toml", "/dev/null", "--python", &py("3.13")],
+    );
+    let took = start.elapsed();
+    run.expect_code(0)?;
+    let r = &runs(&json)[0];
+    check(r["verdict"] == "xfail", format!("{r}"))?;
+    let tb = r["traceback"].as_str().unwrap();
+    check(
+        tb.contains("frames omitted") && tb.len() < 20_000,
+        format!("traceback of {} bytes", tb.len()),
+    )?;
+    let omitted: u64 = tb
+        .split("[... ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    check(omitted > 100_000, format!("{omitted} frames omitted"))?;
+    check(took < Duration::from_secs(10), format!("took {took:?}"))
+}
+
+fn huge_output_memory_bounded() -> TestResult {
+    let text = "title: loud\ncode: |\n  import sys\n  chunk = 'x' * 1023 + '\\n'\n  for _ in range(100 * 1024):\n      sys.stdout.write(chunk)\n  sys.stdout.write('THE END\\n')\n";
+    let dir = folder(&[("cases/loud.yaml", text)]);
+    let json_path = dir.path().join("r.json");
+    let mut child = crosspickle(dir.path())
+        .args([
+            "--pythons-toml",
+            "/dev/null",
+            "--python",
+            &py("3.11"),
+            "--json",
+        ])
+        .arg(&json_path)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut peak_kb = 0u64;
+    loop {
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", child.id())) {
+            if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+                let kb: u64 = line
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or("0")
+                    .parse()
+                    .unwrap_or(0);
+                peak_kb = peak_kb.max(kb);
+            }
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+    let r = &runs(&json)[0];
+    check(r["verdict"] == "ok", format!("{}", r["verdict"]))?;
+    let stdout = r["stdout"].as_str().unwrap();
+    check(
+        stdout.contains("THE END") && stdout.contains("bytes omitted") && stdout.len() < 100_000,
+        format!("{} bytes kept", stdout.len()),
+    )?;
+    check(
+        peak_kb > 0 && peak_kb < 60 * 1024,
+        format!("crosspickle peaked at {peak_kb} kB for 100 MB of output"),
+    )
+}
+
+fn broken_interpreters() -> TestResult {
+    let dir = folder(&[
+        ("cases/a.yaml", "title: a\ncode: pass\n"),
+        ("fake/hangs", "#!/bin/sh\nsleep 100\n"),
+        ("fake/garbage", "#!/bin/sh\necho 'this is not python'\n"),
+        ("fake/dies", "#!/bin/sh\nkill -SEGV $$\n"),
+        (
+            "fake/fails",
+            "#!/bin/sh\necho 'error: broken install' >&2\nexit 1\n",
+        ),
+    ]);
+    for f in ["hangs", "garbage", "dies", "fails"] {
+        make_executable(&dir.path().join("fake").join(f));
+    }
+    let cfg = format!(
+        "[discovery]\npath = false\npyenv = false\nuv = false\nconda = false\n[pythons]\nhangs = \"fake/hangs\"\ngarbage = \"fake/garbage\"\ndies = \"fake/dies\"\nfails = \"fake/fails\"\nabsent = \"/nonexistent/python\"\ngood = \"{}\"\n",
+        py("3.11")
+    );
+    std::fs::write(dir.path().join("pythons.toml"), cfg).unwrap();
+    let start = Instant::now();
+    let out = Run::from(
+        crosspickle(dir.path())
+            .args(["pythons", "--probe-timeout", "2"])
+            .output()
+            .unwrap(),
+    );
+    out.expect_code(0)?;
+    check(
+        start.elapsed() < Duration::from_secs(8),
+        format!("probing took {:?}", start.elapsed()),
+    )?;
+    for (name, reason) in [
+        ("hangs", "did not answer"),
+        ("garbage", "not Python's: `this is not python`"),
+        ("dies", "SIGSEGV"),
+        ("fails", "status 1: error: broken install"),
+        ("absent", "not found"),
+    ] {
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!("({name})")))
+            .ok_or(format!("{name} not listed:\n{}", out.stdout))?;
+        check(line.contains(reason), format!("{name}: {line}"))?;
+    }
+    // The run goes on with the good one, warning about none of the named broken ones by default.
+    let (run, json) = run_json(dir.path(), &["--probe-timeout", "2"]);
+    run.expect_code(0)?;
+    check(labels(&json).len() == 1, format!("{:?}", labels(&json)))?;
+    // Asked for by name, a broken one is an env-error.
+    let (run, json) = run_json(
+        dir.path(),
+        &[
+            "--probe-timeout",
+            "2",
+            "--python",
+            "good",
+            "--python",
+            "garbage",
+        ],
+    );
+    run.expect_code(1)?;
+    check(
+        runs(&json)
+            .iter()
+            .any(|r| r["verdict"] == "env-error" && r["python"] == "garbage"),
+        format!("{json}"),
+    )
+}
+
+fn interpreter_breaks_during_runs() -> TestResult {
+    // Answers the probe like the real interpreter, then misbehaves when running cases.
+    let real = py("3.11");
+    let dir = folder(&[
+        ("cases/a.yaml", "title: a\ncode: pass\n"),
+        ("fake/garbage", &format!("#!/bin/sh\nif [ \"$1\" = -c ]; then exec {real} \"$@\"; fi\necho 'garbage'\nexit 0\n")),
+        ("fake/hangs", &format!("#!/bin/sh\nif [ \"$1\" = -c ]; then exec {real} \"$@\"; fi\nsleep 300\n")),
+        ("fake/signal", &format!("#!/bin/sh\nif [ \"$1\" = -c ]; then exec {real} \"$@\"; fi\nkill -KILL $$\n")),
+    ]);
+    for f in ["garbage", "hangs", "signal"] {
+        make_executable(&dir.path().join("fake").join(f));
+    }
+    for (fake, outcome, detail) in [
+        ("garbage", "crash", "without reporting"),
+        ("hangs", "timeout", "still running"),
+        ("signal", "crash", "SIGKILL"),
+    ] {
+        let path = dir.path().join("fake").join(fake);
+        let (run, json) = run_json(
+            dir.path(),
+            &[
+                "--pythons-toml",
+                "/dev/null",
+                "--python",
+                &path_str(&path),
+                "--timeout",
+                "2",
+            ],
+        );
+        run.expect_code(1)?;
+        let r = &runs(&json)[0];
+        check(
+            r["verdict"] == "regression" && r["outcome"] == outcome,
+            format!("{fake}: {r}"),
+        )?;
+        check(r.to_string().contains(detail), format!("{fake}: {r}"))?;
+    }
+    Ok(())
+}
+
+fn execution_rules() -> TestResult {
+    let text = r#"title: rules
+params:
+  word: [héllo]
+env:
+  MY_VAR: "42"
+code: |
+  import os, sys, pickle
+  assert __name__ == "__main__"
+  class K(object):
+      pass
+  assert pickle.loads(pickle.dumps(K())).__class__.__module__ == "__main__"
+  assert os.environ.get("PYTHONHASHSEED") == "0", os.environ.get("PYTHONHASHSEED")
+  assert os.environ.get("MY_VAR") == "42"
+  assert "PYTHONPATH" not in os.environ and "PYTHONSTARTUP" not in os.environ
+  assert os.path.abspath(os.getcwd()) == os.path.dirname(os.path.abspath(__file__))
+  assert sys.stdin.read() == ""
+  assert word == u"h\u00e9llo", repr(word)
+  if sys.version_info >= (3, 3):
+      import faulthandler
+      assert faulthandler.is_enabled()
+  open("scratch.txt", "w").write("x")
+"#;
+    let dir = folder(&[("cases/rules.yaml", text)]);
+    let (run, json) = {
+        let json_path = dir.path().join("r.json");
+        let out = crosspickle(dir.path())
+            .args([
+                "--pythons-toml",
+                "/dev/null",
+                "-p",
+                &py("2.7"),
+                "-p",
+                &py("3.6"),
+                "-p",
+                &py("3.13"),
+                "--json",
+            ])
+            .arg(&json_path)
+            .env("PYTHONPATH", "/nonexistent")
+            .env("PYTHONSTARTUP", "/nonexistent/startup.py")
+            .output()
+            .unwrap();
+        (
+            Run::from(out),
+            serde_json::from_slice::<serde_json::Value>(&std::fs::read(&json_path).unwrap())
+                .unwrap(),
+        )
+    };
+    run.expect_code(0)?;
+    check(
+        runs(&json).len() == 3 && runs(&json).iter().all(|r| r["verdict"] == "ok"),
+        format!("{json}"),
+    )
+}
+
+fn selection_flags() -> TestResult {
+    let dir = folder(&[
+        (
+            "cases/a/alpha.yaml",
+            "title: a\ntags: [one]\nparams:\n  p: [x, y]\ncode: pass\n",
+        ),
+        (
+            "cases/b/beta.yaml",
+            "title: b\ntags: [two]\ncode: raise ValueError('b')\n",
+        ),
+        (
+            "cases/b/gamma.yml",
+            "title: g\ncode: raise ValueError('g')\n",
+        ),
+    ]);
+    let exe = py("3.11");
+    let base = ["--pythons-toml", "/dev/null", "--python", exe.as_str()];
+    let names = |json: &serde_json::Value| -> Vec<String> {
+        runs(json)
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}{}",
+                    r["case"].as_str().unwrap(),
+                    r["params"].get("p").and_then(|p| p.as_str()).unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        run_json(dir.path(), &a)
+    };
+    let (run, json) = with(&["-k", "alpha and not p=y"]);
+    run.expect_code(0)?;
+    check(names(&json) == ["alphax"], format!("{:?}", names(&json)))?;
+    let (_, json) = with(&["--tag", "two"]);
+    check(names(&json) == ["beta"], format!("{:?}", names(&json)))?;
+    let (run, json) = with(&["-k", "beta or gamma", "-j", "1", "-x"]);
+    run.expect_code(1)?;
+    check(
+        json["partial"] == true && runs(&json).len() == 1,
+        format!("{json}"),
+    )?;
+    check(run.stderr.contains("-x"), &run.stderr)?;
+    let (run, _) = with(&["-k", "nothing-matches"]);
+    run.expect_code(2)?;
+    check(run.stderr.contains("selects no case"), &run.stderr)?;
+    let (run, _) = with(&["-v", "-k", "alpha"]);
+    check(
+        run.stdout.lines().filter(|l| l.starts_with("ok")).count() == 2,
+        &run.stdout,
+    )?;
+    let (run, _) = with(&["cases/b/gamma.yml"]);
+    run.expect_code(1)?;
+    check(
+        run.stdout.contains("gamma") && !run.stdout.contains("alpha"),
+        &run.stdout,
+    )
+}
+
+fn interrupt_writes_partial_results() -> TestResult {
+    let dir = folder(&[
+        ("cases/fast.yaml", "title: fast\ncode: pass\n"),
+        (
+            "cases/slow.yaml",
+            "title: slow\ncode: |\n  import time\n  time.sleep(60)\n",
+        ),
+    ]);
+    let json_path = dir.path().join("r.json");
+    let child = crosspickle(dir.path())
+        .args([
+            "--pythons-toml",
+            "/dev/null",
+            "--python",
+            &py("3.11"),
+            "-j",
+            "2",
+            "--json",
+        ])
+        .arg(&json_path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let run = Run::from(out);
+    run.expect_code(130)?;
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json_path).map_err(|e| e.to_string())?).unwrap();
+    check(json["partial"] == true, format!("{json}"))?;
+    check(
+        json["partial_reason"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted"),
+        format!("{json}"),
+    )?;
+    check(
+        runs(&json).len() == 1 && runs(&json)[0]["case"] == "fast",
+        format!("{json}"),
+    )?;
+    check(run.stdout.contains("PARTIAL"), &run.stdout)
+}
+
+fn seed_cases_everywhere() -> TestResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut args = vec!["--pythons-toml".to_string(), "/dev/null".to_string()];
+    for v in ALL.iter().chain(["pypy", "debug", "system"].iter()) {
+        if let Some(p) = python(v) {
+            args.push("--python".into());
+            args.push(path_str(&p));
+        }
+    }
+    for case in [
+        "cases/gc/reducer-override-cycle.yaml",
+        "cases/customisation/dispatch-table-class-attribute.yaml",
+        "cases/customisation/dispatch-table-descriptor-set.yaml",
+    ] {
+        args.push(path_str(&root.join(case)));
+    }
+    let dir = folder(&[]);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (run, json) = run_json(dir.path(), &a);
+    run.expect_code(0)?;
+    let find = |case: &str, pickler: Option<&str>, label: &str| {
+        runs(&json)
+            .into_iter()
+            .find(|r| {
+                r["case"] == case
+                    && r["python"].as_str().unwrap().starts_with(label)
+                    && pickler.is_none_or(|p| r["params"]["pickler"] == p)
+            })
+            .unwrap_or_default()
+    };
+    check(
+        find("reducer-override-cycle", Some("c"), "cpython-3.7.")["verdict"] == "xfail",
+        "3.7: hook absent",
+    )?;
+    check(
+        find("reducer-override-cycle", Some("c"), "cpython-3.8.")["verdict"] == "ok",
+        "3.8.18: fixed",
+    )?;
+    check(
+        find("reducer-override-cycle", Some("c"), "cpython-2.7.")["verdict"] == "skipped",
+        "2.7 skipped",
+    )?;
+    let shadow = find("dispatch-table-class-attribute", Some("c"), "cpython-3.13.");
+    check(
+        shadow["verdict"] == "xfail" && shadow["outcome"] == "fail",
+        format!("{shadow}"),
+    )?;
+    check(
+        find(
+            "dispatch-table-class-attribute",
+            Some("python"),
+            "cpython-3.6.",
+        )["verdict"]
+            == "ok",
+        "pure-Python honours it",
+    )?;
+    check(
+        find("dispatch-table-descriptor-set", None, "cpython-3.12.")["verdict"] == "ok",
+        "workaround",
+    )
+}
+
+fn bad_case_files() -> TestResult {
+    let cases = [
+        ("typo.yaml", "title: t\ncode: pass\nexpect:\n  - outcome: fail\n    mach: x\n", "typo.yaml:5:5: expect[0]: unknown field `mach`"),
+        ("where.yaml", "title: t\nparams:\n  p: [1]\ncode: pass\nexpect:\n  - where: {q: 1}\n    outcome: fail\n", "where.yaml:6:5: expect[0].where names param `q`"),
+        ("yaml.yaml", "title: [unclosed\ncode: pass\n", "yaml.yaml:"),
+        ("list.yaml", "- a\n- b\n", "list.yaml:1:1"),
+        ("BadName.yaml", "title: t\ncode: pass\n", "not a valid id"),
+        ("binary.yaml", "title: t\ncode: \"\\0\"\nexpect: 3\n", "binary.yaml:3:9"),
+    ];
+    for (file, text, want) in cases {
+        let dir = folder(&[(&format!("cases/{file}"), text)]);
+        let out = Run::from(
+            crosspickle(dir.path())
+                .args(["--pythons-toml", "/dev/null"])
+                .output()
+                .unwrap(),
+        );
+        out.expect_code(2)?;
+        check(
+            out.stderr.contains(want),
+            format!("{file}: wanted `{want}` in:\n{}", out.stderr),
+        )?;
+        check(!out.stderr.contains("panicked"), &out.stderr)?;
+    }
+    let dir = folder(&[
+        ("cases/a.yaml", "id: same\ntitle: a\ncode: pass\n"),
+        ("cases/b.yaml", "id: same\ntitle: b\ncode: pass\n"),
+    ]);
+    let out = Run::from(crosspickle(dir.path()).output().unwrap());
+    out.expect_code(2)?;
+    check(out.stderr.contains("duplicate id `same`"), &out.stderr)?;
+    let dir = folder(&[]);
+    let out = Run::from(crosspickle(dir.path()).output().unwrap());
+    out.expect_code(2)?;
+    check(
+        out.stderr.contains("cases: no such file or folder"),
+        &out.stderr,
+    )?;
+    let out = Run::from(
+        crosspickle(dir.path())
+            .args(["--no-such-flag"])
+            .output()
+            .unwrap(),
+    );
+    out.expect_code(2)
+}
+
+fn version_numbers_must_be_quoted() -> TestResult {
+    let dir = folder(&[(
+        "cases/v.yaml",
+        "title: t\ncode: pass\nexpect:\n  - python: 3.10\n    outcome: fail\n",
+    )]);
+    let out = Run::from(crosspickle(dir.path()).output().unwrap());
+    out.expect_code(2)?;
+    check(
+        out.stderr.contains("v.yaml:4:") && out.stderr.contains("put it in quotes"),
+        &out.stderr,
+    )
 }

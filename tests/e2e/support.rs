@@ -25,14 +25,17 @@ pub fn python(need: &str) -> Option<PathBuf> {
     }
     let root = std::env::var_os("PYENV_ROOT")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".pyenv"));
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".pyenv")
+        });
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("versions"))
         .ok()?
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| {
             let name = p.file_name().unwrap().to_string_lossy().to_string();
-            name.starts_with(&format!("{need}.")) && name[need.len() + 1..].chars().all(|c| c.is_ascii_digit())
+            name.starts_with(&format!("{need}."))
+                && name[need.len() + 1..].chars().all(|c| c.is_ascii_digit())
         })
         .collect();
     dirs.sort();
@@ -54,7 +57,11 @@ fn required() -> Vec<String> {
 /// A test that needs `needs`: ignored (with the reason in its kind) when one is missing, or a
 /// failure when that one is required.
 pub fn trial(name: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
-    let missing: Vec<String> = needs.iter().filter(|n| python(n).is_none()).map(|n| n.to_string()).collect();
+    let missing: Vec<String> = needs
+        .iter()
+        .filter(|n| python(n).is_none())
+        .map(|n| n.to_string())
+        .collect();
     if missing.is_empty() {
         return Trial::test(name, test);
     }
@@ -64,7 +71,9 @@ pub fn trial(name: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
         let msg = format!("required interpreters missing: {must:?} (CROSSPICKLE_REQUIRE_PYTHONS)");
         return Trial::test(name, move || Err(msg.clone().into()));
     }
-    Trial::test(name, test).with_kind(format!("needs python {}", missing.join(", "))).with_ignored_flag(true)
+    Trial::test(name, test)
+        .with_kind(format!("needs python {}", missing.join(", ")))
+        .with_ignored_flag(true)
 }
 
 pub fn bin() -> PathBuf {
@@ -114,7 +123,11 @@ impl Run {
         if self.code == code {
             Ok(())
         } else {
-            Err(format!("exit code {} (wanted {code})\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr).into())
+            Err(format!(
+                "exit code {} (wanted {code})\n--- stdout\n{}\n--- stderr\n{}",
+                self.code, self.stdout, self.stderr
+            )
+            .into())
         }
     }
 }
@@ -124,8 +137,16 @@ impl Run {
 pub fn run_json(dir: &Path, args: &[&str]) -> (Run, serde_json::Value) {
     let json = dir.join("results.json");
     let _ = std::fs::remove_file(&json);
-    let out = crosspickle(dir).args(args).arg("--json").arg(&json).output().expect("crosspickle runs");
-    let value = std::fs::read(&json).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or(serde_json::Value::Null);
+    let out = crosspickle(dir)
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("crosspickle runs");
+    let value = std::fs::read(&json)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null);
     (Run::from(out), value)
 }
 
@@ -135,9 +156,16 @@ pub fn runs(value: &serde_json::Value) -> Vec<serde_json::Value> {
 }
 
 /// The one run of a JSON report whose case and python label match.
-pub fn find_run<'a>(value: &'a serde_json::Value, case: &str, python_prefix: &str) -> Option<&'a serde_json::Value> {
+pub fn find_run<'a>(
+    value: &'a serde_json::Value,
+    case: &str,
+    python_prefix: &str,
+) -> Option<&'a serde_json::Value> {
     value["runs"].as_array()?.iter().find(|r| {
-        r["case"] == case && r["python"].as_str().is_some_and(|p| p.starts_with(python_prefix))
+        r["case"] == case
+            && r["python"]
+                .as_str()
+                .is_some_and(|p| p.starts_with(python_prefix))
     })
 }
 
