@@ -228,6 +228,10 @@ impl Builder {
         self.builds += 1;
         let log = self.workspace.log(&key);
         let _ = std::fs::remove_file(&log);
+        // A checkout that fails is this machine's problem, not the commit's: not remembered.
+        self.checkout(commit, &log)
+            .await
+            .map_err(|r| format!("cannot check the commit out: {r}"))?;
         let result = self.build(commit, &prefix, &log).await;
         let _ = std::fs::write(self.workspace.stamp(), commit);
         match result {
@@ -240,7 +244,6 @@ impl Builder {
     }
 
     async fn build(&self, commit: &str, prefix: &Path, log: &Path) -> Result<(), String> {
-        self.checkout(commit, log).await?;
         let ws = &self.workspace;
         std::fs::create_dir_all(&ws.build)
             .map_err(|e| format!("cannot make {}: {e}", ws.build.display()))?;
@@ -542,6 +545,8 @@ impl Tester for CommitTester<'_> {
 pub struct CommitReport {
     pub report: Report,
     pub builds: usize,
+    /// `--keep` refs that could not be built.
+    pub keep_errors: Vec<String>,
     /// Names registered with `--keep`, and their interpreters.
     pub kept: Vec<(String, PathBuf)>,
 }
@@ -553,8 +558,14 @@ pub async fn bisect(
     on_step: &mut dyn FnMut(&Step),
 ) -> Result<CommitReport, String> {
     let started = Instant::now();
-    if !options.repo.join(".git").exists() {
-        return Err(format!("{} is not a git checkout", options.repo.display()));
+    if git_out(&options.repo, &["rev-parse", "--git-dir"])
+        .await
+        .is_err()
+    {
+        return Err(format!(
+            "{} is not a git repository",
+            options.repo.display()
+        ));
     }
     let commits = first_parent_range(&options.repo, &options.good, &options.bad).await?;
     let labels: Vec<String> = commits.iter().map(Commit::label).collect();
@@ -578,19 +589,23 @@ pub async fn bisect(
         }
     }
     let mut kept = Vec::new();
+    let mut keep_errors = Vec::new();
     for spec in &options.keep {
         let (reference, name) = match spec.split_once('=') {
             Some((r, n)) => (r.trim().to_string(), n.trim().to_string()),
             None => (spec.trim().to_string(), format!("cpython@{}", spec.trim())),
         };
         let hash = resolve(&options.repo, &reference).await?;
-        let (python, _) = builder
-            .python_for(&hash)
-            .await
-            .map_err(|r| format!("--keep {reference}: does not build: {r}"))?;
-        crate::python::config::register_kept(&options.cache_dir, &name, &python)
-            .map_err(|e| format!("--keep {reference}: {e}"))?;
-        kept.push((name, python));
+        match builder.python_for(&hash).await {
+            Ok((python, _)) => {
+                crate::python::config::register_kept(&options.cache_dir, &name, &python)
+                    .map_err(|e| format!("--keep {reference}: {e}"))?;
+                kept.push((name, python));
+            }
+            Err(reason) => {
+                keep_errors.push(format!("--keep {reference}: does not build: {reason}"))
+            }
+        }
     }
     let report = Report {
         mode: "commits",
@@ -607,6 +622,7 @@ pub async fn bisect(
     };
     Ok(CommitReport {
         report,
+        keep_errors,
         builds: builder.builds,
         kept,
     })

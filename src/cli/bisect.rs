@@ -164,6 +164,9 @@ pub async fn bisect(args: BisectArgs) -> Result<i32, Error> {
             "builds: {} this time, the other steps from the cache",
             found.builds
         );
+        for e in &found.keep_errors {
+            eprintln!("warning: {e}");
+        }
         for (name, python) in &found.kept {
             println!("kept {name}: {} (use --python {name})", python.display());
         }
