@@ -40,7 +40,13 @@ impl Target {
     /// (`k=v,k2=v2`) picks one combination and may be left out when the case has only one.
     pub fn load(case: &str, paths: &[PathBuf], params: Option<&str>) -> Result<Target, Error> {
         let as_path = Path::new(case);
-        let found = if as_path.is_file() {
+        // A case file: a path to one, or a name ending in .yaml or .yml; anything else is an id.
+        let looks_like_file = case.contains('/')
+            || matches!(
+                as_path.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml")
+            );
+        let found = if looks_like_file && as_path.is_file() {
             load_cases(&[as_path.to_path_buf()])?.into_iter().next()
         } else {
             let paths = if paths.is_empty() {

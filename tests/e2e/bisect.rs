@@ -29,6 +29,11 @@ pub fn trials() -> Vec<Trial> {
             commits,
         ),
         trial("bisect::step_exit_codes", &["3.8"], step_exit_codes),
+        trial(
+            "bisect::git_bisect_run_with_bisect_step",
+            &["3.8"],
+            git_bisect_run,
+        ),
     ]
 }
 
@@ -460,4 +465,65 @@ fn step_exit_codes() -> TestResult {
     // Bad input stops `git bisect run`.
     step("flip", &python, "sideways").expect_code(128)?;
     step("no-such-case", &python, "pass").expect_code(128)
+}
+
+/// `git bisect run crosspickle bisect-step …` over a repository whose commits hold a wrapper
+/// interpreter directly: the flavour turns new at c3, and git names c3.
+fn git_bisect_run() -> TestResult {
+    let real = path_str(&python("3.8").expect("3.8"));
+    let dir = folder(&[(
+        "cases/flavour.yaml",
+        "title: the flavour\ncode: |\n  import os\n  assert os.environ.get('CROSSPICKLE_FLAVOUR') == 'old', 'the flavour changed'\n",
+    )]);
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo)?;
+    git(&repo, &["init", "-q"])?;
+    let wrapper = format!(
+        "#!/bin/sh\nCROSSPICKLE_FLAVOUR=$(cat \"$(dirname \"$0\")/flavour\")\nexport CROSSPICKLE_FLAVOUR\nexec '{real}' \"$@\"\n"
+    );
+    std::fs::write(repo.join("python"), wrapper)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(repo.join("python"), std::fs::Permissions::from_mode(0o755))?;
+    let mut hashes = Vec::new();
+    for i in 0..=6 {
+        std::fs::write(repo.join("flavour"), if i < 3 { "old" } else { "new" })?;
+        std::fs::write(repo.join("notes"), format!("{i}\n"))?;
+        git(&repo, &["add", "-A"])?;
+        git(&repo, &["commit", "-qm", &format!("c{i}")])?;
+        let out = Command::new("git")
+            .current_dir(&repo)
+            .args(["rev-parse", "HEAD"])
+            .output()?;
+        hashes.push(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    }
+    git(&repo, &["bisect", "start", &hashes[6], &hashes[0]])?;
+    let cases = path_str(&dir.path().join("cases"));
+    let cache = tempfile::tempdir()?;
+    let out = Command::new("git")
+        .current_dir(&repo)
+        .env("CROSSPICKLE_CACHE_DIR", cache.path())
+        .args(["bisect", "run"])
+        .arg(bin())
+        .args([
+            "bisect-step",
+            "flavour",
+            &cases,
+            "--python",
+            "./python",
+            "--old",
+            "pass",
+        ])
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    check(
+        out.status.success(),
+        format!(
+            "git bisect run: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )?;
+    check(
+        stdout.contains(&format!("{} is the first bad commit", hashes[3])),
+        format!("git names c3 ({}):\n{stdout}", hashes[3]),
+    )
 }
