@@ -34,13 +34,11 @@ pub struct Observed {
 impl Observed {
     /// One line: `error: _pickle.PicklingError: Can't pickle <lambda>` or `crash: SIGSEGV`.
     pub fn summary(&self) -> String {
-        let mut s = self.outcome.to_string();
-        if let Some(sig) = &self.signal {
-            s.push_str(&format!(" ({sig})"));
-        }
-        if let Some(e) = &self.exception {
-            s.push_str(&format!(": {e}"));
-        }
+        let mut s = head(
+            self.outcome,
+            self.signal.as_deref(),
+            self.exception.as_deref(),
+        );
         if let Some(m) = &self.message {
             let first = m.lines().next().unwrap_or("");
             if !first.is_empty() {
@@ -50,4 +48,17 @@ impl Observed {
         }
         s
     }
+}
+
+/// `crash (SIGSEGV)`, `error: ValueError`: an outcome with its signal and exception type, as
+/// both what was observed and what was expected are described.
+pub fn head(outcome: OutcomeKind, signal: Option<&str>, exception: Option<&str>) -> String {
+    let mut s = outcome.to_string();
+    if let Some(sig) = signal {
+        s.push_str(&format!(" ({sig})"));
+    }
+    if let Some(e) = exception {
+        s.push_str(&format!(": {e}"));
+    }
+    s
 }

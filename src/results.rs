@@ -29,6 +29,10 @@ pub struct RunRecord {
     /// What happened; none for a skipped run or an environment that could not be made.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub observed: Option<Observed>,
+    /// For a round trip whose load ran: how long the dump that made its pickle took (the dump
+    /// runs once per producer, shared by its pairs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dump_duration_s: Option<f64>,
     /// Why it was skipped, or why its environment could not be made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -64,13 +68,7 @@ impl RunRecord {
 }
 
 pub fn describe_expected(e: &Expected) -> String {
-    let mut s = e.outcome.to_string();
-    if let Some(sig) = &e.signal {
-        s.push_str(&format!(" ({sig})"));
-    }
-    if let Some(x) = &e.exception {
-        s.push_str(&format!(": {x}"));
-    }
+    let mut s = crate::outcome::head(e.outcome, e.signal.as_deref(), e.exception.as_deref());
     if let Some(m) = &e.pattern {
         s.push_str(&format!(" matching /{m}/"));
     }
@@ -113,6 +111,55 @@ pub struct Results {
     #[serde(default)]
     pub cases: BTreeMap<String, CaseInfo>,
     pub runs: Vec<RunRecord>,
+    /// Runs that `merge` saw more than once with different verdicts or outcomes (see
+    /// [`Conflict`]); empty for a single run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<Conflict>,
+}
+
+/// The same run (case, params, interpreter label, and producer for a round trip) reported by
+/// several merged inputs with different verdicts or outcomes. `runs` keeps one record for it,
+/// the first failing one (or the first one when none fails); a conflict fails the merged
+/// results whatever that record's verdict.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Conflict {
+    pub case: String,
+    pub params: Params,
+    pub python: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dump_python: Option<String>,
+    /// Every distinct observation, in the order the inputs were given.
+    pub seen: Vec<Sighting>,
+}
+
+/// One input's view of a conflicting run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Sighting {
+    /// The file it came from.
+    pub source: String,
+    pub verdict: Verdict,
+    /// `error: ValueError: boom`, or the reason of a skipped run.
+    pub summary: String,
+}
+
+impl Conflict {
+    /// Does this conflict concern `run`?
+    pub fn concerns(&self, run: &RunRecord) -> bool {
+        self.case == run.case
+            && self.params == run.params
+            && self.python == run.python
+            && self.dump_python == run.dump_python
+    }
+
+    /// `regression in a.json (error: ValueError: boom); ok in b.json (pass)`
+    pub fn describe(&self) -> String {
+        let seen: Vec<String> = self
+            .seen
+            .iter()
+            .map(|s| format!("{} in {} ({})", s.verdict, s.source, s.summary))
+            .collect();
+        seen.join("; ")
+    }
 }
 
 impl Results {
@@ -126,11 +173,17 @@ impl Results {
             interpreters: Vec::new(),
             cases: BTreeMap::new(),
             runs: Vec::new(),
+            conflicts: Vec::new(),
         }
     }
 
     pub fn failed(&self) -> bool {
-        self.runs.iter().any(|r| r.verdict.fails_run())
+        self.runs.iter().any(|r| r.verdict.fails_run()) || !self.conflicts.is_empty()
+    }
+
+    /// The conflict `merge` found about `run`, if any.
+    pub fn conflict_for(&self, run: &RunRecord) -> Option<&Conflict> {
+        self.conflicts.iter().find(|c| c.concerns(run))
     }
 
     /// Counts per verdict, in the order of [`Verdict::ALL`], zero counts left out.

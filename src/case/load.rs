@@ -286,6 +286,12 @@ impl Validator<'_> {
             .enumerate()
             .map(|(i, r)| self.rule(i, r, &raw.params, round_trip))
             .collect();
+        if let Some(first) = rules.iter().position(Rule::selects_everything) {
+            if first + 1 < rules.len() {
+                let at = self.loc.rule_start(first + 1);
+                self.err(at, format!("expect[{}] can never be chosen: expect[{first}] has no selector and decides every run (rules are tried in order)", first + 1));
+            }
+        }
         if !self.errors.is_empty() {
             return Err(self.errors);
         }
@@ -506,6 +512,10 @@ impl<'a> Locator<'a> {
             .or_else(|| self.top_key(top))
     }
 
+    fn rule_start(&self, index: usize) -> Option<(usize, usize)> {
+        self.rule_key(index, "-")
+    }
+
     fn rule_key(&self, index: usize, key: &str) -> Option<(usize, usize)> {
         let block = self.block("expect")?;
         let items: Vec<usize> = block
@@ -613,6 +623,15 @@ mod tests {
         assert!(
             first_error("title: t\ncode: pass\nrequires: ['loky=={loky}']\n")
                 .contains("no param `loky`")
+        );
+    }
+
+    #[test]
+    fn rules_after_a_catch_all_are_refused() {
+        let e = first_error("title: t\ncode: pass\nexpect:\n  - outcome: fail\n  - python: '3.8'\n    outcome: error\n");
+        assert!(
+            e.contains("cases/x.yaml:5:") && e.contains("expect[1] can never be chosen"),
+            "{e}"
         );
     }
 

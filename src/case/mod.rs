@@ -159,6 +159,16 @@ impl Case {
 }
 
 impl Rule {
+    /// A rule without selectors: it decides every run that reaches it.
+    pub fn selects_everything(&self) -> bool {
+        self.python.is_none()
+            && self.implementation.is_empty()
+            && self.where_.is_empty()
+            && self.dump_python.is_none()
+            && self.load_python.is_none()
+            && self.phase.is_none()
+    }
+
     pub fn selects(&self, params: &Params, side: RunSide<'_>) -> bool {
         let version_ok =
             |req: &Option<VersionRequest>, interp: Option<&Interpreter>| match (req, interp) {

@@ -2,6 +2,8 @@
 //! Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted.
 
 mod bisect;
+mod list;
+mod merge;
 mod pythons;
 mod run;
 
@@ -31,6 +33,8 @@ pub struct Cli {
     run: RunArgs,
 }
 
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run cases (the default)
@@ -41,6 +45,20 @@ enum Command {
     Bisect(bisect::BisectArgs),
     /// One test for `git bisect run`: exit 0 while the old outcome holds, 1 when it changed, 125 when it cannot run
     BisectStep(bisect::BisectStepArgs),
+    /// Merge the JSON results of several jobs into one matrix and its reports
+    Merge(merge::MergeArgs),
+    /// Print the catalogue of cases: id, title, tags, links, where the behaviour differs
+    List(ListArgs),
+}
+
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// Case files or folders [default: cases]
+    #[arg(value_name = "PATHS")]
+    paths: Vec<PathBuf>,
+    /// Print Markdown (as docs/corpus.md is made)
+    #[arg(long)]
+    markdown: bool,
 }
 
 /// Where interpreters come from and which ones to use.
@@ -75,6 +93,12 @@ pub struct RunArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub pythons: PythonOptions,
+    /// Round trips: only these interpreters produce pickles (narrows --python's selection)
+    #[arg(long = "dump-python", value_name = "REQUEST")]
+    pub dump_python: Vec<String>,
+    /// Round trips: only these interpreters load pickles (narrows --python's selection)
+    #[arg(long = "load-python", value_name = "REQUEST")]
+    pub load_python: Vec<String>,
     /// Only the cases whose name (with params), path or tags match this expression, as pytest's -k
     #[arg(short = 'k', value_name = "EXPRESSION")]
     pub keyword: Option<String>,
@@ -96,6 +120,15 @@ pub struct RunArgs {
     /// Write the results as JSON to FILE
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write JUnit XML to FILE (one testsuite per interpreter), for CI systems
+    #[arg(long, value_name = "FILE")]
+    pub junit_xml: Option<PathBuf>,
+    /// Write a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML page to FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Colour: auto (not with NO_COLOR or off a terminal), always, never
     #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub color: String,
@@ -108,6 +141,18 @@ struct PythonsArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     json: bool,
+}
+
+impl RunArgs {
+    /// The report files asked for.
+    pub fn report_files(&self) -> crate::report::ReportFiles {
+        crate::report::ReportFiles {
+            json: self.json.clone(),
+            junit_xml: self.junit_xml.clone(),
+            markdown: self.markdown.clone(),
+            html: self.html.clone(),
+        }
+    }
 }
 
 impl PythonOptions {
@@ -138,6 +183,13 @@ pub fn default_cache_dir() -> Option<PathBuf> {
         .map(|d| d.join("crosspickle"))
 }
 
+/// Print to stdout; a closed pipe (`crosspickle list | head`) is not an error worth a panic.
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
 /// Parse the command line, run, and return the exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -157,6 +209,8 @@ pub fn main() -> i32 {
             Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
             Some(Command::Bisect(args)) => bisect::bisect(args).await,
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
+            Some(Command::List(args)) => list::list(&args.paths, args.markdown),
+            Some(Command::Merge(args)) => merge::merge(&args),
             None => run::run(cli.run).await,
         }
     });

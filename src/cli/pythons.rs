@@ -1,5 +1,6 @@
 //! `crosspickle pythons`: every interpreter found, usable or not, and why not.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::{PythonOptions, EXIT_OK};
@@ -40,16 +41,14 @@ pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Error> 
     };
     if json {
         let value = serde_json::json!({ "interpreters": shown, "unusable": discovery.unusable });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).expect("serializable")
-        );
+        super::emit(&(serde_json::to_string_pretty(&value).expect("serializable") + "\n"));
         return Ok(EXIT_OK);
     }
+    let mut out = String::new();
     let width = shown.iter().map(|i| i.label.len()).max().unwrap_or(10);
     for i in &shown {
         if let Some(reason) = &i.unusable {
-            println!("{:width$}  unusable: {reason}", i.label);
+            let _ = writeln!(out, "{:width$}  unusable: {reason}", i.label);
             continue;
         }
         let mut flags = Vec::new();
@@ -66,7 +65,8 @@ pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Error> 
         if let Some(n) = &i.name {
             flags.push(format!("name={n}"));
         }
-        println!(
+        let _ = writeln!(
+            out,
             "{:width$}  {}  [{}]  ({})",
             i.label,
             i.executable.display(),
@@ -75,14 +75,15 @@ pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Error> 
         );
     }
     if !discovery.unusable.is_empty() {
-        println!("\nunusable:");
+        out.push_str("\nunusable:\n");
         for u in &discovery.unusable {
             let name = u
                 .name
                 .as_ref()
                 .map(|n| format!(" ({n})"))
                 .unwrap_or_default();
-            println!(
+            let _ = writeln!(
+                out,
                 "  {}{name}  [{}]: {}",
                 u.path.display(),
                 u.sources.join(", "),
@@ -90,6 +91,7 @@ pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Error> 
             );
         }
     }
+    super::emit(&out);
     for m in &selection.missing {
         eprintln!("warning: no interpreter matches `{m}`");
     }

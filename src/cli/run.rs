@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::{RunArgs, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::case::{find_case_files, load_cases, Case};
 use crate::errors::Error;
-use crate::python::request::{select, split_requests};
+use crate::python::request::{select, split_requests, PythonRequest};
 use crate::python::Interpreter;
 use crate::report::terminal::{Style, TerminalReporter};
 use crate::run::{execute, ExecuteOptions, Plan};
@@ -82,7 +82,15 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
     let keep = |case: &Case, params: &crate::case::Params| {
         keyword.as_ref().is_none_or(|k| k.selects(case, params))
     };
-    let plan = Plan::build(&cases, &interpreters, None, None, &keep);
+    let producers = narrow(&interpreters, &args.dump_python, "--dump-python")?;
+    let consumers = narrow(&interpreters, &args.load_python, "--load-python")?;
+    let plan = Plan::build(
+        &cases,
+        &interpreters,
+        producers.as_deref(),
+        consumers.as_deref(),
+        &keep,
+    );
     if plan.runs.is_empty() {
         return Err(Error::Usage(match (&args.keyword, args.tags.is_empty()) {
             (Some(k), _) => format!("-k `{k}` selects no case"),
@@ -126,10 +134,10 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
             plan.runs.len()
         ));
     }
-    print!("{}", terminal.finish(&results));
-    if let Some(path) = &args.json {
-        crate::report::json::write(path, &results)?;
-    }
+    // Reports first: they are what CI keeps, even if printing to a closed stdout fails.
+    let written = crate::report::write_all(&results, &args.report_files());
+    super::emit(&terminal.finish(&results));
+    written?;
     Ok(if was_interrupted {
         EXIT_INTERRUPTED
     } else if results.failed() {
@@ -137,6 +145,43 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
     } else {
         EXIT_OK
     })
+}
+
+/// The interpreters of `selected` that `requests` (one side of round trips) ask for.
+fn narrow(
+    selected: &[Arc<Interpreter>],
+    requests: &[String],
+    flag: &str,
+) -> Result<Option<Vec<Arc<Interpreter>>>, Error> {
+    if requests.is_empty() {
+        return Ok(None);
+    }
+    let mut side = Vec::new();
+    for text in split_requests(requests) {
+        let request = PythonRequest::parse(&text)?;
+        let matched: Vec<_> = selected
+            .iter()
+            .filter(|i| request.selects(i))
+            .cloned()
+            .collect();
+        if matched.is_empty() {
+            return Err(Error::Usage(format!(
+                "{flag} `{text}` matches none of the selected interpreters ({})",
+                selected
+                    .iter()
+                    .map(|i| i.label.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        for i in matched {
+            if !side.iter().any(|s: &Arc<Interpreter>| Arc::ptr_eq(s, &i)) {
+                side.push(i);
+            }
+        }
+    }
+    side.sort_by_key(|i| selected.iter().position(|s| Arc::ptr_eq(s, i)));
+    Ok(Some(side))
 }
 
 fn found_list(interpreters: &[Interpreter]) -> String {

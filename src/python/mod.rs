@@ -88,6 +88,9 @@ impl Interpreter {
 
     /// A short column header for the terminal matrix: `3.8.18`, `pp3.9.18`, `3.11.2d`, `3.13.0t`.
     pub fn short_label(&self) -> String {
+        if self.unusable.is_some() {
+            return self.label.clone();
+        }
         let mut s = match self.implementation {
             Implementation::Cpython => self.version.to_string(),
             Implementation::Pypy => format!("pp{}", self.version),

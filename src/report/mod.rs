@@ -1,11 +1,54 @@
 //! Reporters: they consume the runner's events and the final [`Results`], and know every
 //! output format; the runner knows none. Every report file is written atomically.
 
+pub mod grid;
+pub mod html;
 pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod merge;
 pub mod terminal;
+pub mod text;
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use crate::errors::Error;
+use crate::results::Results;
+
+/// The report files asked for on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct ReportFiles {
+    pub json: Option<PathBuf>,
+    pub junit_xml: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+}
+
+/// Write every requested report from `results`, each atomically. One that cannot be written
+/// does not stop the others; the first such error is returned after all were tried (the
+/// others are printed).
+pub fn write_all(results: &Results, files: &ReportFiles) -> Result<(), Error> {
+    type Writer = fn(&Path, &Results) -> Result<(), Error>;
+    let writers: [(&Option<PathBuf>, Writer); 4] = [
+        (&files.json, json::write),
+        (&files.junit_xml, junit::write),
+        (&files.markdown, markdown::write),
+        (&files.html, html::write),
+    ];
+    let mut first_error = None;
+    for (path, write) in writers {
+        if let Some(path) = path {
+            if let Err(e) = write(path, results) {
+                if first_error.is_some() {
+                    eprintln!("error: {e}");
+                }
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
 
 /// Write `bytes` to `path` through a temporary file in the same folder and a rename, so that
 /// readers see the old file or the new one, never half of one.
@@ -15,17 +58,77 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(
-            ".{}.",
-            path.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        ))
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let prefix = format!(
+        ".{}.",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default()
+    );
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // Reports are for sharing (CI artefacts, web pages): readable by all, as a file the shell
+    // would create, not private as a temporary file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Results for the reporters' unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::case::{Expected, OutcomeKind, ParamValue, Params};
+    use crate::outcome::Observed;
+    use crate::results::{CaseInfo, Results, RunRecord};
+    use crate::verdict::Verdict;
+
+    /// `n` regressions on one interpreter, each printing `output` bytes of hostile text.
+    pub fn failing(n: usize, output: usize) -> Results {
+        let mut results = Results::new();
+        let nasty = "\u{0}\u{1b}[31m]]><b>&\u{fffe}\u{ffff}\"'";
+        let text: String = nasty.chars().cycle().take(output).collect();
+        for i in 0..n {
+            let mut params = indexmap::IndexMap::new();
+            params.insert("i".to_string(), ParamValue::Int(i as i64));
+            results.runs.push(RunRecord {
+                case: "case".into(),
+                params: Params(params),
+                python: "cpython-3.12.1".into(),
+                dump_python: None,
+                load_python: None,
+                verdict: Verdict::Regression,
+                expected: Expected::default_pass(),
+                observed: Some(Observed {
+                    outcome: OutcomeKind::Error,
+                    exception: Some("ValueError".into()),
+                    message: Some(text.clone()),
+                    signal: None,
+                    exit_code: None,
+                    traceback: Some(text.clone()),
+                    stdout: text.clone(),
+                    stderr: text.clone(),
+                    duration_s: 0.1,
+                    phase: None,
+                }),
+                reason: None,
+                dump_duration_s: None,
+            });
+        }
+        results.cases.insert(
+            "case".into(),
+            CaseInfo {
+                title: nasty.into(),
+                path: "cases/case.yaml".into(),
+                tags: vec!["t".into()],
+                links: vec![],
+            },
+        );
+        results
+    }
 }

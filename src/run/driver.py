@@ -88,7 +88,9 @@ def _main():
     case_path, result_path, params_literal = sys.argv[1], sys.argv[2], sys.argv[3]
     data_path = sys.argv[4] if len(sys.argv) > 4 else None
     phase = sys.argv[5] if len(sys.argv) > 5 else None
-    params = eval(params_literal, {"__builtins__": {}}) if params_literal else {}
+    # Only the names a params literal can hold (on 2.7 True and False are builtins, not literals).
+    names = {"True": True, "False": False, "None": None, "float": float}
+    params = eval(params_literal, {"__builtins__": names}) if params_literal else {}
     if sys.version_info[0] == 2:
         # Python 2 cases expect native strings where they can have them.
         for key, value in list(params.items()):

@@ -202,6 +202,7 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
         verdict,
         expected,
         observed,
+        dump_duration_s: None,
         reason,
     };
     let side_for = |phase: Option<Phase>| match (&run.producer, phase) {
@@ -243,6 +244,7 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
     if ctx.cancel.is_cancelled() {
         return None;
     }
+    let mut dump_duration_s = None;
     let result = match (&case.body, dump) {
         (Body::Code(code), _) => {
             run_python(ctx, &run.interpreter, case, code, &run.params, None).await
@@ -255,6 +257,7 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
                     Ok(d.observed.clone())
                 }
                 Ok(d) => {
+                    dump_duration_s = Some(d.observed.duration_s);
                     run_python(
                         ctx,
                         &run.interpreter,
@@ -273,7 +276,9 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
         Ok(observed) => {
             let expected = case.expected_for(&run.params, side_for(observed.phase));
             let verdict = judge(&expected, &observed);
-            Some(record(verdict, expected, Some(observed), None))
+            let mut r = record(verdict, expected, Some(observed), None);
+            r.dump_duration_s = dump_duration_s;
+            Some(r)
         }
         Err(reason) if reason == CANCELLED => None,
         Err(reason) => {

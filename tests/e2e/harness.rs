@@ -441,7 +441,7 @@ fn every_verdict_and_exit_code() -> TestResult {
         }
     }
     // The first matching rule decides.
-    let text = "title: t\ncode: raise ValueError('x')\nexpect:\n  - python: '<3'\n    outcome: pass\n  - outcome: error\n    exception: ValueError\n  - outcome: pass\n";
+    let text = "title: t\ncode: raise ValueError('x')\nexpect:\n  - python: '<3'\n    outcome: pass\n  - python: '>=3.11'\n    outcome: error\n    exception: ValueError\n  - outcome: pass\n";
     let dir = folder(&[("cases/v.yaml", text)]);
     let (run, json) = run_json(
         dir.path(),
@@ -743,6 +743,9 @@ fn execution_rules() -> TestResult {
     let text = r#"title: rules
 params:
   word: [héllo]
+  flag: [true]
+  none: [null]
+  ratio: [0.5]
 env:
   MY_VAR: "42"
 code: |
@@ -757,6 +760,7 @@ code: |
   assert os.path.abspath(os.getcwd()) == os.path.dirname(os.path.abspath(__file__))
   assert sys.stdin.read() == ""
   assert word == u"h\u00e9llo", repr(word)
+  assert flag is True and none is None and ratio == 0.5
   if sys.version_info >= (3, 3):
       import faulthandler
       assert faulthandler.is_enabled()

@@ -3,13 +3,19 @@
 //! with the reason, rather than passing silently.
 
 mod bisect;
+mod corpus;
 mod harness;
+mod reports;
+mod roundtrip;
 mod support;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
+    trials.extend(corpus::trials());
     trials.extend(harness::trials());
     trials.extend(bisect::trials());
+    trials.extend(reports::trials());
+    trials.extend(roundtrip::trials());
     libtest_mimic::run(&args, trials).exit();
 }

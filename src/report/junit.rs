@@ -1,0 +1,301 @@
+//! `--junit-xml FILE`: JUnit XML for CI systems, valid against the Jenkins xunit schema
+//! (`junit-10.xsd`, the one pytest's output targets) whatever the cases printed.
+//!
+//! One `<testsuite>` per interpreter, named by its label, with the interpreter's facts as
+//! properties. One `<testcase>` per run, named `<case-id>[<params>]` (and `producer -> consumer`
+//! for a round trip), its classname `crosspickle.<label>.<case-id>` so that names stay unique
+//! when several jobs' files are put together. Regression, fixed and changed are `<failure>`,
+//! env-error is `<error>`, skipped is `<skipped>`; xfail passes and its `<system-out>` says
+//! which known behaviour was reproduced. A run that merged inputs disagree about is a
+//! `<failure>` of type `conflict`.
+//!
+//! Text from the cases is cleaned ([`text::clean`]) and bounded: each testcase gets at most
+//! [`PER_RUN`] bytes while the file's [`TOTAL`] lasts, then [`MIN_PER_RUN`], so the file stays
+//! well under the 30 MB GitLab accepts.
+
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::text::{self, Budget};
+use crate::errors::Error;
+use crate::python::Interpreter;
+use crate::results::{describe_expected, Results, RunRecord};
+use crate::verdict::Verdict;
+
+/// Bytes of text (message, traceback, output) one testcase may carry.
+pub const PER_RUN: usize = 64 * 1024;
+/// Bytes of text the whole file may carry before each testcase is cut to [`MIN_PER_RUN`].
+pub const TOTAL: usize = 16 * 1024 * 1024;
+pub const MIN_PER_RUN: usize = 2 * 1024;
+/// Bytes of a `message` attribute.
+const MESSAGE: usize = 1024;
+
+pub fn write(path: &std::path::Path, results: &Results) -> Result<(), Error> {
+    let xml = render(results);
+    super::write_atomic(path, xml.as_bytes())
+        .map_err(|e| Error::io(format!("writing {}", path.display()), e))
+}
+
+/// The whole document.
+pub fn render(results: &Results) -> String {
+    // The root carries no properties in this schema: its name says the results are partial.
+    let mut report = Report::new(match (results.partial, &results.partial_reason) {
+        (true, Some(reason)) => {
+            text::clean_head(&format!("crosspickle (partial: {reason})"), MESSAGE)
+        }
+        (true, None) => "crosspickle (partial)".to_string(),
+        (false, _) => "crosspickle".to_string(),
+    });
+    if let Some(t) = seconds(results.duration_s) {
+        report.set_time(t);
+    }
+    let mut budget = Budget::new(TOTAL, PER_RUN, MIN_PER_RUN);
+    let mut labels: Vec<&str> = results
+        .interpreters
+        .iter()
+        .map(|i| i.label.as_str())
+        .collect();
+    for r in &results.runs {
+        if !labels.contains(&r.python.as_str()) {
+            labels.push(&r.python);
+        }
+    }
+    for label in labels {
+        let mut suite = TestSuite::new(text::clean(label));
+        if let Some(interpreter) = results.interpreters.iter().find(|i| i.label == label) {
+            suite.add_properties(interpreter_properties(interpreter));
+        }
+        suite.add_property(Property::new(
+            "crosspickle.version",
+            &results.crosspickle_version,
+        ));
+        if results.partial {
+            suite.add_property(Property::new("crosspickle.partial", "true"));
+            let reason = results.partial_reason.as_deref().unwrap_or("interrupted");
+            suite.add_property(Property::new(
+                "crosspickle.partial_reason",
+                text::clean(reason),
+            ));
+        }
+        let mut time = 0.0;
+        for r in results.runs.iter().filter(|r| r.python == label) {
+            time += r.observed.as_ref().map(|o| o.duration_s).unwrap_or(0.0);
+            suite.add_test_case(test_case(r, results, label, &mut budget));
+        }
+        if let Some(t) = seconds(time) {
+            suite.set_time(t);
+        }
+        report.add_test_suite(suite);
+    }
+    let xml = report
+        .to_string()
+        .expect("a JUnit report serializes to a string");
+    strip_root_skipped(xml)
+}
+
+/// The schema allows no `skipped` attribute on `<testsuites>`, which quick-junit always writes:
+/// drop it (the counts stay on each `<testsuite>`).
+fn strip_root_skipped(xml: String) -> String {
+    let Some(start) = xml.find("<testsuites") else {
+        return xml;
+    };
+    let end = xml[start..]
+        .find('>')
+        .map(|e| start + e)
+        .unwrap_or(xml.len());
+    let tag = &xml[start..end];
+    let Some(at) = tag.find(" skipped=\"") else {
+        return xml;
+    };
+    let value_end = tag[at + 10..]
+        .find('"')
+        .map(|e| at + 10 + e + 1)
+        .unwrap_or(tag.len());
+    format!("{}{}{}", &xml[..start + at], &tag[value_end..], &xml[end..])
+}
+
+fn seconds(s: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(s).ok()
+}
+
+/// The interpreter's facts, one property each, in the JSON report's names.
+fn interpreter_properties(interpreter: &Interpreter) -> Vec<Property> {
+    let value = serde_json::to_value(interpreter).unwrap_or_default();
+    let Some(map) = value.as_object() else {
+        return Vec::new();
+    };
+    map.iter()
+        .map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Array(items) => items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .map(String::from)
+                            .unwrap_or_else(|| i.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join(","),
+                serde_json::Value::Null => String::new(),
+                other => other.to_string(),
+            };
+            Property::new(format!("python.{k}"), text::clean(&v))
+        })
+        .collect()
+}
+
+fn test_case(r: &RunRecord, results: &Results, label: &str, budget: &mut Budget) -> TestCase {
+    let allowance = budget.allowance();
+    let conflict = results.conflict_for(r);
+    let verdict_line = format!("{}: {}", r.verdict, r.explanation());
+    let status = match (conflict, r.verdict) {
+        (Some(c), _) => {
+            let message = format!("conflict between merged results: {}", c.describe());
+            non_success(
+                NonSuccessKind::Failure,
+                "conflict",
+                &message,
+                &details(r, results, Some(&message), allowance),
+            )
+        }
+        (None, Verdict::Regression | Verdict::Fixed | Verdict::Changed) => non_success(
+            NonSuccessKind::Failure,
+            r.verdict.as_str(),
+            &verdict_line,
+            &details(r, results, None, allowance),
+        ),
+        (None, Verdict::EnvError) => non_success(
+            NonSuccessKind::Error,
+            r.verdict.as_str(),
+            &verdict_line,
+            &details(r, results, None, allowance),
+        ),
+        (None, Verdict::Skipped) => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(text::clean_head(
+                r.reason.as_deref().unwrap_or("skipped"),
+                MESSAGE,
+            ));
+            status
+        }
+        (None, Verdict::Ok | Verdict::Xfail) => TestCaseStatus::success(),
+    };
+    let mut case = TestCase::new(text::clean(&r.name()), status);
+    case.set_classname(text::clean(&format!("crosspickle.{label}.{}", r.case)));
+    if let Some(t) = r.observed.as_ref().and_then(|o| seconds(o.duration_s)) {
+        case.set_time(t);
+    }
+    let mut used = 0;
+    if r.verdict == Verdict::Xfail && conflict.is_none() {
+        let out = details(r, results, None, allowance);
+        used += text::escaped_size(&out);
+        case.set_system_out(format!("xfail: the known behaviour was reproduced\n{out}"));
+    }
+    if let TestCaseStatus::NonSuccess {
+        description: Some(d),
+        message,
+        ..
+    } = &case.status
+    {
+        used +=
+            text::escaped_size(d) + message.as_ref().map(|m| text::escaped_size(m)).unwrap_or(0);
+    }
+    budget.spend(used);
+    case
+}
+
+fn non_success(kind: NonSuccessKind, ty: &str, message: &str, body: &str) -> TestCaseStatus {
+    let mut status = TestCaseStatus::non_success(kind);
+    status.set_type(ty);
+    status.set_message(text::clean_head(message, MESSAGE));
+    status.set_description(body.to_string());
+    status
+}
+
+/// The body of a failure, or the output of an xfail: the rule, what happened, the traceback and
+/// the tails of stdout and stderr, cleaned and within `allowance` bytes.
+fn details(r: &RunRecord, results: &Results, conflict: Option<&str>, allowance: usize) -> String {
+    let mut lines = Vec::new();
+    if let Some(c) = conflict {
+        lines.push(c.to_string());
+    }
+    lines.push(format!("verdict:  {}", r.verdict));
+    if let Some(info) = results.cases.get(&r.case) {
+        lines.push(format!("case:     {} ({})", info.title, info.path));
+    }
+    if let (Some(d), Some(l)) = (&r.dump_python, &r.load_python) {
+        lines.push(format!("pair:     dumped by {d}, loaded by {l}"));
+    }
+    lines.push(format!("expected: {}", describe_expected(&r.expected)));
+    if let Some(reason) = &r.expected.reason {
+        lines.push(format!("because:  {reason}"));
+    }
+    match &r.observed {
+        Some(o) => {
+            lines.push(format!("observed: {}", o.summary()));
+            if let Some(phase) = o.phase {
+                lines.push(format!("phase:    {phase}"));
+            }
+            if let Some(code) = o.exit_code.filter(|c| *c != 0) {
+                lines.push(format!("exit code: {code}"));
+            }
+        }
+        None => lines.push(format!("reason:   {}", r.reason.as_deref().unwrap_or(""))),
+    }
+    let head = text::clean_head(&lines.join("\n"), allowance / 4);
+    let mut out = head;
+    if let Some(o) = &r.observed {
+        // What is left goes to the traceback and the output tails, in that order of need.
+        let left = allowance.saturating_sub(text::escaped_size(&out));
+        let parts = [
+            ("traceback", o.traceback.as_deref().unwrap_or("")),
+            ("stderr", &o.stderr),
+            ("stdout", &o.stdout),
+        ];
+        let present = parts
+            .iter()
+            .filter(|(_, t)| !t.trim().is_empty())
+            .count()
+            .max(1);
+        for (name, t) in parts {
+            if t.trim().is_empty() {
+                continue;
+            }
+            let shown = text::cut_for(name)(t.trim_end(), left / present);
+            out.push_str(&format!("\n--- {name}\n{shown}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_stays_bounded_however_much_fails() {
+        let results = crate::report::fixtures::failing(400, 70_000);
+        let xml = render(&results);
+        assert!(xml.len() < 30 * 1000 * 1000, "{} bytes", xml.len());
+        assert!(xml.len() > TOTAL, "{} bytes: the budget is used", xml.len());
+        assert!(
+            !xml.contains('\u{0}')
+                && !xml.contains('\u{1b}')
+                && !xml.contains('\u{fffe}')
+                && !xml.contains('\u{ffff}')
+        );
+        assert_eq!(xml.matches("<failure ").count(), 400);
+        assert!(!xml.contains("<testsuites name=\"crosspickle\" tests=\"400\" skipped="));
+    }
+
+    #[test]
+    fn drops_only_the_root_skipped_attribute() {
+        let xml = "<?xml version=\"1.0\"?>\n<testsuites name=\"crosspickle\" tests=\"1\" skipped=\"0\" failures=\"0\">\n<testsuite name=\"a\" skipped=\"0\">".to_string();
+        assert_eq!(
+            strip_root_skipped(xml),
+            "<?xml version=\"1.0\"?>\n<testsuites name=\"crosspickle\" tests=\"1\" failures=\"0\">\n<testsuite name=\"a\" skipped=\"0\">"
+        );
+    }
+}

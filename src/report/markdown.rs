@@ -1,0 +1,339 @@
+//! `--markdown FILE`: a summary for `$GITHUB_STEP_SUMMARY` (GitHub-flavoured Markdown): a
+//! banner when the results are partial, the summary line, the matrix with one symbol per
+//! verdict, the conflicts of a merge, then each failing run folded in `<details>`.
+//!
+//! GitHub takes at most 1 MiB per step summary: the details stop once the whole text reaches
+//! [`TOTAL`] bytes and the summary says how many failing runs were left out.
+
+use std::fmt::Write as _;
+
+use super::grid::Grid;
+use super::html::escape;
+use super::text::{self, Budget};
+use crate::errors::Error;
+use crate::results::{describe_expected, Results, RunRecord};
+use crate::verdict::Verdict;
+
+/// Bytes of the whole summary before the details of failing runs stop.
+pub const TOTAL: usize = 900 * 1024;
+/// Bytes of details of one failing run.
+pub const PER_RUN: usize = 8 * 1024;
+
+/// The symbol of a verdict in the matrix.
+pub fn symbol(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Ok => "✅",
+        Verdict::Xfail => "☑️",
+        Verdict::Regression => "❌",
+        Verdict::Fixed => "⭕",
+        Verdict::Changed => "⚠️",
+        Verdict::Skipped => "➖",
+        Verdict::EnvError => "💥",
+    }
+}
+
+const CONFLICT: &str = "❗";
+
+pub fn write(path: &std::path::Path, results: &Results) -> Result<(), Error> {
+    super::write_atomic(path, render(results).as_bytes())
+        .map_err(|e| Error::io(format!("writing {}", path.display()), e))
+}
+
+pub fn render(results: &Results) -> String {
+    let mut out = String::from("## crosspickle results\n\n");
+    if results.partial {
+        let reason = results.partial_reason.as_deref().unwrap_or("interrupted");
+        let _ = writeln!(
+            out,
+            "> [!WARNING]\n> **Partial results**: {}. Not every planned run is here.\n",
+            md_escape(&text::clean(reason))
+        );
+    }
+    let _ = writeln!(out, "{}\n", summary_line(results));
+    out.push_str(&matrix(results));
+    if !results.conflicts.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n### {CONFLICT} Conflicts ({})\n",
+            results.conflicts.len()
+        );
+        out.push_str("The merged inputs disagree about these runs; each counts as a failure.\n\n");
+        for c in &results.conflicts {
+            let mut name = c.case.clone();
+            if !c.params.is_empty() {
+                name = format!("{name}[{}]", c.params);
+            }
+            if let Some(d) = &c.dump_python {
+                name = format!("{name} {d} ->");
+            }
+            let _ = writeln!(
+                out,
+                "- {} on {}: {}",
+                md_escape(&name),
+                md_escape(&c.python),
+                md_escape(&text::clean_head(&c.describe(), 2048))
+            );
+        }
+    }
+    let failing: Vec<&RunRecord> = results
+        .runs
+        .iter()
+        .filter(|r| r.verdict.fails_run() || results.conflict_for(r).is_some())
+        .collect();
+    if !failing.is_empty() {
+        let _ = writeln!(out, "\n### Failing runs ({})\n", failing.len());
+        let mut budget = Budget::new(TOTAL.saturating_sub(out.len()), PER_RUN, 0);
+        let mut left_out = 0;
+        for r in &failing {
+            if budget.exhausted() {
+                left_out += 1;
+                continue;
+            }
+            let block = details(r, results, budget.allowance());
+            budget.spend(block.len());
+            out.push_str(&block);
+        }
+        if left_out > 0 {
+            let _ = writeln!(
+                out,
+                "\n{left_out} more failing runs are left out to keep this summary small: see the JSON, JUnit or HTML report.\n"
+            );
+        }
+    }
+    out
+}
+
+/// `**2 ok, 1 regression** in 1.20s: 6 runs on 2 interpreters`
+fn summary_line(results: &Results) -> String {
+    let counts: Vec<String> = results
+        .counts()
+        .iter()
+        .map(|(v, n)| format!("{} {n} {v}", symbol(*v)))
+        .collect();
+    let counts = if counts.is_empty() {
+        "no runs".to_string()
+    } else {
+        counts.join(", ")
+    };
+    let mut line = format!(
+        "**{counts}** in {:.2}s: {} runs on {} interpreters",
+        results.duration_s,
+        results.runs.len(),
+        results.interpreters.len()
+    );
+    if !results.conflicts.is_empty() {
+        let _ = write!(
+            line,
+            ", **{} {CONFLICT} conflicts**",
+            results.conflicts.len()
+        );
+    }
+    if results.partial {
+        line.push_str(" (**partial**)");
+    }
+    line
+}
+
+fn matrix(results: &Results) -> String {
+    let grid = Grid::new(results);
+    let mut out = String::from("| case |");
+    for c in &grid.columns {
+        let _ = write!(out, " {} |", md_escape(&c.header));
+    }
+    out.push_str("\n| :--- |");
+    for _ in &grid.columns {
+        out.push_str(" :-: |");
+    }
+    out.push('\n');
+    for row in &grid.rows {
+        let name = md_escape(&text::clean(&row.name));
+        let link = results
+            .cases
+            .get(&row.case)
+            .and_then(|i| i.links.iter().find(|l| is_web_link(l)));
+        match link {
+            Some(url) => {
+                let _ = write!(out, "| [{name}](<{}>) |", url.replace(['<', '>', ' '], ""));
+            }
+            None => {
+                let _ = write!(out, "| {name} |");
+            }
+        }
+        for cell in &row.cells {
+            match cell {
+                Some(i) => {
+                    let r = &results.runs[*i];
+                    let mark = if results.conflict_for(r).is_some() {
+                        CONFLICT
+                    } else {
+                        ""
+                    };
+                    let _ = write!(out, " {}{mark} |", symbol(r.verdict));
+                }
+                None => out.push_str("  |"),
+            }
+        }
+        out.push('\n');
+    }
+    let legend: Vec<String> = Verdict::ALL
+        .iter()
+        .map(|v| format!("{} {v}", symbol(*v)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "\n<sub>{} · {CONFLICT} conflict between merged results</sub>",
+        legend.join(" · ")
+    );
+    let named: Vec<String> = grid
+        .columns
+        .iter()
+        .filter(|c| c.header != c.label)
+        .map(|c| format!("{} = {}", escape(&c.header), escape(&c.label)))
+        .collect();
+    if !named.is_empty() {
+        let _ = writeln!(out, "<sub>{}</sub>", named.join(" · "));
+    }
+    out
+}
+
+/// One failing run, folded: the summary line shows verdict, name and explanation.
+fn details(r: &RunRecord, results: &Results, allowance: usize) -> String {
+    let conflict = results.conflict_for(r);
+    let mark = if conflict.is_some() {
+        CONFLICT
+    } else {
+        symbol(r.verdict)
+    };
+    let explanation = text::clean_head(&r.explanation(), 300);
+    let mut out =
+        format!(
+        "<details><summary>{mark} <b>{}</b> <code>{}</code> on <code>{}</code>: {}</summary>\n\n",
+        if conflict.is_some() { "conflict".to_string() } else { r.verdict.to_string() },
+        escape(&text::clean(&r.name())),
+        escape(&text::clean(&r.python)),
+        escape(&explanation)
+    );
+    let mut body = Vec::new();
+    if let Some(c) = conflict {
+        body.push(format!("conflict: {}", c.describe()));
+    }
+    if let Some(info) = results.cases.get(&r.case) {
+        body.push(format!("case:      {} ({})", info.title, info.path));
+    }
+    body.push(format!("expected:  {}", describe_expected(&r.expected)));
+    if let Some(reason) = &r.expected.reason {
+        body.push(format!("because:   {reason}"));
+    }
+    match &r.observed {
+        Some(o) => {
+            body.push(format!("observed:  {}", o.summary()));
+            if let Some(p) = o.phase {
+                body.push(format!("phase:     {p}"));
+            }
+        }
+        None => body.push(format!("reason:    {}", r.reason.as_deref().unwrap_or(""))),
+    }
+    let mut text_block = text::clean_head(&body.join("\n"), allowance / 4);
+    if let Some(o) = &r.observed {
+        let left = allowance.saturating_sub(text_block.len());
+        let parts = [
+            ("traceback", o.traceback.as_deref().unwrap_or("")),
+            ("stderr", &o.stderr),
+            ("stdout", &o.stdout),
+        ];
+        let present = parts
+            .iter()
+            .filter(|(_, t)| !t.trim().is_empty())
+            .count()
+            .max(1);
+        for (name, t) in parts {
+            if !t.trim().is_empty() {
+                let _ = write!(
+                    text_block,
+                    "\n--- {name}\n{}",
+                    text::cut_for(name)(t.trim_end(), left / present)
+                );
+            }
+        }
+    }
+    let fence = "`".repeat(longest_run(&text_block, '`').max(2) + 1);
+    let _ = writeln!(out, "{fence}text\n{text_block}\n{fence}\n\n</details>\n");
+    out
+}
+
+fn longest_run(text: &str, c: char) -> usize {
+    let (mut best, mut run) = (0, 0);
+    for x in text.chars() {
+        run = if x == c { run + 1 } else { 0 };
+        best = best.max(run);
+    }
+    best
+}
+
+/// Plain text for a Markdown table cell: every ASCII punctuation character backslash-escaped
+/// (so `|`, `*`, `<` and `[` stay text), line breaks as spaces.
+pub fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            c if c.is_ascii_punctuation()
+                && c != '.'
+                && c != '-'
+                && c != ','
+                && c != '='
+                && c != ':' =>
+            {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Only http(s) links are made links; anything else stays text.
+pub fn is_web_link(url: &str) -> bool {
+    let lower = url.trim().to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://"))
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stays_under_githubs_limit() {
+        let results = crate::report::fixtures::failing(300, 20_000);
+        let md = render(&results);
+        assert!(md.len() < 1024 * 1024, "{} bytes", md.len());
+        assert!(md.contains("more failing runs are left out"));
+        assert!(!md.contains('\u{0}') && !md.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn escapes_table_text() {
+        assert_eq!(
+            md_escape("a|b*c<d>[e]_f\ng"),
+            "a\\|b\\*c\\<d\\>\\[e\\]\\_f g"
+        );
+        assert_eq!(
+            md_escape("case[protocol=5,x=a.b-c:d]"),
+            "case\\[protocol=5,x=a.b-c:d\\]"
+        );
+    }
+
+    #[test]
+    fn fences_outlast_backticks() {
+        assert_eq!(longest_run("a ``` b ````", '`'), 4);
+    }
+
+    #[test]
+    fn web_links_only() {
+        assert!(is_web_link("https://bugs.python.org/issue39492"));
+        assert!(!is_web_link("javascript:alert(1)"));
+        assert!(!is_web_link("https://x y"));
+    }
+}

@@ -1,0 +1,309 @@
+//! `crosspickle merge`: one [`Results`] from the JSON results of many jobs, possibly from
+//! different machines.
+//!
+//! - Interpreters are the union by label (the first input's facts win: a label names the same
+//!   implementation, version and build everywhere).
+//! - Cases are the union by id (the first input's title, path, tags and links win).
+//! - Runs are the union by (case, params, interpreter label, producer label for a round trip).
+//!   The same run seen again with the same verdict, outcome, exception and signal is kept once
+//!   (messages may differ between machines: addresses, paths). Seen with a different verdict or
+//!   outcome it is a [`Conflict`]: every distinct sighting is listed with the file it came from,
+//!   the run keeps the first failing record (or the first), and the merged results fail.
+//!   Conflicts already in an input are carried over.
+//! - The merge is partial when an input is, its duration the sum of the inputs'.
+
+use std::collections::HashMap;
+
+use crate::case::OutcomeKind;
+use crate::errors::Error;
+use crate::results::{Conflict, Results, RunRecord, Sighting, FORMAT_VERSION};
+use crate::verdict::Verdict;
+
+/// Read every file; an unreadable one is an error (exit status 2).
+pub fn read_all(paths: &[std::path::PathBuf]) -> Result<Vec<(String, Results)>, Error> {
+    let mut inputs = Vec::with_capacity(paths.len());
+    for path in paths {
+        let results = super::json::read(path)?;
+        if results.format_version > FORMAT_VERSION {
+            return Err(Error::Usage(format!(
+                "{}: written in results format {} by crosspickle {}; this crosspickle reads format {FORMAT_VERSION}: upgrade it",
+                path.display(),
+                results.format_version,
+                results.crosspickle_version
+            )));
+        }
+        inputs.push((path.display().to_string(), results));
+    }
+    Ok(inputs)
+}
+
+type Key = (String, String, String, Option<String>);
+
+fn key(r: &RunRecord) -> Key {
+    (
+        r.case.clone(),
+        r.params.to_string(),
+        r.python.clone(),
+        r.dump_python.clone(),
+    )
+}
+
+/// What makes two records of the same run disagree.
+fn signature(r: &RunRecord) -> (Verdict, Option<OutcomeKind>, Option<&str>, Option<&str>) {
+    let o = r.observed.as_ref();
+    (
+        r.verdict,
+        o.map(|o| o.outcome),
+        o.and_then(|o| o.exception.as_deref()),
+        o.and_then(|o| o.signal.as_deref()),
+    )
+}
+
+fn summary(r: &RunRecord) -> String {
+    match (&r.observed, &r.reason) {
+        (Some(o), _) => o.summary(),
+        (None, Some(reason)) => reason.clone(),
+        (None, None) => String::new(),
+    }
+}
+
+/// The merged results. `inputs` are (source name, results) in the order given.
+pub fn merge(inputs: Vec<(String, Results)>) -> Results {
+    let mut merged = Results::new();
+    let mut partial_reasons = Vec::new();
+    // Per run: every distinct record with its source.
+    let mut order: Vec<Key> = Vec::new();
+    let mut seen: HashMap<Key, Vec<(String, RunRecord)>> = HashMap::new();
+    let mut carried: Vec<Conflict> = Vec::new();
+    for (source, results) in inputs {
+        merged.duration_s += results.duration_s;
+        if results.partial {
+            partial_reasons.push(format!(
+                "{source}: {}",
+                results.partial_reason.as_deref().unwrap_or("partial")
+            ));
+        }
+        for i in results.interpreters {
+            if !merged.interpreters.iter().any(|m| m.label == i.label) {
+                merged.interpreters.push(i);
+            }
+        }
+        for (id, info) in results.cases {
+            merged.cases.entry(id).or_insert(info);
+        }
+        for r in results.runs {
+            let k = key(&r);
+            let records = seen.entry(k.clone()).or_insert_with(|| {
+                order.push(k);
+                Vec::new()
+            });
+            if !records
+                .iter()
+                .any(|(_, known)| signature(known) == signature(&r))
+            {
+                records.push((source.clone(), r));
+            }
+        }
+        carried.extend(results.conflicts);
+    }
+    for k in order {
+        let records = seen.remove(&k).expect("every key has records");
+        let kept = records
+            .iter()
+            .position(|(_, r)| r.verdict.fails_run())
+            .unwrap_or(0);
+        let mut conflict = carried
+            .iter()
+            .position(|c| {
+                (
+                    c.case.clone(),
+                    c.params.to_string(),
+                    c.python.clone(),
+                    c.dump_python.clone(),
+                ) == k
+            })
+            .map(|i| carried.remove(i));
+        if records.len() > 1 {
+            let c = conflict.get_or_insert_with(|| {
+                let r = &records[0].1;
+                Conflict {
+                    case: r.case.clone(),
+                    params: r.params.clone(),
+                    python: r.python.clone(),
+                    dump_python: r.dump_python.clone(),
+                    seen: Vec::new(),
+                }
+            });
+            for (source, r) in &records {
+                let sighting = Sighting {
+                    source: source.clone(),
+                    verdict: r.verdict,
+                    summary: summary(r),
+                };
+                if !c.seen.iter().any(|s| {
+                    s.source == sighting.source
+                        && s.verdict == sighting.verdict
+                        && s.summary == sighting.summary
+                }) {
+                    c.seen.push(sighting);
+                }
+            }
+        }
+        merged.conflicts.extend(conflict);
+        merged.runs.push(
+            records
+                .into_iter()
+                .nth(kept)
+                .expect("kept is an index of records")
+                .1,
+        );
+    }
+    // Conflicts about runs no input has any more (cannot happen with files crosspickle wrote,
+    // but never drop one).
+    merged.conflicts.extend(carried);
+    if !partial_reasons.is_empty() {
+        merged.partial = true;
+        merged.partial_reason = Some(format!(
+            "merged from partial results ({})",
+            partial_reasons.join("; ")
+        ));
+    }
+    merged.sort_runs();
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::{Expected, Params};
+    use crate::outcome::Observed;
+
+    fn record(
+        case: &str,
+        python: &str,
+        verdict: Verdict,
+        outcome: OutcomeKind,
+        exception: Option<&str>,
+    ) -> RunRecord {
+        RunRecord {
+            case: case.into(),
+            params: Params::default(),
+            python: python.into(),
+            dump_python: None,
+            load_python: None,
+            verdict,
+            expected: Expected::default_pass(),
+            observed: Some(Observed {
+                outcome,
+                exception: exception.map(String::from),
+                message: Some(format!("at {python}")),
+                signal: None,
+                exit_code: None,
+                traceback: None,
+                stdout: String::new(),
+                stderr: String::new(),
+                duration_s: 0.5,
+                phase: None,
+            }),
+            reason: None,
+            dump_duration_s: None,
+        }
+    }
+
+    fn results(runs: Vec<RunRecord>) -> Results {
+        let mut r = Results::new();
+        r.duration_s = 1.0;
+        r.runs = runs;
+        r
+    }
+
+    #[test]
+    fn union_of_runs_and_duplicates_kept_once() {
+        let a = results(vec![record(
+            "c",
+            "cpython-3.8.18",
+            Verdict::Ok,
+            OutcomeKind::Pass,
+            None,
+        )]);
+        let b = results(vec![
+            record("c", "cpython-3.12.1", Verdict::Ok, OutcomeKind::Pass, None),
+            record("c", "cpython-3.8.18", Verdict::Ok, OutcomeKind::Pass, None),
+        ]);
+        let m = merge(vec![("a.json".into(), a), ("b.json".into(), b)]);
+        assert_eq!(m.runs.len(), 2);
+        assert!(m.conflicts.is_empty());
+        assert!(!m.failed());
+        assert_eq!(m.duration_s, 2.0);
+    }
+
+    #[test]
+    fn differing_outcomes_are_a_conflict_keeping_the_failing_record() {
+        let a = results(vec![record(
+            "c",
+            "cpython-3.8.18",
+            Verdict::Ok,
+            OutcomeKind::Pass,
+            None,
+        )]);
+        let b = results(vec![record(
+            "c",
+            "cpython-3.8.18",
+            Verdict::Regression,
+            OutcomeKind::Error,
+            Some("ValueError"),
+        )]);
+        let m = merge(vec![("a.json".into(), a), ("b.json".into(), b)]);
+        assert_eq!(m.runs.len(), 1);
+        assert_eq!(m.runs[0].verdict, Verdict::Regression);
+        assert_eq!(m.conflicts.len(), 1);
+        let seen: Vec<_> = m.conflicts[0]
+            .seen
+            .iter()
+            .map(|s| (s.source.as_str(), s.verdict))
+            .collect();
+        assert_eq!(
+            seen,
+            [("a.json", Verdict::Ok), ("b.json", Verdict::Regression)]
+        );
+        assert!(m.failed());
+        // Merging the merge again keeps the conflict.
+        let again = merge(vec![("m.json".into(), m)]);
+        assert_eq!(again.conflicts.len(), 1);
+        assert_eq!(again.conflicts[0].seen.len(), 2);
+    }
+
+    #[test]
+    fn passing_but_different_verdicts_still_conflict() {
+        let a = results(vec![record(
+            "c",
+            "pypy-3.9.18",
+            Verdict::Ok,
+            OutcomeKind::Pass,
+            None,
+        )]);
+        let b = results(vec![record(
+            "c",
+            "pypy-3.9.18",
+            Verdict::Skipped,
+            OutcomeKind::Pass,
+            None,
+        )]);
+        let m = merge(vec![("a".into(), a), ("b".into(), b)]);
+        assert_eq!(m.conflicts.len(), 1);
+        assert!(m.failed());
+    }
+
+    #[test]
+    fn partial_inputs_make_a_partial_merge() {
+        let mut a = results(vec![]);
+        a.partial = true;
+        a.partial_reason = Some("interrupted (Ctrl-C) after 1 of 4 runs".into());
+        let m = merge(vec![
+            ("a.json".into(), a),
+            ("b.json".into(), results(vec![])),
+        ]);
+        assert!(m.partial);
+        assert!(m.partial_reason.unwrap().contains("a.json: interrupted"));
+    }
+}
