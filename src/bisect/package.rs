@@ -311,6 +311,8 @@ const READY: &str = ".crosspickle-ready";
 
 struct PackageTester<'a> {
     target: &'a Target,
+    /// The target without its `requires`, which each environment already holds.
+    in_environment: &'a Target,
     base: &'a Interpreter,
     options: &'a PackageOptions,
     versions: &'a [String],
@@ -343,7 +345,7 @@ impl Tester for PackageTester<'_> {
         };
         let mut interpreter = self.base.clone();
         interpreter.executable = exe;
-        let mut step = match run_on(self.target, &interpreter).await {
+        let mut step = match run_on(self.in_environment, &interpreter).await {
             Ok(observed) => Step::tested(label, python, observed, StepState::Tested),
             Err(reason) => Step::skipped(label, python, reason),
         };
@@ -364,8 +366,15 @@ pub async fn bisect(
         None => available_versions(&base.executable, &options.name, &options.find_links).await?,
     };
     let versions = range(&all, options.good.as_deref(), options.bad.as_deref())?;
+    // Each release's environment already holds the case's `requires`: the runner must run the
+    // case in it as it is, not make an environment of its own on top.
+    let mut in_environment = target.clone();
+    let mut case = (*target.case).clone();
+    case.requires.clear();
+    in_environment.case = std::sync::Arc::new(case);
     let mut tester = PackageTester {
         target,
+        in_environment: &in_environment,
         base,
         options,
         versions: &versions,

@@ -164,7 +164,7 @@ for version, value, broken in [("1.0", 1, 0), ("1.1", 1, 0), ("1.2", 1, 0), ("1.
 fn package_releases() -> TestResult {
     let python = python("3.8").expect("3.8");
     let dir = folder(&[
-        ("cases/value.yaml", "title: tinypkg's value\ncode: |\n  import tinypkg\n  assert tinypkg.VALUE == 1, 'the value changed'\n"),
+        ("cases/value.yaml", "title: tinypkg's value\nrequires: [\"tinypkg>=1\"]\ncode: |\n  import tinypkg\n  assert tinypkg.VALUE == 1, 'the value changed'\n"),
         ("make_wheels.py", MAKE_WHEELS),
     ]);
     let wheels = dir.path().join("wheels");
