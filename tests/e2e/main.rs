@@ -2,6 +2,7 @@
 //! One binary with libtest-mimic so that a test whose interpreter is missing shows as ignored,
 //! with the reason, rather than passing silently.
 
+mod bisect;
 mod corpus;
 mod harness;
 mod reports;
@@ -13,6 +14,7 @@ fn main() {
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
     trials.extend(harness::trials());
+    trials.extend(bisect::trials());
     trials.extend(reports::trials());
     trials.extend(roundtrip::trials());
     libtest_mimic::run(&args, trials).exit();
