@@ -5,6 +5,7 @@
 //! discovered and selected, a [`run::Plan`] made and executed, each run judged into a
 //! [`verdict::Verdict`], and the [`results::Results`] handed to the [`report`]ers.
 
+pub mod bisect;
 pub mod case;
 pub mod cli;
 pub mod env;

@@ -1,6 +1,7 @@
 //! The command line: arguments, and the wiring of load → discover → plan → execute → report.
 //! Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted.
 
+mod bisect;
 mod cache;
 mod list;
 mod merge;
@@ -43,6 +44,10 @@ enum Command {
     Pythons(PythonsArgs),
     /// List or remove the cached environments of cases with `requires`
     Cache(cache::CacheArgs),
+    /// Find where a case's outcome changed: across interpreters, a package's releases, or CPython commits
+    Bisect(bisect::BisectArgs),
+    /// One test for `git bisect run`: exit 0 while the old outcome holds, 1 when it changed, 125 when it cannot run
+    BisectStep(bisect::BisectStepArgs),
     /// Merge the JSON results of several jobs into one matrix and its reports
     Merge(merge::MergeArgs),
     /// Print the catalogue of cases: id, title, tags, links, where the behaviour differs
@@ -212,6 +217,8 @@ pub fn main() -> i32 {
             Some(Command::Run(args)) => run::run(args).await,
             Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
             Some(Command::Cache(args)) => cache::cache(&args),
+            Some(Command::Bisect(args)) => bisect::bisect(args).await,
+            Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
             Some(Command::List(args)) => list::list(&args.paths, args.markdown),
             Some(Command::Merge(args)) => merge::merge(&args),
             None => run::run(cli.run).await,

@@ -10,10 +10,11 @@ use crate::python::probe::Prober;
 
 /// Discover (and cache) the interpreters every command works with.
 pub async fn discover_all(options: &PythonOptions) -> Result<(Discovery, Prober), Error> {
-    let config = options.config()?;
+    let mut config = options.config()?;
     let cache_dir = options.cache_dir();
     if let Some(dir) = &cache_dir {
         let _ = std::fs::create_dir_all(dir);
+        config.add_kept(dir);
     }
     let prober = Prober::new(
         cache_dir.as_deref(),

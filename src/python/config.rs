@@ -108,6 +108,61 @@ impl PythonsConfig {
     }
 }
 
+/// The file, in the cache folder, where `bisect --keep` names the interpreters it built; it has
+/// the `[pythons]` table of pythons.toml, and discovery reads it after pythons.toml.
+pub fn kept_file(cache_dir: &Path) -> PathBuf {
+    cache_dir.join("kept-pythons.toml")
+}
+
+impl PythonsConfig {
+    /// Add the kept interpreters of `cache_dir` whose names pythons.toml does not use.
+    pub fn add_kept(&mut self, cache_dir: &Path) {
+        let file = kept_file(cache_dir);
+        if !file.is_file() {
+            return;
+        }
+        match PythonsConfig::load(&file) {
+            Ok(kept) => {
+                for (name, path) in kept.named {
+                    self.named.entry(name).or_insert(path);
+                }
+            }
+            Err(e) => eprintln!("warning: ignoring kept interpreters: {e}"),
+        }
+    }
+}
+
+/// Name `python` in the kept interpreters of `cache_dir` (replacing an entry of that name).
+pub fn register_kept(cache_dir: &Path, name: &str, python: &Path) -> Result<(), Error> {
+    let file = kept_file(cache_dir);
+    let mut table: toml::Table = match std::fs::read_to_string(&file) {
+        Ok(text) => toml::from_str(&text).map_err(|e| Error::Config {
+            path: file.clone(),
+            message: e.to_string(),
+        })?,
+        Err(_) => toml::Table::new(),
+    };
+    let pythons = table
+        .entry("pythons")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let toml::Value::Table(pythons) = pythons else {
+        return Err(Error::Config {
+            path: file,
+            message: "`pythons` is not a table".into(),
+        });
+    };
+    pythons.insert(
+        name.to_string(),
+        toml::Value::String(python.display().to_string()),
+    );
+    let text = format!(
+        "# Interpreters kept by `crosspickle bisect --keep`; usable with --python NAME.\n{}",
+        toml::to_string(&table).expect("a table serializes")
+    );
+    crate::report::write_atomic(&file, text.as_bytes())
+        .map_err(|e| Error::io(format!("writing {}", file.display()), e))
+}
+
 fn resolve(base: &Path, path: &Path) -> PathBuf {
     if let Ok(rest) = path.strip_prefix("~") {
         if let Some(home) = std::env::var_os("HOME") {
@@ -136,6 +191,18 @@ mod tests {
         assert!(!c.sources.conda && c.sources.path);
         assert_eq!(c.named["a"], PathBuf::from("/usr/bin/python3"));
         assert_eq!(c.named["b"], dir.path().join("rel/python"));
+    }
+
+    #[test]
+    fn kept_interpreters() {
+        let dir = tempfile::tempdir().unwrap();
+        register_kept(dir.path(), "cpython@v3.8.1", Path::new("/x/bin/python")).unwrap();
+        register_kept(dir.path(), "other", Path::new("/y/bin/python")).unwrap();
+        let mut c = PythonsConfig::default();
+        c.named.insert("other".into(), PathBuf::from("/mine"));
+        c.add_kept(dir.path());
+        assert_eq!(c.named["cpython@v3.8.1"], PathBuf::from("/x/bin/python"));
+        assert_eq!(c.named["other"], PathBuf::from("/mine"));
     }
 
     #[test]

@@ -43,10 +43,12 @@ impl PythonRequest {
         ] {
             if let Some(rest) = t.strip_prefix(prefix) {
                 let rest = rest.trim_start_matches(['-', '@']);
-                let version = if rest.is_empty() {
-                    None
-                } else {
-                    Some(VersionRequest::from_str(rest).map_err(bad)?)
+                let version = match VersionRequest::from_str(rest) {
+                    _ if rest.is_empty() => None,
+                    Ok(v) => Some(v),
+                    // `cpython@v3.8.1`: a name (bisect --keep gives such names).
+                    Err(_) if t.contains('@') => return Ok(PythonRequest::Name(t.to_string())),
+                    Err(e) => return Err(bad(e)),
                 };
                 return Ok(PythonRequest::Implementation(implementation, version));
             }
@@ -137,6 +139,10 @@ mod tests {
             PythonRequest::Name(_)
         ));
         assert!(PythonRequest::parse("3.x").is_err());
+        assert!(matches!(
+            PythonRequest::parse("cpython@v3.8.1").unwrap(),
+            PythonRequest::Name(_)
+        ));
     }
 }
 

@@ -2,6 +2,7 @@
 //! One binary with libtest-mimic so that a test whose interpreter is missing shows as ignored,
 //! with the reason, rather than passing silently.
 
+mod bisect;
 mod corpus;
 mod harness;
 mod reports;
@@ -15,6 +16,7 @@ fn main() {
     trials.extend(corpus::trials());
     trials.extend(harness::trials());
     trials.extend(requires::trials());
+    trials.extend(bisect::trials());
     trials.extend(reports::trials());
     trials.extend(roundtrip::trials());
     libtest_mimic::run(&args, trials).exit();

@@ -1,0 +1,432 @@
+//! Package mode: binary search over a package's releases on one interpreter. The release list
+//! comes from `--versions` or from the user's index through the interpreter's own pip (so the
+//! user's pip configuration, `PIP_INDEX_URL`, `PIP_FIND_LINKS`, `pip.conf`, holds); each
+//! release is installed into its own virtual environment, cached under
+//! `<cache>/bisect/envs/`, built in a temporary folder and renamed into place; a release that
+//! does not install is skipped.
+//!
+//! The environment code is private to bisect on purpose: it is small and is meant to give way
+//! to the shared cached environments of the `requires` feature.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Instant;
+
+use pep440_rs::Version;
+use tokio::process::Command;
+
+use super::{run_on, search_range, seconds, Report, Step, StepState, Target, Tester};
+use crate::python::Interpreter;
+
+#[derive(Debug, Clone)]
+pub struct PackageOptions {
+    pub name: String,
+    pub good: Option<String>,
+    pub bad: Option<String>,
+    /// The releases to consider, instead of asking pip.
+    pub versions: Option<Vec<String>>,
+    /// Folders of wheels and sdists handed to pip as `--find-links`.
+    pub find_links: Vec<PathBuf>,
+    pub cache_dir: PathBuf,
+}
+
+/// The environment of pip commands: the caller's (pip configuration included) without the
+/// variables that change what Python does at startup, and no version check chatter.
+fn pip_command(python: &Path) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.env_clear();
+    cmd.envs(crate::run::sanitized_env(&Default::default()));
+    cmd.env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+        .env("PIP_NO_INPUT", "1");
+    cmd.args(["-m", "pip"]);
+    cmd
+}
+
+fn find_links_args(cmd: &mut Command, find_links: &[PathBuf]) {
+    for dir in find_links {
+        cmd.arg("--find-links").arg(dir);
+    }
+}
+
+/// The releases pip can see for `name`, oldest first (pre-releases only if pip lists them).
+pub async fn available_versions(
+    python: &Path,
+    name: &str,
+    find_links: &[PathBuf],
+) -> Result<Vec<String>, String> {
+    let mut cmd = pip_command(python);
+    cmd.args(["index", "versions", name]);
+    find_links_args(&mut cmd, find_links);
+    let listed = match super::output_of(&mut cmd, &format!("pip index versions {name}")).await {
+        Ok(out) => out
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Available versions:"))
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+            }),
+        Err(_) => None,
+    };
+    let versions = match listed {
+        Some(v) => v,
+        None => versions_from_resolver_error(python, name, find_links).await?,
+    };
+    let versions = sort_versions(versions);
+    if versions.is_empty() {
+        return Err(format!("pip finds no release of `{name}`: check the name and your index (pip config list), or give --versions"));
+    }
+    Ok(versions)
+}
+
+/// Older pips have no `pip index`: ask for a release that cannot exist and read the list of
+/// releases from the error ("from versions: 1.0, 1.1"). Nothing is downloaded.
+async fn versions_from_resolver_error(
+    python: &Path,
+    name: &str,
+    find_links: &[PathBuf],
+) -> Result<Vec<String>, String> {
+    let scratch =
+        tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+    let mut cmd = pip_command(python);
+    cmd.args(["download", "--no-deps", "--dest"])
+        .arg(scratch.path())
+        .arg(format!("{name}==0+crosspickle.impossible"));
+    find_links_args(&mut cmd, find_links);
+    let out = cmd
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|e| format!("cannot run pip with {}: {e}", python.display()))?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    let list = text
+        .split("(from versions:")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .ok_or_else(|| {
+            format!(
+                "cannot list the releases of `{name}` with pip: {}",
+                text.trim()
+            )
+        })?;
+    Ok(list
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty() && s != "none")
+        .collect())
+}
+
+/// PEP 440 order, duplicates removed; strings that are not versions are dropped.
+pub fn sort_versions(versions: Vec<String>) -> Vec<String> {
+    let mut parsed: Vec<(Version, String)> = versions
+        .into_iter()
+        .filter_map(|v| Version::from_str(&v).ok().map(|p| (p, v)))
+        .collect();
+    parsed.sort_by(|a, b| a.0.cmp(&b.0));
+    parsed.dedup_by(|a, b| a.0 == b.0);
+    parsed.into_iter().map(|(_, v)| v).collect()
+}
+
+/// The releases from `good` to `bad` (default: the oldest and the newest), inclusive.
+pub fn range(
+    versions: &[String],
+    good: Option<&str>,
+    bad: Option<&str>,
+) -> Result<Vec<String>, String> {
+    let find = |v: &str, which: &str| {
+        let want =
+            Version::from_str(v).map_err(|e| format!("--{which} {v}: not a version: {e}"))?;
+        versions
+            .iter()
+            .position(|x| Version::from_str(x).is_ok_and(|x| x == want))
+            .ok_or_else(|| {
+                format!(
+                    "--{which} {v} is not among the releases found: {}",
+                    versions.join(", ")
+                )
+            })
+    };
+    let start = good.map(|g| find(g, "good")).transpose()?.unwrap_or(0);
+    let end = bad
+        .map(|b| find(b, "bad"))
+        .transpose()?
+        .unwrap_or(versions.len().saturating_sub(1));
+    if start >= end {
+        return Err(format!(
+            "the good release ({}) must come before the bad one ({})",
+            versions.get(start).map(String::as_str).unwrap_or("?"),
+            versions.get(end).map(String::as_str).unwrap_or("?")
+        ));
+    }
+    Ok(versions[start..=end].to_vec())
+}
+
+/// The requirement's project name, normalized (PEP 503).
+fn project_name(requirement: &str) -> String {
+    let name: String = requirement
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    normalize(&name)
+}
+
+fn normalize(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.to_ascii_lowercase().chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// What goes into the environment of one release: `name==version`, and the case's own
+/// `requires` (params substituted) except those naming the package.
+pub fn requirements(target: &Target, name: &str, version: &str) -> Vec<String> {
+    let mut reqs = vec![format!("{name}=={version}")];
+    for r in &target.case.requires {
+        let mut r = r.clone();
+        for (k, v) in &target.params.0 {
+            r = r.replace(&format!("{{{k}}}"), &v.to_string());
+        }
+        if project_name(&r) != normalize(name) {
+            reqs.push(r);
+        }
+    }
+    reqs
+}
+
+/// The cached environment holding `requirements` for `base`: its python, and whether it was
+/// already there.
+async fn environment(
+    cache_dir: &Path,
+    base: &Interpreter,
+    requirements: &[String],
+    find_links: &[PathBuf],
+) -> Result<(PathBuf, bool), String> {
+    let key = format!(
+        "{}\n{}\n{:?}",
+        base.executable.display(),
+        requirements.join("\n"),
+        find_links
+    );
+    let parent = super::cache_root(cache_dir).join("envs").join(format!(
+        "{}-{}",
+        base.label,
+        &super::short_hash(&base.executable.display().to_string())[..8]
+    ));
+    let slug: String = requirements[0]
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let dir = parent.join(format!("{slug}-{}", &super::short_hash(&key)[..8]));
+    let python = dir.join("bin").join("python");
+    if dir.join(READY).is_file() && python.exists() {
+        return Ok((python, true));
+    }
+    std::fs::create_dir_all(&parent)
+        .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
+    let scratch = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempdir_in(&parent)
+        .map_err(|e| format!("cannot make a folder in {}: {e}", parent.display()))?;
+    let log = parent.join(format!("{slug}-{}.log", &super::short_hash(&key)[..8]));
+    let _ = std::fs::remove_file(&log);
+    // A pip that can install into another interpreter (`pip --python`, 22.3) spares each
+    // environment a copy of pip of its own, the slowest part of making one.
+    let outside_pip = pip_knows_python_option(&base.executable).await;
+    let mut venv = Command::new(&base.executable);
+    venv.env_clear()
+        .envs(crate::run::sanitized_env(&Default::default()));
+    venv.args(["-m", "venv"]);
+    if outside_pip {
+        venv.arg("--without-pip");
+    }
+    venv.arg(scratch.path());
+    super::run_logged(
+        &mut venv,
+        &format!("{} -m venv", base.executable.display()),
+        &log,
+    )
+    .await?;
+    let venv_python = scratch.path().join("bin").join("python");
+    let mut pip = if outside_pip {
+        let mut pip = pip_command(&base.executable);
+        pip.arg("--python").arg(&venv_python);
+        pip
+    } else {
+        pip_command(&venv_python)
+    };
+    pip.args(["install", "--no-warn-script-location"]);
+    find_links_args(&mut pip, find_links);
+    pip.args(requirements);
+    super::run_logged(
+        &mut pip,
+        &format!("pip install {}", requirements.join(" ")),
+        &log,
+    )
+    .await?;
+    std::fs::write(scratch.path().join(READY), requirements.join("\n"))
+        .map_err(|e| format!("cannot write in {}: {e}", scratch.path().display()))?;
+    let built = scratch.keep();
+    if let Err(e) = std::fs::rename(&built, &dir) {
+        // Another bisect may have made the same environment meanwhile: use theirs.
+        let _ = std::fs::remove_dir_all(&built);
+        if !dir.join(READY).is_file() {
+            return Err(format!(
+                "cannot move the environment to {}: {e}",
+                dir.display()
+            ));
+        }
+    }
+    Ok((python, false))
+}
+
+/// Is the interpreter's pip 22.3 or later (it has `--python`)?
+async fn pip_knows_python_option(python: &Path) -> bool {
+    let mut cmd = pip_command(python);
+    cmd.arg("--version");
+    let Ok(out) = super::output_of(&mut cmd, "pip --version").await else {
+        return false;
+    };
+    let version = out.split_whitespace().nth(1).unwrap_or("");
+    let parts: Vec<u64> = version.split('.').map_while(|p| p.parse().ok()).collect();
+    matches!(parts.as_slice(), [major, minor, ..] if (*major, *minor) >= (22, 3))
+}
+
+const READY: &str = ".crosspickle-ready";
+
+struct PackageTester<'a> {
+    target: &'a Target,
+    /// The target without its `requires`, which each environment already holds.
+    in_environment: &'a Target,
+    base: &'a Interpreter,
+    options: &'a PackageOptions,
+    versions: &'a [String],
+}
+
+impl Tester for PackageTester<'_> {
+    async fn test(&mut self, index: usize) -> Step {
+        let version = &self.versions[index];
+        let label = format!("{}=={version}", self.options.name);
+        let python = Some(self.base.label.clone());
+        let started = Instant::now();
+        let reqs = requirements(self.target, &self.options.name, version);
+        let (exe, cached) = match environment(
+            &self.options.cache_dir,
+            self.base,
+            &reqs,
+            &self.options.find_links,
+        )
+        .await
+        {
+            Ok(e) => e,
+            Err(reason) => {
+                return Step::skipped(label, python, format!("does not install: {reason}"))
+            }
+        };
+        let note = if cached {
+            "environment cached".to_string()
+        } else {
+            format!("installed in {}", seconds(started.elapsed()))
+        };
+        let mut interpreter = self.base.clone();
+        interpreter.executable = exe;
+        let mut step = match run_on(self.in_environment, &interpreter).await {
+            Ok(observed) => Step::tested(label, python, observed, StepState::Tested),
+            Err(reason) => Step::skipped(label, python, reason),
+        };
+        step.notes.push(note);
+        step
+    }
+}
+
+pub async fn bisect(
+    target: &Target,
+    base: &Interpreter,
+    options: &PackageOptions,
+    on_step: &mut dyn FnMut(&Step),
+) -> Result<Report, String> {
+    let started = Instant::now();
+    let all = match &options.versions {
+        Some(v) => sort_versions(v.clone()),
+        None => available_versions(&base.executable, &options.name, &options.find_links).await?,
+    };
+    let versions = range(&all, options.good.as_deref(), options.bad.as_deref())?;
+    // Each release's environment already holds the case's `requires`: the runner must run the
+    // case in it as it is, not make an environment of its own on top.
+    let mut in_environment = target.clone();
+    let mut case = (*target.case).clone();
+    case.requires.clear();
+    in_environment.case = std::sync::Arc::new(case);
+    let mut tester = PackageTester {
+        target,
+        in_environment: &in_environment,
+        base,
+        options,
+        versions: &versions,
+    };
+    let found = search_range(&versions, &mut tester, on_step).await;
+    Ok(Report {
+        mode: "package",
+        case: target.case.id.clone(),
+        params: target.params.clone(),
+        subject: Some(options.name.clone()),
+        python: Some(base.label.clone()),
+        candidates: versions.clone(),
+        steps: found.steps,
+        boundaries: found.boundary.into_iter().collect(),
+        conclusion: found.conclusion,
+        builds: None,
+        duration_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn ordering_and_ranges() {
+        let sorted = sort_versions(v(&["1.10", "1.2", "1.2.0", "2.0rc1", "nonsense", "1.9"]));
+        assert_eq!(sorted, v(&["1.2", "1.9", "1.10", "2.0rc1"]));
+        assert_eq!(
+            range(&sorted, Some("1.9"), None).unwrap(),
+            v(&["1.9", "1.10", "2.0rc1"])
+        );
+        assert_eq!(
+            range(&sorted, None, Some("1.9")).unwrap(),
+            v(&["1.2", "1.9"])
+        );
+        assert!(range(&sorted, Some("1.10"), Some("1.2")).is_err());
+        assert!(range(&sorted, Some("3.0"), None)
+            .unwrap_err()
+            .contains("not among"));
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(
+            project_name("Foo_Bar.baz>=1; python_version>'3'"),
+            "foo-bar-baz"
+        );
+        assert_eq!(normalize("cloud__Pickle"), "cloud-pickle");
+    }
+}
