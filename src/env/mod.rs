@@ -98,6 +98,18 @@ impl Environments {
     }
 }
 
+/// The python of the environment holding `requirements` (placeholders already replaced) for
+/// `interpreter`, made if need be: for callers outside the run loop, such as bisect.
+pub async fn python_with(
+    options: &EnvOptions,
+    interpreter: &Interpreter,
+    requirements: &[String],
+    cancel: &CancellationToken,
+) -> Result<PathBuf, EnvFailure> {
+    let key = EnvKey::new(interpreter, requirements);
+    ensure(options, &Semaphore::new(1), interpreter, &key, cancel).await
+}
+
 /// The environment of `key`, reused when it is there, else made (under its lock).
 async fn ensure(
     options: &EnvOptions,
