@@ -50,7 +50,9 @@ pub fn trials() -> Vec<Trial> {
     ]
 }
 
-/// A test that needs uv on PATH: ignored, with the reason, without it.
+/// A test that needs uv (on PATH, or named by CROSSPICKLE_TEST_UV as .ci/run does, so that the
+/// other tests keep exercising pip): ignored, with the reason, without it; a failure when
+/// CROSSPICKLE_TEST_UV names one that is not there.
 fn uv_trial(name: &str, test: fn() -> TestResult) -> Trial {
     if which_uv().is_some() && python("3.8").is_some() {
         Trial::test(name, test)
@@ -62,6 +64,9 @@ fn uv_trial(name: &str, test: fn() -> TestResult) -> Trial {
 }
 
 fn which_uv() -> Option<PathBuf> {
+    if let Some(uv) = std::env::var_os("CROSSPICKLE_TEST_UV").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(uv));
+    }
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join("uv"))
         .find(|p| p.is_file())
@@ -484,8 +489,15 @@ fn uv_installer() -> TestResult {
     let cache = cache();
     let uv_cache = tempfile::tempdir().expect("tempdir");
     let dir = folder(&[("cases/tiny.yaml", TINY_CASE)]);
+    let uv = which_uv().expect("checked by uv_trial");
+    check(uv.is_file(), format!("uv not found at {}", uv.display()))?;
+    let path = std::env::join_paths(std::iter::once(uv.parent().unwrap().to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
     let out = crosspickle(dir.path())
         .args(args(cache.path(), links.path(), "3.8"))
+        .env("PATH", path)
         .env("CROSSPICKLE_INSTALLER", "uv")
         .env("UV_CACHE_DIR", uv_cache.path())
         .output()
