@@ -120,21 +120,8 @@ pub struct RunArgs {
     /// Show every run as it finishes
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
-    /// Write the results as JSON to FILE
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write JUnit XML to FILE (one testsuite per interpreter), for CI systems
-    #[arg(long, value_name = "FILE")]
-    pub junit_xml: Option<PathBuf>,
-    /// Write a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Write a self-contained HTML page to FILE
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Colour: auto (not with NO_COLOR or off a terminal), always, never
-    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
-    pub color: String,
+    #[command(flatten)]
+    pub reports: ReportOptions,
     /// Install the cases' `requires` without an index: only from the installer's cache and --find-links
     #[arg(long)]
     pub offline: bool,
@@ -152,9 +139,29 @@ struct PythonsArgs {
     json: bool,
 }
 
-impl RunArgs {
+/// The reports a run or a merge writes, and the terminal's colour.
+#[derive(Debug, Args, Clone)]
+pub struct ReportOptions {
+    /// Write the results as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write JUnit XML to FILE (one testsuite per interpreter), for CI systems
+    #[arg(long, value_name = "FILE")]
+    pub junit_xml: Option<PathBuf>,
+    /// Write a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML page to FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Colour: auto (not with NO_COLOR or off a terminal), always, never
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+}
+
+impl ReportOptions {
     /// The report files asked for.
-    pub fn report_files(&self) -> crate::report::ReportFiles {
+    pub fn files(&self) -> crate::report::ReportFiles {
         crate::report::ReportFiles {
             json: self.json.clone(),
             junit_xml: self.junit_xml.clone(),

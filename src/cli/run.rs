@@ -138,7 +138,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
             }
         });
     }
-    let mut terminal = TerminalReporter::new(Style::detect(&args.color), args.verbose);
+    let mut terminal = TerminalReporter::new(Style::detect(&args.reports.color), args.verbose);
     let mut results = execute(&plan, &options, cancel, &mut |event| {
         terminal.on_event(event)
     })
@@ -154,7 +154,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
         ));
     }
     // Reports first: they are what CI keeps, even if printing to a closed stdout fails.
-    let written = crate::report::write_all(&results, &args.report_files());
+    let written = crate::report::write_all(&results, &args.reports.files());
     super::emit(&terminal.finish(&results));
     written?;
     Ok(if was_interrupted {

@@ -249,23 +249,7 @@ fn details(r: &RunRecord, results: &Results, conflict: Option<&str>, allowance: 
     if let Some(o) = &r.observed {
         // What is left goes to the traceback and the output tails, in that order of need.
         let left = allowance.saturating_sub(text::escaped_size(&out));
-        let parts = [
-            ("traceback", o.traceback.as_deref().unwrap_or("")),
-            ("stderr", &o.stderr),
-            ("stdout", &o.stdout),
-        ];
-        let present = parts
-            .iter()
-            .filter(|(_, t)| !t.trim().is_empty())
-            .count()
-            .max(1);
-        for (name, t) in parts {
-            if t.trim().is_empty() {
-                continue;
-            }
-            let shown = text::cut_for(name)(t.trim_end(), left / present);
-            out.push_str(&format!("\n--- {name}\n{shown}"));
-        }
+        out.push_str(&text::output_sections(o, left));
     }
     out
 }

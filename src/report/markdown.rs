@@ -236,25 +236,7 @@ fn details(r: &RunRecord, results: &Results, allowance: usize) -> String {
     let mut text_block = text::clean_head(&body.join("\n"), allowance / 4);
     if let Some(o) = &r.observed {
         let left = allowance.saturating_sub(text_block.len());
-        let parts = [
-            ("traceback", o.traceback.as_deref().unwrap_or("")),
-            ("stderr", &o.stderr),
-            ("stdout", &o.stdout),
-        ];
-        let present = parts
-            .iter()
-            .filter(|(_, t)| !t.trim().is_empty())
-            .count()
-            .max(1);
-        for (name, t) in parts {
-            if !t.trim().is_empty() {
-                let _ = write!(
-                    text_block,
-                    "\n--- {name}\n{}",
-                    text::cut_for(name)(t.trim_end(), left / present)
-                );
-            }
-        }
+        text_block.push_str(&text::output_sections(o, left));
     }
     let fence = "`".repeat(longest_run(&text_block, '`').max(2) + 1);
     let _ = writeln!(out, "{fence}text\n{text_block}\n{fence}\n\n</details>\n");

@@ -85,6 +85,32 @@ pub fn tail(text: &str, budget: usize) -> String {
 
 /// How to show the part called `name` of a run's details, cleaned and within a budget: a
 /// traceback keeps both ends, output its tail.
+/// The traceback and the output tails of a run, each under a `--- name` line, sharing
+/// `budget` bytes between the ones that are not empty (tracebacks keep both ends, output its
+/// tail).
+pub fn output_sections(o: &crate::outcome::Observed, budget: usize) -> String {
+    let parts = [
+        ("traceback", o.traceback.as_deref().unwrap_or("")),
+        ("stderr", &o.stderr),
+        ("stdout", &o.stdout),
+    ];
+    let present = parts
+        .iter()
+        .filter(|(_, t)| !t.trim().is_empty())
+        .count()
+        .max(1);
+    let mut out = String::new();
+    for (name, t) in parts {
+        if !t.trim().is_empty() {
+            out.push_str(&format!(
+                "\n--- {name}\n{}",
+                cut_for(name)(t.trim_end(), budget / present)
+            ));
+        }
+    }
+    out
+}
+
 pub fn cut_for(name: &str) -> fn(&str, usize) -> String {
     if name == "traceback" {
         clean_ends
