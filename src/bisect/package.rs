@@ -1,12 +1,8 @@
 //! Package mode: binary search over a package's releases on one interpreter. The release list
 //! comes from `--versions` or from the user's index through the interpreter's own pip (so the
 //! user's pip configuration, `PIP_INDEX_URL`, `PIP_FIND_LINKS`, `pip.conf`, holds); each
-//! release is installed into its own virtual environment, cached under
-//! `<cache>/bisect/envs/`, built in a temporary folder and renamed into place; a release that
-//! does not install is skipped.
-//!
-//! The environment code is private to bisect on purpose: it is small and is meant to give way
-//! to the shared cached environments of the `requires` feature.
+//! release is installed into its own environment, the cached ones of the `requires` feature
+//! ([`crate::env`]); a release that does not install is skipped.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -203,111 +199,28 @@ pub fn requirements(target: &Target, name: &str, version: &str) -> Vec<String> {
     reqs
 }
 
-/// The cached environment holding `requirements` for `base`: its python, and whether it was
-/// already there.
+/// The cached environment holding `requirements` for `base` (the environments of the
+/// `requires` feature, shared with runs): its python, and whether it was already there.
 async fn environment(
     cache_dir: &Path,
     base: &Interpreter,
     requirements: &[String],
     find_links: &[PathBuf],
 ) -> Result<(PathBuf, bool), String> {
-    let key = format!(
-        "{}\n{}\n{:?}",
-        base.executable.display(),
-        requirements.join("\n"),
-        find_links
-    );
-    let parent = super::cache_root(cache_dir).join("envs").join(format!(
-        "{}-{}",
-        base.label,
-        &super::short_hash(&base.executable.display().to_string())[..8]
-    ));
-    let slug: String = requirements[0]
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let dir = parent.join(format!("{slug}-{}", &super::short_hash(&key)[..8]));
-    let python = dir.join("bin").join("python");
-    if dir.join(READY).is_file() && python.exists() {
-        return Ok((python, true));
-    }
-    std::fs::create_dir_all(&parent)
-        .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempdir_in(&parent)
-        .map_err(|e| format!("cannot make a folder in {}: {e}", parent.display()))?;
-    let log = parent.join(format!("{slug}-{}.log", &super::short_hash(&key)[..8]));
-    let _ = std::fs::remove_file(&log);
-    // A pip that can install into another interpreter (`pip --python`, 22.3) spares each
-    // environment a copy of pip of its own, the slowest part of making one.
-    let outside_pip = pip_knows_python_option(&base.executable).await;
-    let mut venv = Command::new(&base.executable);
-    venv.env_clear()
-        .envs(crate::run::sanitized_env(&Default::default()));
-    venv.args(["-m", "venv"]);
-    if outside_pip {
-        venv.arg("--without-pip");
-    }
-    venv.arg(scratch.path());
-    super::run_logged(
-        &mut venv,
-        &format!("{} -m venv", base.executable.display()),
-        &log,
-    )
-    .await?;
-    let venv_python = scratch.path().join("bin").join("python");
-    let mut pip = if outside_pip {
-        let mut pip = pip_command(&base.executable);
-        pip.arg("--python").arg(&venv_python);
-        pip
-    } else {
-        pip_command(&venv_python)
+    let options = crate::env::EnvOptions {
+        cache_dir: Some(cache_dir.to_path_buf()),
+        offline: false,
+        find_links: find_links.iter().map(|p| p.display().to_string()).collect(),
+        jobs: 1,
     };
-    pip.args(["install", "--no-warn-script-location"]);
-    find_links_args(&mut pip, find_links);
-    pip.args(requirements);
-    super::run_logged(
-        &mut pip,
-        &format!("pip install {}", requirements.join(" ")),
-        &log,
-    )
-    .await?;
-    std::fs::write(scratch.path().join(READY), requirements.join("\n"))
-        .map_err(|e| format!("cannot write in {}: {e}", scratch.path().display()))?;
-    let built = scratch.keep();
-    if let Err(e) = std::fs::rename(&built, &dir) {
-        // Another bisect may have made the same environment meanwhile: use theirs.
-        let _ = std::fs::remove_dir_all(&built);
-        if !dir.join(READY).is_file() {
-            return Err(format!(
-                "cannot move the environment to {}: {e}",
-                dir.display()
-            ));
-        }
+    let cached = crate::env::is_made(&options, base, requirements);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    match crate::env::python_with(&options, base, requirements, &cancel).await {
+        Ok(python) => Ok((python, cached)),
+        Err(crate::env::EnvFailure::Failed(reason)) => Err(reason),
+        Err(crate::env::EnvFailure::Cancelled) => Err("cancelled".into()),
     }
-    Ok((python, false))
 }
-
-/// Is the interpreter's pip 22.3 or later (it has `--python`)?
-async fn pip_knows_python_option(python: &Path) -> bool {
-    let mut cmd = pip_command(python);
-    cmd.arg("--version");
-    let Ok(out) = super::output_of(&mut cmd, "pip --version").await else {
-        return false;
-    };
-    let version = out.split_whitespace().nth(1).unwrap_or("");
-    let parts: Vec<u64> = version.split('.').map_while(|p| p.parse().ok()).collect();
-    matches!(parts.as_slice(), [major, minor, ..] if (*major, *minor) >= (22, 3))
-}
-
-const READY: &str = ".crosspickle-ready";
 
 struct PackageTester<'a> {
     target: &'a Target,

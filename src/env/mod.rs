@@ -110,6 +110,14 @@ pub async fn python_with(
     ensure(options, &Semaphore::new(1), interpreter, &key, cancel).await
 }
 
+/// Whether the environment holding `requirements` for `interpreter` is made already.
+pub fn is_made(options: &EnvOptions, interpreter: &Interpreter, requirements: &[String]) -> bool {
+    options.cache_dir.as_ref().is_some_and(|cache_dir| {
+        let key = EnvKey::new(interpreter, requirements);
+        store::is_ready(&store::envs_dir(cache_dir).join(key.hash))
+    })
+}
+
 /// The environment of `key`, reused when it is there, else made (under its lock).
 async fn ensure(
     options: &EnvOptions,
