@@ -143,6 +143,18 @@ pub struct Sighting {
 }
 
 impl Conflict {
+    /// `case[params]`, with ` producer ->` for a round trip (the consumer is `python`).
+    pub fn name(&self) -> String {
+        let mut name = self.case.clone();
+        if !self.params.is_empty() {
+            name = format!("{name}[{}]", self.params);
+        }
+        if let Some(d) = &self.dump_python {
+            name = format!("{name} {d} ->");
+        }
+        name
+    }
+
     /// Does this conflict concern `run`?
     pub fn concerns(&self, run: &RunRecord) -> bool {
         self.case == run.case
@@ -184,6 +196,16 @@ impl Results {
     /// The conflict `merge` found about `run`, if any.
     pub fn conflict_for(&self, run: &RunRecord) -> Option<&Conflict> {
         self.conflicts.iter().find(|c| c.concerns(run))
+    }
+
+    /// The counts joined with `, `, each as `show` writes it (`no runs` when there are none).
+    pub fn counts_text(&self, show: impl Fn(Verdict, usize) -> String) -> String {
+        let counts: Vec<String> = self.counts().into_iter().map(|(v, n)| show(v, n)).collect();
+        if counts.is_empty() {
+            "no runs".to_string()
+        } else {
+            counts.join(", ")
+        }
     }
 
     /// Counts per verdict, in the order of [`Verdict::ALL`], zero counts left out.

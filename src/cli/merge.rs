@@ -34,13 +34,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
             ))
         ));
         for c in &results.conflicts {
-            let mut name = c.case.clone();
-            if !c.params.is_empty() {
-                name = format!("{name}[{}]", c.params);
-            }
-            if let Some(d) = &c.dump_python {
-                name = format!("{name} {d} ->");
-            }
+            let name = c.name();
             out.push_str(&format!(
                 "CONFLICT {name} on {}: {}\n",
                 c.python,

@@ -59,13 +59,7 @@ pub fn render(results: &Results) -> String {
         );
         out.push_str("The merged inputs disagree about these runs; each counts as a failure.\n\n");
         for c in &results.conflicts {
-            let mut name = c.case.clone();
-            if !c.params.is_empty() {
-                name = format!("{name}[{}]", c.params);
-            }
-            if let Some(d) = &c.dump_python {
-                name = format!("{name} {d} ->");
-            }
+            let name = c.name();
             let _ = writeln!(
                 out,
                 "- {} on {}: {}",
@@ -105,16 +99,7 @@ pub fn render(results: &Results) -> String {
 
 /// `**2 ok, 1 regression** in 1.20s: 6 runs on 2 interpreters`
 fn summary_line(results: &Results) -> String {
-    let counts: Vec<String> = results
-        .counts()
-        .iter()
-        .map(|(v, n)| format!("{} {n} {v}", symbol(*v)))
-        .collect();
-    let counts = if counts.is_empty() {
-        "no runs".to_string()
-    } else {
-        counts.join(", ")
-    };
+    let counts = results.counts_text(|v, n| format!("{} {n} {v}", symbol(v)));
     let mut line = format!(
         "**{counts}** in {:.2}s: {} runs on {} interpreters",
         results.duration_s,

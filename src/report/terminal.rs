@@ -171,16 +171,7 @@ impl TerminalReporter {
 
 /// `2 ok, 1 regression, 3 skipped in 1.20s (6 runs, 2 interpreters)`
 pub fn summary(results: &Results, style: Style) -> String {
-    let counts: Vec<String> = results
-        .counts()
-        .iter()
-        .map(|(v, n)| style.verdict(*v, &format!("{n} {v}")))
-        .collect();
-    let counts = if counts.is_empty() {
-        "no runs".to_string()
-    } else {
-        counts.join(", ")
-    };
+    let counts = results.counts_text(|v, n| style.verdict(v, &format!("{n} {v}")));
     let mut line = format!(
         "{counts} in {:.2}s ({} runs, {} interpreters)",
         results.duration_s,
