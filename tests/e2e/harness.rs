@@ -25,6 +25,11 @@ pub fn trials() -> Vec<Trial> {
             discovery_finds_every_pyenv_python,
         ),
         trial(
+            "harness::uv_and_conda_sources",
+            &["3.9", "3.12"],
+            uv_and_conda_sources,
+        ),
+        trial(
             "harness::requests_select_interpreters",
             &["3.8", "3.9", "3.12", "3.13"],
             requests_select_interpreters,
@@ -212,6 +217,64 @@ fn discovery_finds_every_pyenv_python() -> TestResult {
         )?;
     }
     Ok(())
+}
+
+/// uv's managed installs and conda environments, laid out as those tools lay them out, their
+/// pythons being links to real interpreters.
+fn uv_and_conda_sources() -> TestResult {
+    let dir = folder(&[("cases/a.yaml", "title: a\ncode: pass\n")]);
+    let home = dir.path().join("home");
+    let uv_bin = home.join(".local/share/uv/python/cpython-3.12.1-linux-x86_64-gnu/bin");
+    let conda_env = home.join("envs/pickles");
+    std::fs::create_dir_all(&uv_bin).unwrap();
+    std::fs::create_dir_all(conda_env.join("bin")).unwrap();
+    std::os::unix::fs::symlink(python("3.12").unwrap(), uv_bin.join("python3")).unwrap();
+    std::os::unix::fs::symlink(python("3.9").unwrap(), conda_env.join("bin/python")).unwrap();
+    std::fs::create_dir_all(home.join(".conda")).unwrap();
+    std::fs::write(
+        home.join(".conda/environments.txt"),
+        format!("{}\n", conda_env.display()),
+    )
+    .unwrap();
+    let mut cmd = crosspickle(dir.path());
+    cmd.args(["pythons", "--json", "--pythons-toml"])
+        .arg(dir.path().join("only-uv-conda.toml"))
+        .env("HOME", &home)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("UV_PYTHON_INSTALL_DIR")
+        .env_remove("CONDA_PREFIX")
+        .env("PATH", "/usr/bin:/bin")
+        .env("PYENV_ROOT", dir.path().join("no-pyenv"));
+    std::fs::write(
+        dir.path().join("only-uv-conda.toml"),
+        "[discovery]\npath = false\npyenv = false\n",
+    )
+    .unwrap();
+    let run = Run::from(cmd.output().unwrap());
+    run.expect_code(0)?;
+    let value: serde_json::Value = serde_json::from_str(&run.stdout).map_err(|e| e.to_string())?;
+    let found = value["interpreters"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let source_of = |v: &str| {
+        found
+            .iter()
+            .find(|i| i["version"].as_str().unwrap().starts_with(v))
+            .map(|i| i["sources"].to_string())
+    };
+    check(
+        found.len() == 2,
+        format!("two interpreters: {}", run.stdout),
+    )?;
+    check(
+        source_of("3.12.").is_some_and(|s| s.contains("uv")),
+        format!("{}", run.stdout),
+    )?;
+    check(
+        source_of("3.9.").is_some_and(|s| s.contains("conda")),
+        format!("{}", run.stdout),
+    )
 }
 
 fn labels(json: &serde_json::Value) -> Vec<String> {
