@@ -269,11 +269,11 @@ fn uv_and_conda_sources() -> TestResult {
     )?;
     check(
         source_of("3.12.").is_some_and(|s| s.contains("uv")),
-        format!("{}", run.stdout),
+        &run.stdout,
     )?;
     check(
         source_of("3.9.").is_some_and(|s| s.contains("conda")),
-        format!("{}", run.stdout),
+        &run.stdout,
     )
 }
 
