@@ -32,6 +32,22 @@ pub struct Observed {
 }
 
 impl Observed {
+    /// An outcome with no details yet: no exception, message, signal, output or phase.
+    pub fn new(outcome: OutcomeKind, duration_s: f64) -> Self {
+        Observed {
+            outcome,
+            exception: None,
+            message: None,
+            signal: None,
+            exit_code: None,
+            traceback: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            duration_s,
+            phase: None,
+        }
+    }
+
     /// One line: `error: _pickle.PicklingError: Can't pickle <lambda>` or `crash: SIGSEGV`.
     pub fn summary(&self) -> String {
         let mut s = head(

@@ -129,16 +129,9 @@ mod tests {
 
     fn observed(outcome: OutcomeKind, exception: Option<&str>, message: Option<&str>) -> Observed {
         Observed {
-            outcome,
             exception: exception.map(String::from),
             message: message.map(String::from),
-            signal: None,
-            exit_code: None,
-            traceback: None,
-            stdout: String::new(),
-            stderr: String::new(),
-            duration_s: 0.0,
-            phase: None,
+            ..Observed::new(outcome, 0.0)
         }
     }
 

@@ -20,17 +20,10 @@ use crate::python::Interpreter;
 
 #[derive(Debug, Args)]
 pub struct BisectArgs {
-    /// A case file, or the id of a case under PATHS
-    #[arg(value_name = "CASE")]
-    pub case: String,
-    /// Case files or folders to find the case id in [default: cases]
-    #[arg(value_name = "PATHS")]
-    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub target: TargetArgs,
     #[command(flatten)]
     pub pythons: PythonOptions,
-    /// The params combination to run, `name=value,name2=value2` (needed when the case has several)
-    #[arg(long, value_name = "NAME=VALUE,...")]
-    pub params: Option<String>,
     /// Bisect the releases of this package on one interpreter (--python)
     #[arg(long, value_name = "NAME", conflicts_with = "cpython")]
     pub package: Option<String>,
@@ -71,9 +64,6 @@ pub struct BisectArgs {
     /// Build each commit with this shell command instead of configure and make (see docs/bisect.md)
     #[arg(long, value_name = "COMMAND", hide = true, requires = "cpython")]
     pub build_command: Option<String>,
-    /// Time limit of each run in seconds, instead of the case's own
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<f64>,
     /// Write the steps and boundaries as JSON to FILE
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -81,51 +71,44 @@ pub struct BisectArgs {
 
 #[derive(Debug, Args)]
 pub struct BisectStepArgs {
-    /// A case file, or the id of a case under PATHS
-    #[arg(value_name = "CASE")]
-    pub case: String,
-    /// Case files or folders to find the case id in [default: cases]
-    #[arg(value_name = "PATHS")]
-    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub target: TargetArgs,
     #[command(flatten)]
     pub pythons: PythonOptions,
     /// The outcome that counts as old ("good"): pass, fail, error, crash or timeout, with an
     /// optional exception type, e.g. `error:PicklingError`
     #[arg(long, value_name = "OUTCOME")]
     pub old: String,
-    /// The params combination to run, `name=value,...`
+}
+
+/// The case a bisect or a bisect step runs, and how.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// A case file, or the id of a case under PATHS
+    #[arg(value_name = "CASE")]
+    pub case: String,
+    /// Case files or folders to find the case id in [default: cases]
+    #[arg(value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+    /// The params combination to run, `name=value,name2=value2` (needed when the case has several)
     #[arg(long, value_name = "NAME=VALUE,...")]
     pub params: Option<String>,
-    /// Time limit of the run in seconds, instead of the case's own
+    /// Time limit of each run in seconds, instead of the case's own
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
 }
 
-fn load_target(
-    case: &str,
-    paths: &[PathBuf],
-    params: Option<&str>,
-    timeout: Option<f64>,
-) -> Result<Target, Error> {
-    if let Some(t) = timeout {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(Error::Usage(format!(
-                "--timeout must be a positive number of seconds, not {t}"
-            )));
-        }
+impl TargetArgs {
+    fn load(&self) -> Result<Target, Error> {
+        super::check_timeout(self.timeout)?;
+        let mut target = Target::load(&self.case, &self.paths, self.params.as_deref())?;
+        target.timeout = self.timeout;
+        Ok(target)
     }
-    let mut target = Target::load(case, paths, params)?;
-    target.timeout = timeout;
-    Ok(target)
 }
 
 pub async fn bisect(args: BisectArgs) -> Result<i32, Error> {
-    let target = load_target(
-        &args.case,
-        &args.paths,
-        args.params.as_deref(),
-        args.timeout,
-    )?;
+    let target = args.target.load()?;
     let jobs = args
         .jobs
         .unwrap_or_else(|| {
@@ -299,12 +282,7 @@ pub async fn bisect_step(args: BisectStepArgs) -> i32 {
 }
 
 async fn bisect_step_inner(args: BisectStepArgs) -> Result<i32, Error> {
-    let target = load_target(
-        &args.case,
-        &args.paths,
-        args.params.as_deref(),
-        args.timeout,
-    )?;
+    let target = args.target.load()?;
     let old = OutcomeKey::parse(&args.old).map_err(|e| Error::Usage(format!("--old: {e}")))?;
     let requests = split_requests(&args.pythons.python);
     let [request] = requests.as_slice() else {

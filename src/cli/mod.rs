@@ -199,6 +199,16 @@ pub fn default_cache_dir() -> Option<PathBuf> {
         .map(|d| d.join("crosspickle"))
 }
 
+/// A `--timeout` must be a positive number of seconds.
+pub fn check_timeout(timeout: Option<f64>) -> Result<(), Error> {
+    match timeout {
+        Some(t) if !(t.is_finite() && t > 0.0) => Err(Error::Usage(format!(
+            "--timeout must be a positive number of seconds, not {t}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Print to stdout; a closed pipe (`crosspickle list | head`) is not an error worth a panic.
 pub fn emit(text: &str) {
     use std::io::Write;

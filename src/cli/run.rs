@@ -27,13 +27,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Error> {
         .filter(|c| args.tags.is_empty() || c.tags.iter().any(|t| args.tags.contains(t)))
         .map(Arc::new)
         .collect();
-    if let Some(t) = args.timeout {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(Error::Usage(format!(
-                "--timeout must be a positive number of seconds, not {t}"
-            )));
-        }
-    }
+    super::check_timeout(args.timeout)?;
 
     let (discovery, prober) = super::pythons::discover_all(&args.pythons).await?;
     let requests = split_requests(&args.pythons.python);

@@ -194,16 +194,9 @@ mod tests {
             verdict,
             expected: Expected::default_pass(),
             observed: Some(Observed {
-                outcome,
                 exception: exception.map(String::from),
                 message: Some(format!("at {python}")),
-                signal: None,
-                exit_code: None,
-                traceback: None,
-                stdout: String::new(),
-                stderr: String::new(),
-                duration_s: 0.5,
-                phase: None,
+                ..Observed::new(outcome, 0.5)
             }),
             reason: None,
             dump_duration_s: None,

@@ -105,16 +105,12 @@ pub(crate) mod fixtures {
                 verdict: Verdict::Regression,
                 expected: Expected::default_pass(),
                 observed: Some(Observed {
-                    outcome: OutcomeKind::Error,
                     exception: Some("ValueError".into()),
                     message: Some(text.clone()),
-                    signal: None,
-                    exit_code: None,
                     traceback: Some(text.clone()),
                     stdout: text.clone(),
                     stderr: text.clone(),
-                    duration_s: 0.1,
-                    phase: None,
+                    ..Observed::new(OutcomeKind::Error, 0.1)
                 }),
                 reason: None,
                 dump_duration_s: None,

@@ -81,18 +81,11 @@ pub fn observe(
     let report = std::fs::read(result_file)
         .ok()
         .and_then(|b| parse_report(&b));
-    let stderr = finished.stderr.text();
     let mut observed = Observed {
-        outcome: OutcomeKind::Crash,
-        exception: None,
-        message: None,
-        signal: None,
-        exit_code: None,
-        traceback: None,
         stdout: finished.stdout.text(),
-        stderr,
-        duration_s: finished.duration.as_secs_f64(),
+        stderr: finished.stderr.text(),
         phase,
+        ..Observed::new(OutcomeKind::Crash, finished.duration.as_secs_f64())
     };
     match finished.exit {
         Exit::TimedOut | Exit::Cancelled => {
