@@ -16,5 +16,6 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod select;
+pub mod sys;
 pub mod verdict;
 pub mod version;

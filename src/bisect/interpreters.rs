@@ -5,7 +5,9 @@
 
 use std::time::Instant;
 
-use super::{run_on_many, Boundary, OutcomeKey, Point, Report, Step, StepState, Target};
+use tokio_util::sync::CancellationToken;
+
+use super::{BisectError, Boundary, OutcomeKey, Point, Report, Step, StepState, Target};
 use crate::python::Interpreter;
 
 /// Order interpreters as the search walks them: by implementation, version, then label.
@@ -20,9 +22,13 @@ pub async fn bisect(
     interpreters: &[Interpreter],
     jobs: usize,
     on_step: &mut dyn FnMut(&Step),
-) -> Report {
+    cancel: &CancellationToken,
+) -> Result<Report, BisectError> {
     let started = Instant::now();
-    let results = run_on_many(target, interpreters, jobs).await;
+    let results = target.run_on_many(interpreters, jobs, cancel).await;
+    if cancel.is_cancelled() {
+        return Err(BisectError::Interrupted);
+    }
     let mut steps = Vec::new();
     for (interpreter, result) in interpreters.iter().zip(results) {
         let step = match result {
@@ -65,7 +71,7 @@ pub async fn bisect(
     } else {
         format!("the outcome changes across {tested} interpreters")
     };
-    Report {
+    Ok(Report {
         mode: "interpreters",
         case: target.case.id.clone(),
         params: target.params.clone(),
@@ -77,7 +83,7 @@ pub async fn bisect(
         conclusion,
         builds: None,
         duration_s: started.elapsed().as_secs_f64(),
-    }
+    })
 }
 
 /// Every change of outcome between tested neighbours, skipped steps between them listed.

@@ -9,10 +9,14 @@ use std::str::FromStr;
 use std::time::Instant;
 
 use pep440_rs::Version;
-use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
 
-use super::{run_on, search_range, seconds, Report, Step, StepState, Target, Tester};
+use super::report::seconds;
+use super::search::{search_range, Tester};
+use super::{BisectError, Report, Step, StepState, Target};
+use crate::env::{pip, EnvError, EnvOptions};
 use crate::python::Interpreter;
+use crate::sys::process::{self, Output, TOOL_OUTPUT};
 
 #[derive(Debug, Clone)]
 pub struct PackageOptions {
@@ -21,39 +25,22 @@ pub struct PackageOptions {
     pub bad: Option<String>,
     /// The releases to consider, instead of asking pip.
     pub versions: Option<Vec<String>>,
-    /// Folders of wheels and sdists handed to pip as `--find-links`.
-    pub find_links: Vec<PathBuf>,
+    /// Folders of wheels and sdists handed to pip as `--find-links` (absolute paths).
+    pub find_links: Vec<String>,
     pub cache_dir: PathBuf,
-}
-
-/// The environment of pip commands: the caller's (pip configuration included) without the
-/// variables that change what Python does at startup, and no version check chatter.
-fn pip_command(python: &Path) -> Command {
-    let mut cmd = Command::new(python);
-    cmd.env_clear();
-    cmd.envs(crate::run::sanitized_env(&Default::default()));
-    cmd.env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-        .env("PIP_NO_INPUT", "1");
-    cmd.args(["-m", "pip"]);
-    cmd
-}
-
-fn find_links_args(cmd: &mut Command, find_links: &[PathBuf]) {
-    for dir in find_links {
-        cmd.arg("--find-links").arg(dir);
-    }
 }
 
 /// The releases pip can see for `name`, oldest first (pre-releases only if pip lists them).
 pub async fn available_versions(
     python: &Path,
     name: &str,
-    find_links: &[PathBuf],
-) -> Result<Vec<String>, String> {
-    let mut cmd = pip_command(python);
-    cmd.args(["index", "versions", name]);
-    find_links_args(&mut cmd, find_links);
-    let listed = match super::output_of(&mut cmd, &format!("pip index versions {name}")).await {
+    find_links: &[String],
+    cancel: &CancellationToken,
+) -> Result<Vec<String>, BisectError> {
+    let spec = pip::command(python)
+        .args(["index", "versions", name])
+        .args(pip::find_links_args(find_links));
+    let listed = match process::output(&spec, &format!("pip index versions {name}"), cancel).await {
         Ok(out) => out
             .lines()
             .find_map(|l| l.trim().strip_prefix("Available versions:"))
@@ -63,15 +50,16 @@ pub async fn available_versions(
                     .filter(|s| !s.is_empty())
                     .collect::<Vec<_>>()
             }),
+        Err(e) if e.is_cancelled() => return Err(BisectError::Interrupted),
         Err(_) => None,
     };
     let versions = match listed {
         Some(v) => v,
-        None => versions_from_resolver_error(python, name, find_links).await?,
+        None => versions_from_resolver_error(python, name, find_links, cancel).await?,
     };
     let versions = sort_versions(versions);
     if versions.is_empty() {
-        return Err(format!("pip finds no release of `{name}`: check the name and your index (pip config list), or give --versions"));
+        return Err(BisectError::Request(format!("pip finds no release of `{name}`: check the name and your index (pip config list), or give --versions")));
     }
     Ok(versions)
 }
@@ -81,31 +69,34 @@ pub async fn available_versions(
 async fn versions_from_resolver_error(
     python: &Path,
     name: &str,
-    find_links: &[PathBuf],
-) -> Result<Vec<String>, String> {
-    let scratch =
-        tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
-    let mut cmd = pip_command(python);
-    cmd.args(["download", "--no-deps", "--dest"])
+    find_links: &[String],
+    cancel: &CancellationToken,
+) -> Result<Vec<String>, BisectError> {
+    let scratch = tempfile::tempdir().map_err(|e| BisectError::Io {
+        context: "cannot make a temporary folder".into(),
+        source: Box::new(e),
+    })?;
+    let spec = pip::command(python)
+        .args(["download", "--no-deps", "--dest"])
         .arg(scratch.path())
-        .arg(format!("{name}==0+crosspickle.impossible"));
-    find_links_args(&mut cmd, find_links);
-    let out = cmd
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output()
+        .arg(format!("{name}==0+crosspickle.impossible"))
+        .args(pip::find_links_args(find_links))
+        .output(Output::Capture(TOOL_OUTPUT));
+    let what = format!("pip download {name}");
+    let finished = process::run(&spec, cancel)
         .await
-        .map_err(|e| format!("cannot run pip with {}: {e}", python.display()))?;
-    let text = String::from_utf8_lossy(&out.stderr);
+        .map_err(|source| process::ToolError::Start { what, source })?;
+    if cancel.is_cancelled() {
+        return Err(BisectError::Interrupted);
+    }
+    let text = finished.stderr.text();
     let list = text
         .split("(from versions:")
         .nth(1)
         .and_then(|rest| rest.split(')').next())
-        .ok_or_else(|| {
-            format!(
-                "cannot list the releases of `{name}` with pip: {}",
-                text.trim()
-            )
+        .ok_or_else(|| BisectError::Listing {
+            name: name.to_string(),
+            said: text.trim().to_string(),
         })?;
     Ok(list
         .split(',')
@@ -187,39 +178,33 @@ fn normalize(name: &str) -> String {
 /// `requires` (params substituted) except those naming the package.
 pub fn requirements(target: &Target, name: &str, version: &str) -> Vec<String> {
     let mut reqs = vec![format!("{name}=={version}")];
-    for r in &target.case.requires {
-        let mut r = r.clone();
-        for (k, v) in &target.params.0 {
-            r = r.replace(&format!("{{{k}}}"), &v.to_string());
-        }
-        if project_name(&r) != normalize(name) {
-            reqs.push(r);
-        }
-    }
+    let own = crate::env::resolve_requirements(&target.case.requires, &target.params);
+    reqs.extend(
+        own.into_iter()
+            .filter(|r| project_name(r) != normalize(name)),
+    );
     reqs
 }
 
 /// The cached environment holding `requirements` for `base` (the environments of the
-/// `requires` feature, shared with runs): its python, and whether it was already there.
+/// `requires` feature, shared with runs): its python and whether it was already there, or
+/// why it could not be made.
 async fn environment(
     cache_dir: &Path,
     base: &Interpreter,
     requirements: &[String],
-    find_links: &[PathBuf],
-) -> Result<(PathBuf, bool), String> {
-    let options = crate::env::EnvOptions {
+    find_links: &[String],
+    cancel: &CancellationToken,
+) -> Result<(PathBuf, bool), EnvError> {
+    let options = EnvOptions {
         cache_dir: Some(cache_dir.to_path_buf()),
         offline: false,
-        find_links: find_links.iter().map(|p| p.display().to_string()).collect(),
+        find_links: find_links.to_vec(),
         jobs: 1,
     };
     let cached = crate::env::is_made(&options, base, requirements);
-    let cancel = tokio_util::sync::CancellationToken::new();
-    match crate::env::python_with(&options, base, requirements, &cancel).await {
-        Ok(python) => Ok((python, cached)),
-        Err(crate::env::EnvFailure::Failed(reason)) => Err(reason),
-        Err(crate::env::EnvFailure::Cancelled) => Err("cancelled".into()),
-    }
+    let python = crate::env::python_with(&options, base, requirements, cancel).await?;
+    Ok((python, cached))
 }
 
 struct PackageTester<'a> {
@@ -229,26 +214,31 @@ struct PackageTester<'a> {
     base: &'a Interpreter,
     options: &'a PackageOptions,
     versions: &'a [String],
+    cancel: &'a CancellationToken,
 }
 
 impl Tester for PackageTester<'_> {
-    async fn test(&mut self, index: usize) -> Step {
+    async fn test(&mut self, index: usize) -> Result<Step, BisectError> {
         let version = &self.versions[index];
         let label = format!("{}=={version}", self.options.name);
         let python = Some(self.base.label.clone());
         let started = Instant::now();
         let reqs = requirements(self.target, &self.options.name, version);
-        let (exe, cached) = match environment(
-            &self.options.cache_dir,
+        let options = self.options;
+        let made = environment(
+            &options.cache_dir,
             self.base,
             &reqs,
-            &self.options.find_links,
+            &options.find_links,
+            self.cancel,
         )
-        .await
-        {
+        .await;
+        let (exe, cached) = match made {
             Ok(e) => e,
+            Err(EnvError::Cancelled) => return Err(BisectError::Interrupted),
             Err(reason) => {
-                return Step::skipped(label, python, format!("does not install: {reason}"))
+                let reason = format!("does not install: {reason}");
+                return Ok(Step::skipped(label, python, reason));
             }
         };
         let note = if cached {
@@ -258,12 +248,13 @@ impl Tester for PackageTester<'_> {
         };
         let mut interpreter = self.base.clone();
         interpreter.executable = exe;
-        let mut step = match run_on(self.in_environment, &interpreter).await {
+        let mut step = match self.in_environment.run_on(&interpreter, self.cancel).await {
+            _ if self.cancel.is_cancelled() => return Err(BisectError::Interrupted),
             Ok(observed) => Step::tested(label, python, observed, StepState::Tested),
             Err(reason) => Step::skipped(label, python, reason),
         };
         step.notes.push(note);
-        step
+        Ok(step)
     }
 }
 
@@ -272,13 +263,17 @@ pub async fn bisect(
     base: &Interpreter,
     options: &PackageOptions,
     on_step: &mut dyn FnMut(&Step),
-) -> Result<Report, String> {
+    cancel: &CancellationToken,
+) -> Result<Report, BisectError> {
     let started = Instant::now();
     let all = match &options.versions {
         Some(v) => sort_versions(v.clone()),
-        None => available_versions(&base.executable, &options.name, &options.find_links).await?,
+        None => {
+            available_versions(&base.executable, &options.name, &options.find_links, cancel).await?
+        }
     };
-    let versions = range(&all, options.good.as_deref(), options.bad.as_deref())?;
+    let versions = range(&all, options.good.as_deref(), options.bad.as_deref())
+        .map_err(BisectError::Request)?;
     // Each release's environment already holds the case's `requires`: the runner must run the
     // case in it as it is, not make an environment of its own on top.
     let mut in_environment = target.clone();
@@ -291,8 +286,9 @@ pub async fn bisect(
         base,
         options,
         versions: &versions,
+        cancel,
     };
-    let found = search_range(&versions, &mut tester, on_step).await;
+    let found = search_range(&versions, &mut tester, on_step).await?;
     Ok(Report {
         mode: "package",
         case: target.case.id.clone(),

@@ -3,7 +3,9 @@
 //! changed ("bad"), 125 when the run could not happen ("skip": no interpreter, a broken build,
 //! the case does not apply). Bad input exits 128, which makes `git bisect run` stop.
 
-use super::{run_on, OutcomeKey, Target};
+use tokio_util::sync::CancellationToken;
+
+use super::{OutcomeKey, Target};
 use crate::python::Interpreter;
 
 pub const EXIT_OLD: i32 = 0;
@@ -16,12 +18,13 @@ pub async fn step(
     target: &Target,
     interpreter: Result<Interpreter, String>,
     old: &OutcomeKey,
+    cancel: &CancellationToken,
 ) -> (i32, String) {
     let interpreter = match interpreter {
         Ok(i) => i,
         Err(reason) => return (EXIT_SKIP, format!("skip: {reason}")),
     };
-    match run_on(target, &interpreter).await {
+    match target.run_on(&interpreter, cancel).await {
         Err(reason) => (EXIT_SKIP, format!("skip ({}): {reason}", interpreter.label)),
         Ok(observed) if old.holds_for(&observed) => (
             EXIT_OLD,

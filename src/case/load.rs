@@ -382,7 +382,7 @@ impl Validator<'_> {
                     at,
                     format!("expect[{index}].signal only goes with `outcome: crash`"),
                 );
-            } else if crate::run::signal_number(sig).is_none() {
+            } else if crate::sys::signal::number(sig).is_none() {
                 let at = here(&self.loc, "signal");
                 self.err(at, format!("expect[{index}].signal `{sig}` is not a signal name (like SIGSEGV or SIGABRT)"));
             }

@@ -8,7 +8,7 @@ mod schema;
 
 pub use load::{find_case_files, load_cases, load_file, parse_case};
 pub use params::{ParamValue, Params};
-pub use schema::{Implementation, OutcomeKind, Phase};
+pub use schema::{OutcomeKind, Phase};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use crate::python::Interpreter;
+use crate::python::{Implementation, Interpreter};
 use crate::version::VersionRequest;
 
 /// One loaded, validated case.

@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::params::ParamValue;
+use crate::python::Implementation;
 use crate::version::VersionRequest;
 
 #[derive(Debug, Deserialize)]
@@ -75,37 +76,6 @@ impl<T> OneOrMany<T> {
 
 fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Implementation>, D::Error> {
     Ok(OneOrMany::<Implementation>::deserialize(d)?.into_vec())
-}
-
-/// A Python implementation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Implementation {
-    Cpython,
-    Pypy,
-}
-
-impl Implementation {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Implementation::Cpython => "cpython",
-            Implementation::Pypy => "pypy",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name.to_ascii_lowercase().as_str() {
-            "cpython" => Some(Implementation::Cpython),
-            "pypy" => Some(Implementation::Pypy),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Implementation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// What a run showed, as the format names it.

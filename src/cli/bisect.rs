@@ -4,19 +4,18 @@
 //! 2 bad input.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
+use tokio_util::sync::CancellationToken;
 
-use super::{PythonOptions, EXIT_FAILED, EXIT_OK};
+use super::settings::{Given, Settings};
+use super::{Failure, PythonOptions, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::bisect::commits::CommitOptions;
 use crate::bisect::package::PackageOptions;
 use crate::bisect::{self, OutcomeKey, Report, Step, Target};
-use crate::case::Implementation;
 use crate::errors::Error;
-use crate::python::probe::Prober;
-use crate::python::request::{select, split_requests, PythonRequest};
-use crate::python::Interpreter;
+use crate::python::request::{split_requests, PythonRequest};
+use crate::python::{Implementation, Interpreter, Source};
 
 #[derive(Debug, Args)]
 pub struct BisectArgs {
@@ -43,7 +42,7 @@ pub struct BisectArgs {
     pub versions: Vec<String>,
     /// A folder of wheels or sdists for pip (`pip --find-links`; repeatable)
     #[arg(long = "find-links", value_name = "DIR", requires = "package")]
-    pub find_links: Vec<PathBuf>,
+    pub find_links: Vec<String>,
     /// Bisect the first-parent commits of this CPython git checkout (needs --good and --bad)
     #[arg(long, value_name = "DIR", requires_all = ["good", "bad"])]
     pub cpython: Option<PathBuf>,
@@ -99,101 +98,55 @@ pub struct TargetArgs {
 }
 
 impl TargetArgs {
-    fn load(&self) -> Result<Target, Error> {
-        super::check_timeout(self.timeout)?;
-        let mut target = Target::load(&self.case, &self.paths, self.params.as_deref())?;
-        target.timeout = self.timeout;
+    /// The settings of a bisect or a step (`jobs`, `find_links`: what bisect adds).
+    fn settings(
+        &self,
+        pythons: &PythonOptions,
+        jobs: Option<usize>,
+        find_links: &[String],
+    ) -> Result<Settings, Error> {
+        Settings::resolve(Given {
+            paths: &self.paths,
+            jobs,
+            cache_dir: pythons.cache_dir.as_deref(),
+            timeout: self.timeout,
+            find_links,
+        })
+    }
+
+    fn load(&self, settings: &Settings) -> Result<Target, Error> {
+        let mut target = Target::load(&self.case, &settings.paths, self.params.as_deref())?;
+        target.timeout = settings.timeout;
         Ok(target)
     }
 }
 
-pub async fn bisect(args: BisectArgs) -> Result<i32, Error> {
-    let target = args.target.load()?;
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2)
-        })
-        .max(1);
+pub async fn bisect(args: BisectArgs) -> Result<i32, Failure> {
+    let settings = args
+        .target
+        .settings(&args.pythons, args.jobs, &args.find_links)?;
+    let target = args.target.load(&settings)?;
+    let (cancel, _) = super::cancel_on_ctrl_c();
     let mut count = 0;
     let mut on_step = |step: &Step| {
         count += 1;
         println!("step {count}: {}", step.line());
     };
     println!("bisect {}", target.name());
-    let report: Report = if let Some(repo) = &args.cpython {
-        let cache_dir = cache_dir(&args.pythons)?;
-        let options = CommitOptions {
-            repo: repo.clone(),
-            good: args.good.clone().expect("clap requires --good"),
-            bad: args.bad.clone().expect("clap requires --bad"),
-            configure: split_shell(args.configure.as_deref().unwrap_or(""))?,
-            jobs,
-            keep: args.keep.clone(),
-            build_command: args.build_command.clone(),
-            cache_dir: cache_dir.clone(),
-        };
-        let prober = Prober::new(
-            Some(&cache_dir),
-            Duration::from_secs_f64(args.pythons.probe_timeout),
-            args.pythons.refresh,
-        );
-        let result = bisect::commits::bisect(&target, options, &prober, &mut on_step).await;
-        prober.save();
-        let found = result.map_err(Error::Usage)?;
-        println!(
-            "builds: {} this time, the other steps from the cache",
-            found.builds
-        );
-        for e in &found.keep_errors {
-            eprintln!("warning: {e}");
-        }
-        for (name, python) in &found.kept {
-            println!("kept {name}: {} (use --python {name})", python.display());
-        }
-        found.report
+    let report = if let Some(repo) = &args.cpython {
+        commits(&args, repo, &settings, &target, &mut on_step, &cancel).await?
     } else if let Some(name) = &args.package {
-        let cache_dir = cache_dir(&args.pythons)?;
-        let interpreters = selected(&args.pythons, false).await?;
-        let usable: Vec<&Interpreter> = interpreters
-            .iter()
-            .filter(|i| i.unusable.is_none())
-            .collect();
-        let [base] = usable.as_slice() else {
-            return Err(Error::Usage(format!(
-                "package mode runs on one interpreter: --python selects {} ({})",
-                usable.len(),
-                usable
-                    .iter()
-                    .map(|i| i.label.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        };
-        let options = PackageOptions {
-            name: name.clone(),
-            good: args.good.clone(),
-            bad: args.bad.clone(),
-            versions: (!args.versions.is_empty()).then(|| args.versions.clone()),
-            find_links: args
-                .find_links
-                .iter()
-                .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
-                .collect(),
-            cache_dir,
-        };
-        bisect::package::bisect(&target, base, &options, &mut on_step)
-            .await
-            .map_err(Error::Usage)?
+        package(&args, name, &settings, &target, &mut on_step, &cancel).await?
     } else {
         if args.good.is_some() || args.bad.is_some() {
-            return Err(Error::Usage("--good and --bad go with --package or --cpython; interpreter mode runs every selected interpreter".into()));
+            return Err(Error::Usage("--good and --bad go with --package or --cpython; interpreter mode runs every selected interpreter".into()).into());
         }
-        let mut interpreters = selected(&args.pythons, true).await?;
+        let only = Some(Implementation::Cpython);
+        let mut interpreters =
+            super::interpreters::for_running(&args.pythons, &settings, only).await?;
         bisect::interpreters::order(&mut interpreters);
-        bisect::interpreters::bisect(&target, &interpreters, jobs, &mut on_step).await
+        let jobs = settings.jobs;
+        bisect::interpreters::bisect(&target, &interpreters, jobs, &mut on_step, &cancel).await?
     };
     println!();
     print!("{}", report.render());
@@ -207,35 +160,79 @@ pub async fn bisect(args: BisectArgs) -> Result<i32, Error> {
     })
 }
 
-/// The interpreters `--python` selects; without it, every CPython (when `cpython_default`).
-async fn selected(
-    options: &PythonOptions,
-    cpython_default: bool,
-) -> Result<Vec<Interpreter>, Error> {
-    let (discovery, prober) = super::pythons::discover_all(options).await?;
-    let requests = split_requests(&options.python);
-    let selection = select(&discovery, &requests, &prober).await?;
+/// Commit mode: build, search, and say what was built and kept.
+async fn commits(
+    args: &BisectArgs,
+    repo: &std::path::Path,
+    settings: &Settings,
+    target: &Target,
+    on_step: &mut dyn FnMut(&Step),
+    cancel: &CancellationToken,
+) -> Result<Report, Failure> {
+    let cache_dir = settings.required_cache_dir()?.to_path_buf();
+    let options = CommitOptions {
+        repo: repo.to_path_buf(),
+        good: args.good.clone().expect("clap requires --good"),
+        bad: args.bad.clone().expect("clap requires --bad"),
+        configure: split_shell(args.configure.as_deref().unwrap_or(""))?,
+        jobs: settings.jobs,
+        keep: args.keep.clone(),
+        build_command: args.build_command.clone(),
+        cache_dir,
+    };
+    let prober = super::interpreters::prober(&args.pythons, settings);
+    let result = bisect::commits::bisect(target, options, &prober, on_step, cancel).await;
     prober.save();
-    if !selection.missing.is_empty() {
-        return Err(Error::MissingInterpreters {
-            requests: selection.missing,
-            found: "See `crosspickle pythons` for the interpreters found.".into(),
-        });
+    let found = result?;
+    println!(
+        "builds: {} this time, the other steps from the cache",
+        found.builds
+    );
+    for e in &found.keep_errors {
+        eprintln!("warning: {e}");
     }
-    let mut interpreters = selection.interpreters;
-    if requests.is_empty() && cpython_default {
-        interpreters.retain(|i| i.implementation == Implementation::Cpython);
+    for (name, python) in &found.kept {
+        println!("kept {name}: {} (use --python {name})", python.display());
     }
-    if interpreters.is_empty() {
-        return Err(Error::NoInterpreters(String::new()));
-    }
-    Ok(interpreters)
+    Ok(found.report)
 }
 
-fn cache_dir(options: &PythonOptions) -> Result<PathBuf, Error> {
-    options.cache_dir().ok_or_else(|| {
-        Error::Usage("no cache folder for environments and builds: set --cache-dir, CROSSPICKLE_CACHE_DIR or HOME".into())
-    })
+/// Package mode, on the one interpreter `--python` selects.
+async fn package(
+    args: &BisectArgs,
+    name: &str,
+    settings: &Settings,
+    target: &Target,
+    on_step: &mut dyn FnMut(&Step),
+    cancel: &CancellationToken,
+) -> Result<Report, Failure> {
+    let cache_dir = settings.required_cache_dir()?.to_path_buf();
+    let interpreters = super::interpreters::for_running(&args.pythons, settings, None).await?;
+    let usable: Vec<&Interpreter> = interpreters
+        .iter()
+        .filter(|i| i.unusable.is_none())
+        .collect();
+    let [base] = usable.as_slice() else {
+        return Err(Error::Usage(format!(
+            "package mode runs on one interpreter: --python selects {} ({})",
+            usable.len(),
+            usable
+                .iter()
+                .map(|i| i.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .into());
+    };
+    let options = PackageOptions {
+        name: name.to_string(),
+        good: args.good.clone(),
+        bad: args.bad.clone(),
+        versions: (!args.versions.is_empty()).then(|| args.versions.clone()),
+        find_links: settings.find_links.clone(),
+        cache_dir,
+    };
+    Ok(bisect::package::bisect(target, base, &options, on_step, cancel).await?)
 }
 
 /// Split `--configure` as a shell would split words: spaces separate, quotes group, `\` escapes.
@@ -270,9 +267,12 @@ fn split_shell(text: &str) -> Result<Vec<String>, Error> {
     Ok(words)
 }
 
-/// `bisect-step`: exit 0 (old outcome), 1 (changed), 125 (could not run), 128 (bad input).
+/// `bisect-step`: exit 0 (old outcome), 1 (changed), 125 (could not run), 128 (bad input),
+/// 130 (interrupted).
 pub async fn bisect_step(args: BisectStepArgs) -> i32 {
-    match bisect_step_inner(args).await {
+    let (cancel, _) = super::cancel_on_ctrl_c();
+    match bisect_step_inner(args, &cancel).await {
+        _ if cancel.is_cancelled() => EXIT_INTERRUPTED,
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
@@ -281,8 +281,9 @@ pub async fn bisect_step(args: BisectStepArgs) -> i32 {
     }
 }
 
-async fn bisect_step_inner(args: BisectStepArgs) -> Result<i32, Error> {
-    let target = args.target.load()?;
+async fn bisect_step_inner(args: BisectStepArgs, cancel: &CancellationToken) -> Result<i32, Error> {
+    let settings = args.target.settings(&args.pythons, None, &[])?;
+    let target = args.target.load(&settings)?;
     let old = OutcomeKey::parse(&args.old).map_err(|e| Error::Usage(format!("--old: {e}")))?;
     let requests = split_requests(&args.pythons.python);
     let [request] = requests.as_slice() else {
@@ -292,38 +293,35 @@ async fn bisect_step_inner(args: BisectStepArgs) -> Result<i32, Error> {
     };
     let interpreter = match PythonRequest::parse(request)? {
         // A path (the usual case under `git bisect run`) is probed alone, without discovery.
-        PythonRequest::Path(path) => match std::fs::canonicalize(&path) {
-            Err(e) => Err(format!("{}: {e}", path.display())),
-            Ok(exe) => {
-                let cache = args.pythons.cache_dir();
-                let prober = Prober::new(
-                    cache.as_deref(),
-                    Duration::from_secs_f64(args.pythons.probe_timeout),
-                    args.pythons.refresh,
-                );
-                let probed = prober.probe(&exe).await;
-                prober.save();
-                probed.and_then(|info| {
-                    crate::python::discover::interpreter_from(
-                        &exe,
-                        info,
-                        vec!["--python".into()],
-                        None,
-                    )
-                })
-            }
-        },
+        PythonRequest::Path(path) => probe_alone(&path, &args.pythons, &settings).await,
         _ => {
-            let found = selected(&args.pythons, false).await?;
+            let found = super::interpreters::for_running(&args.pythons, &settings, None).await?;
             match found.into_iter().find(|i| i.unusable.is_none()) {
                 Some(i) => Ok(i),
                 None => Err(format!("`{request}` is not usable")),
             }
         }
     };
-    let (code, line) = bisect::step::step(&target, interpreter, &old).await;
+    let (code, line) = bisect::step::step(&target, interpreter, &old, cancel).await;
     println!("{line}");
     Ok(code)
+}
+
+/// The interpreter at `path`, probed without discovering the others; or why it is not one.
+async fn probe_alone(
+    path: &std::path::Path,
+    options: &PythonOptions,
+    settings: &Settings,
+) -> Result<Interpreter, String> {
+    let exe = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let prober = super::interpreters::prober(options, settings);
+    let probed = prober.probe(&exe).await;
+    prober.save();
+    probed
+        .and_then(|info| {
+            crate::python::discover::interpreter_from(&exe, info, vec![Source::Request], None)
+        })
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@ use std::time::SystemTime;
 
 use clap::{Args, Subcommand};
 
-use super::EXIT_OK;
+use super::settings::{Given, Settings};
+use super::{Failure, EXIT_OK};
 use crate::env::store;
-use crate::errors::Error;
 
 #[derive(Debug, Args)]
 pub struct CacheArgs {
@@ -42,20 +42,19 @@ macro_rules! say {
     }};
 }
 
-pub fn cache(args: &CacheArgs) -> Result<i32, Error> {
+pub fn cache(args: &CacheArgs) -> Result<i32, Failure> {
     let mut out = String::new();
     let code = cache_into(args, &mut out);
-    // A closed pipe (`| head`) is not an error worth a panic.
-    let _ = std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes());
+    crate::sys::stdout::emit(&out);
     code
 }
 
-fn cache_into(args: &CacheArgs, out: &mut String) -> Result<i32, Error> {
-    let Some(dir) = args.cache_dir.clone().or_else(super::default_cache_dir) else {
-        return Err(Error::Usage(
-            "no cache folder: pass --cache-dir or set CROSSPICKLE_CACHE_DIR".into(),
-        ));
-    };
+fn cache_into(args: &CacheArgs, out: &mut String) -> Result<i32, Failure> {
+    let settings = Settings::resolve(Given {
+        cache_dir: args.cache_dir.as_deref(),
+        ..Given::default()
+    })?;
+    let dir = settings.required_cache_dir()?.to_path_buf();
     match &args.action {
         CacheAction::List { json } => {
             let envs = store::list(&dir);
@@ -106,7 +105,7 @@ fn cache_into(args: &CacheArgs, out: &mut String) -> Result<i32, Error> {
         }
         CacheAction::Clean { all } => {
             let cleaned = store::clean(&dir)
-                .map_err(|e| Error::io(format!("cleaning {}", dir.display()), e))?;
+                .map_err(|e| Failure::system(format!("cleaning {}", dir.display()), e))?;
             let mut said = format!(
                 "removed {} environments ({})",
                 cleaned.environments,
@@ -115,8 +114,9 @@ fn cache_into(args: &CacheArgs, out: &mut String) -> Result<i32, Error> {
             if *all {
                 let probes = dir.join("interpreters.json");
                 if probes.exists() {
-                    std::fs::remove_file(&probes)
-                        .map_err(|e| Error::io(format!("removing {}", probes.display()), e))?;
+                    std::fs::remove_file(&probes).map_err(|e| {
+                        Failure::system(format!("removing {}", probes.display()), e)
+                    })?;
                     said.push_str(" and the interpreters' probe answers");
                 }
             }

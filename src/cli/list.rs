@@ -1,11 +1,9 @@
 //! `crosspickle list`: the catalogue of cases (id, title, tags, links, and the versions where
 //! the behaviour differs, read from the rules), as a table or as Markdown (`docs/corpus.md`).
 
-use std::path::PathBuf;
-
-use super::EXIT_OK;
+use super::settings::{Given, Settings};
+use super::{Failure, ListArgs, EXIT_OK};
 use crate::case::{find_case_files, load_cases, Case, OutcomeKind, Rule};
-use crate::errors::Error;
 
 /// Where a case's behaviour differs: one line per rule that expects something other than pass.
 pub fn differences(case: &Case) -> Vec<String> {
@@ -56,15 +54,14 @@ fn describe_rule(rule: &Rule) -> String {
     }
 }
 
-pub fn list(paths: &[PathBuf], markdown: bool) -> Result<i32, Error> {
-    let paths = if paths.is_empty() {
-        vec![PathBuf::from("cases")]
-    } else {
-        paths.to_vec()
-    };
-    let mut cases = load_cases(&find_case_files(&paths)?)?;
+pub fn list(args: &ListArgs) -> Result<i32, Failure> {
+    let settings = Settings::resolve(Given {
+        paths: &args.paths,
+        ..Given::default()
+    })?;
+    let mut cases = load_cases(&find_case_files(&settings.paths)?)?;
     cases.sort_by(|a, b| a.path.cmp(&b.path));
-    super::emit(&if markdown {
+    crate::sys::stdout::emit(&if args.markdown {
         render_markdown(&cases)
     } else {
         render_text(&cases)

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{EXIT_FAILED, EXIT_OK};
-use crate::errors::Error;
-use crate::report::terminal::{Style, TerminalReporter};
+use super::{Failure, EXIT_FAILED, EXIT_OK};
+use crate::report::terminal::TerminalReporter;
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
@@ -19,11 +18,11 @@ pub struct MergeArgs {
     pub reports: super::ReportOptions,
 }
 
-pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
+pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
     let inputs = crate::report::merge::read_all(&args.inputs)?;
     let results = crate::report::merge::merge(inputs);
     let written = crate::report::write_all(&results, &args.reports.files());
-    let style = Style::detect(&args.reports.color);
+    let style = args.reports.color.style();
     let mut out = TerminalReporter::new(style, false).finish(&results);
     if !results.conflicts.is_empty() {
         out.push_str(&format!(
@@ -42,7 +41,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Error> {
             ));
         }
     }
-    super::emit(&out);
+    crate::sys::stdout::emit(&out);
     written?;
     Ok(if results.failed() {
         EXIT_FAILED

@@ -1,23 +1,30 @@
-//! The command line: arguments, and the wiring of load → discover → plan → execute → report.
-//! Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted.
+//! The command line: the arguments, resolved once into [`settings::Settings`]; the
+//! interpreters every command works with ([`interpreters`]); one module per command wiring
+//! load → discover → plan → execute → report; and the one place where a [`Failure`] becomes an
+//! exit code and a message. Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input,
+//! 3 crosspickle could not do its work, 130 interrupted.
 
 mod bisect;
 mod cache;
+mod failure;
+mod interpreters;
 mod list;
 mod merge;
 mod pythons;
 mod run;
+mod settings;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
 
 use crate::errors::Error;
 
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_FAILED: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub use failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SYSTEM, EXIT_USAGE};
+pub use settings::{ColorChoice, Settings};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -25,7 +32,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
     version,
     about = "Run pickle behaviour cases on every installed Python and compare what happened with what was expected",
     args_conflicts_with_subcommands = true,
-    after_help = "Without a subcommand, `crosspickle [PATHS] [OPTIONS]` is `crosspickle run`.\nExit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 130 interrupted."
+    after_help = "Without a subcommand, `crosspickle [PATHS] [OPTIONS]` is `crosspickle run`.\nExit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 3 crosspickle could not do its work (a tool it runs, its cache), 130 interrupted."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -55,13 +62,13 @@ enum Command {
 }
 
 #[derive(Debug, Args)]
-struct ListArgs {
+pub struct ListArgs {
     /// Case files or folders [default: cases]
     #[arg(value_name = "PATHS")]
-    paths: Vec<PathBuf>,
+    pub paths: Vec<PathBuf>,
     /// Print Markdown (as docs/corpus.md is made)
     #[arg(long)]
-    markdown: bool,
+    pub markdown: bool,
 }
 
 /// Where interpreters come from and which ones to use.
@@ -155,8 +162,8 @@ pub struct ReportOptions {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Colour: auto (not with NO_COLOR or off a terminal), always, never
-    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
-    pub color: String,
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 impl ReportOptions {
@@ -172,10 +179,7 @@ impl ReportOptions {
 }
 
 impl PythonOptions {
-    pub fn cache_dir(&self) -> Option<PathBuf> {
-        self.cache_dir.clone().or_else(default_cache_dir)
-    }
-
+    /// The pythons.toml asked for, else `./pythons.toml` when there is one.
     pub fn config(&self) -> Result<crate::python::config::PythonsConfig, Error> {
         match &self.pythons_toml {
             Some(path) => crate::python::config::PythonsConfig::load(path),
@@ -191,29 +195,30 @@ impl PythonOptions {
     }
 }
 
-pub fn default_cache_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|d| d.join("crosspickle"))
-}
-
-/// A `--timeout` must be a positive number of seconds.
-pub fn check_timeout(timeout: Option<f64>) -> Result<(), Error> {
-    match timeout {
-        Some(t) if !(t.is_finite() && t > 0.0) => Err(Error::Usage(format!(
-            "--timeout must be a positive number of seconds, not {t}"
-        ))),
-        _ => Ok(()),
+impl RunArgs {
+    fn settings(&self) -> Result<Settings, Error> {
+        Settings::resolve(settings::Given {
+            paths: &self.paths,
+            jobs: self.jobs,
+            cache_dir: self.pythons.cache_dir.as_deref(),
+            timeout: self.timeout,
+            find_links: &self.find_links,
+        })
     }
 }
 
-/// Print to stdout; a closed pipe (`crosspickle list | head`) is not an error worth a panic.
-pub fn emit(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+/// A token cancelled by Ctrl-C, and whether that happened (rather than `-x`).
+fn cancel_on_ctrl_c() -> (CancellationToken, Arc<AtomicBool>) {
+    let cancel = CancellationToken::new();
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let (token, flag) = (cancel.clone(), interrupted.clone());
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            flag.store(true, Ordering::SeqCst);
+            token.cancel();
+        }
+    });
+    (cancel, interrupted)
 }
 
 /// Parse the command line, run, and return the exit code.
@@ -236,7 +241,7 @@ pub fn main() -> i32 {
             Some(Command::Cache(args)) => cache::cache(&args),
             Some(Command::Bisect(args)) => bisect::bisect(args).await,
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
-            Some(Command::List(args)) => list::list(&args.paths, args.markdown),
+            Some(Command::List(args)) => list::list(&args),
             Some(Command::Merge(args)) => merge::merge(&args),
             None => run::run(cli.run).await,
         }
@@ -244,8 +249,8 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_USAGE
+            eprintln!("{}", e.message());
+            e.exit_code()
         }
     }
 }

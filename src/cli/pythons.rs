@@ -1,47 +1,26 @@
 //! `crosspickle pythons`: every interpreter found, usable or not, and why not.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
-use super::{PythonOptions, EXIT_OK};
-use crate::errors::Error;
-use crate::python::discover::{self, Discovery};
-use crate::python::probe::Prober;
+use super::settings::{Given, Settings};
+use super::{Failure, PythonOptions, EXIT_OK};
+use crate::sys::stdout::emit;
 
-/// Discover (and cache) the interpreters every command works with.
-pub async fn discover_all(options: &PythonOptions) -> Result<(Discovery, Prober), Error> {
-    let mut config = options.config()?;
-    let cache_dir = options.cache_dir();
-    if let Some(dir) = &cache_dir {
-        let _ = std::fs::create_dir_all(dir);
-        config.add_kept(dir);
-    }
-    let prober = Prober::new(
-        cache_dir.as_deref(),
-        Duration::from_secs_f64(options.probe_timeout),
-        options.refresh,
-    );
-    let jobs = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .max(4);
-    let discovery = discover::resolve(discover::candidates(&config), &prober, jobs).await;
-    Ok((discovery, prober))
-}
-
-pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Error> {
-    let (discovery, prober) = discover_all(options).await?;
-    let requests = crate::python::request::split_requests(&options.python);
-    let selection = crate::python::request::select(&discovery, &requests, &prober).await?;
-    prober.save();
-    let shown: Vec<_> = if requests.is_empty() {
+pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Failure> {
+    let settings = Settings::resolve(Given {
+        cache_dir: options.cache_dir.as_deref(),
+        ..Given::default()
+    })?;
+    let chosen = super::interpreters::choose(options, &settings).await?;
+    let (discovery, selection) = (&chosen.discovery, &chosen.selection);
+    let shown: Vec<_> = if chosen.requests.is_empty() {
         discovery.interpreters.clone()
     } else {
         selection.interpreters.clone()
     };
     if json {
         let value = serde_json::json!({ "interpreters": shown, "unusable": discovery.unusable });
-        super::emit(&(serde_json::to_string_pretty(&value).expect("serializable") + "\n"));
+        emit(&(serde_json::to_string_pretty(&value).expect("serializable") + "\n"));
         return Ok(EXIT_OK);
     }
     let mut out = String::new();
@@ -91,7 +70,7 @@ pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Error> 
             );
         }
     }
-    super::emit(&out);
+    emit(&out);
     for m in &selection.missing {
         eprintln!("warning: no interpreter matches `{m}`");
     }

@@ -11,18 +11,18 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
 use super::key::EnvKey;
+use super::pip::{self, installer_env, offline_args, uv_env};
 use super::store::{self, MARKER, TMP_PREFIX};
-use super::{EnvFailure, EnvOptions};
+use super::{EnvError, EnvOptions};
 use crate::python::Interpreter;
-use crate::run::process::{run_process, Exit, ProcessSpec};
+use crate::sys::process::{self, Exit, Output, ProcessSpec};
 
-/// The time one installer step may take.
-const STEP_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// The virtualenv that still makes Python 2.7 environments.
 const VIRTUALENV_FOR_PY2: &str = "virtualenv<20.22";
 /// Lines of the installer's output kept in an `env-error` reason.
@@ -37,7 +37,7 @@ pub enum Installer {
 }
 
 impl Installer {
-    pub fn choose(interpreter: &Interpreter) -> Result<Installer, String> {
+    pub fn choose(interpreter: &Interpreter) -> Result<Installer, EnvError> {
         let forced = std::env::var("CROSSPICKLE_INSTALLER").unwrap_or_default();
         let py2 = interpreter
             .version
@@ -55,17 +55,19 @@ impl Installer {
                 })
             }
             "uv" if py2 => {
-                return Err("CROSSPICKLE_INSTALLER=uv: uv cannot make Python 2 environments".into())
+                return Err(EnvError::Installer(
+                    "CROSSPICKLE_INSTALLER=uv: uv cannot make Python 2 environments".into(),
+                ))
             }
             "uv" => {
-                return uv()
-                    .map(Installer::Uv)
-                    .ok_or_else(|| "CROSSPICKLE_INSTALLER=uv but uv is not on PATH".into())
+                return uv().map(Installer::Uv).ok_or_else(|| {
+                    EnvError::Installer("CROSSPICKLE_INSTALLER=uv but uv is not on PATH".into())
+                })
             }
             other => {
-                return Err(format!(
+                return Err(EnvError::Installer(format!(
                     "CROSSPICKLE_INSTALLER={other}: use `auto`, `pip` or `uv`"
-                ))
+                )))
             }
         }
         if py2 {
@@ -97,9 +99,9 @@ pub async fn build(
     key: &EnvKey,
     dest: &Path,
     cancel: &CancellationToken,
-) -> Result<(), EnvFailure> {
+) -> Result<(), EnvError> {
     let started = Instant::now();
-    let installer = Installer::choose(interpreter).map_err(EnvFailure::Failed)?;
+    let installer = Installer::choose(interpreter)?;
     let envs = dest
         .parent()
         .expect("an environment lives in the envs folder");
@@ -107,10 +109,10 @@ pub async fn build(
         .prefix(&format!("{TMP_PREFIX}{}-", key.hash))
         .tempdir_in(envs)
         .map_err(|e| {
-            failed(format!(
-                "cannot make a temporary folder in {}: {e}",
-                envs.display()
-            ))
+            io(
+                format!("cannot make a temporary folder in {}", envs.display()),
+                e,
+            )
         })?;
     let venv = tmp.path();
     let python = super::python_in(venv);
@@ -119,102 +121,32 @@ pub async fn build(
         cancel,
         label: &interpreter.label,
     };
-    let exe = interpreter.executable.as_os_str().to_owned();
+    let requirements = &key.meta.requirements;
     match &installer {
-        Installer::Uv(uv) => {
-            steps
-                .run(
-                    "uv venv",
-                    uv,
-                    vec!["venv".into(), "--python".into(), exe, venv.into()],
-                    uv_env(),
-                )
-                .await?;
-            let mut args: Vec<OsString> = vec![
-                "pip".into(),
-                "install".into(),
-                "--python".into(),
-                python.clone().into(),
-            ];
-            if options.offline {
-                args.extend(["--offline".into(), "--no-index".into()]);
-            }
-            args.extend(find_links_args(options));
-            args.extend(key.meta.requirements.iter().map(OsString::from));
-            steps.run("uv pip install", uv, args, uv_env()).await?;
-        }
-        Installer::VenvPip if steps.pip_version(&interpreter.executable).await >= Some((22, 3)) => {
-            // The interpreter's own pip installs into a venv made without one (`pip --python`,
-            // pip 22.3 and later): seconds faster than seeding pip into every environment.
-            let args = vec![
-                "-m".into(),
-                "venv".into(),
-                "--without-pip".into(),
-                venv.into(),
-            ];
-            steps
-                .run(
-                    "python -m venv",
-                    &interpreter.executable,
-                    args,
-                    installer_env(),
-                )
-                .await?;
-            let mut args: Vec<OsString> = vec![
-                "-m".into(),
-                "pip".into(),
-                "--python".into(),
-                python.clone().into(),
-            ];
-            args.push("install".into());
-            args.extend(offline_args(options));
-            args.extend(key.meta.requirements.iter().map(OsString::from));
-            steps
-                .run(
-                    "pip install",
-                    &interpreter.executable,
-                    args,
-                    installer_env(),
-                )
-                .await?;
+        Installer::Uv(uv) => steps.uv(uv, interpreter, venv, requirements).await?,
+        Installer::VenvPip
+            if pip::version(&interpreter.executable, cancel).await >= Some((22, 3)) =>
+        {
+            steps.outside_pip(interpreter, venv, requirements).await?
         }
         Installer::VenvPip => {
-            let args = vec!["-m".into(), "venv".into(), venv.into()];
-            steps
-                .run(
-                    "python -m venv",
-                    &interpreter.executable,
-                    args,
-                    installer_env(),
-                )
-                .await?;
-            steps.pip_install(&python, &key.meta.requirements).await?;
+            let venv_step = ProcessSpec::new(&interpreter.executable, Some(pip::STEP_TIME_LIMIT))
+                .args(["-m", "venv"])
+                .arg(venv)
+                .env(installer_env());
+            steps.run("python -m venv", venv_step).await?;
+            steps.pip_install(&python, requirements).await?;
         }
         Installer::VirtualenvPip => {
-            let tool = virtualenv_tool(cache_dir, &steps, &interpreter.executable).await?;
-            let app_data = store::tools_dir(cache_dir).join("virtualenv-app-data");
-            let args = vec![
-                "-m".into(),
-                "virtualenv".into(),
-                "--no-periodic-update".into(),
-                "--app-data".into(),
-                app_data.into(),
-                venv.into(),
-            ];
-            let mut env = installer_env();
-            env.push(("PYTHONPATH".into(), tool.into()));
-            steps
-                .run("virtualenv", &interpreter.executable, args, env)
-                .await?;
-            steps.pip_install(&python, &key.meta.requirements).await?;
+            steps.virtualenv(cache_dir, interpreter, venv).await?;
+            steps.pip_install(&python, requirements).await?;
         }
     }
     if !python.exists() {
-        return Err(failed(format!(
-            "{} made no {}",
-            installer.name(),
-            python.display()
-        )));
+        return Err(EnvError::NoPython {
+            installer: installer.name(),
+            python,
+        });
     }
     let mut meta = key.meta.clone();
     meta.installer = installer.name().to_string();
@@ -225,19 +157,22 @@ pub async fn build(
     meta.build_seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     let bytes = serde_json::to_vec_pretty(&meta).expect("the marker serializes");
     std::fs::write(venv.join(MARKER), bytes)
-        .map_err(|e| failed(format!("cannot write the marker: {e}")))?;
+        .map_err(|e| io("cannot write the marker".into(), e))?;
     std::fs::rename(venv, dest).map_err(|e| {
-        failed(format!(
-            "cannot move the environment into {}: {e}",
-            dest.display()
-        ))
+        io(
+            format!("cannot move the environment into {}", dest.display()),
+            e,
+        )
     })?;
     // Renamed away: dropping `tmp` finds nothing to remove.
     Ok(())
 }
 
-fn failed(message: String) -> EnvFailure {
-    EnvFailure::Failed(message)
+fn io(context: String, source: std::io::Error) -> EnvError {
+    EnvError::Io {
+        context,
+        source: Arc::new(source),
+    }
 }
 
 struct Steps<'a> {
@@ -247,70 +182,116 @@ struct Steps<'a> {
 }
 
 impl Steps<'_> {
-    /// `python -m pip install` the requirements, as the user's pip is configured.
-    async fn pip_install(&self, python: &Path, requirements: &[String]) -> Result<(), EnvFailure> {
-        let mut args: Vec<OsString> = vec!["-m".into(), "pip".into(), "install".into()];
-        args.extend(offline_args(self.options));
-        args.extend(requirements.iter().map(OsString::from));
-        self.run("pip install", python, args, installer_env()).await
+    /// `uv venv`, then `uv pip install` into it.
+    async fn uv(
+        &self,
+        uv: &Path,
+        interpreter: &Interpreter,
+        venv: &Path,
+        requirements: &[String],
+    ) -> Result<(), EnvError> {
+        let make = ProcessSpec::new(uv, Some(pip::STEP_TIME_LIMIT))
+            .args(["venv", "--python"])
+            .arg(&interpreter.executable)
+            .arg(venv)
+            .env(uv_env());
+        self.run("uv venv", make).await?;
+        let mut install = ProcessSpec::new(uv, Some(pip::STEP_TIME_LIMIT))
+            .args(["pip", "install", "--python"])
+            .arg(super::python_in(venv))
+            .env(uv_env());
+        if self.options.offline {
+            install = install.args(["--offline", "--no-index"]);
+        }
+        let install = install
+            .args(pip::find_links_args(&self.options.find_links))
+            .args(requirements);
+        self.run("uv pip install", install).await
     }
 
-    /// The (major, minor) version of `python`'s own pip, if it has one.
-    async fn pip_version(&self, python: &Path) -> Option<(u64, u64)> {
-        let spec = ProcessSpec {
-            program: python.to_path_buf(),
-            args: vec!["-m".into(), "pip".into(), "--version".into()],
-            env: installer_env(),
-            cwd: None,
-            timeout: Duration::from_secs(60),
-            capture: 4096,
-        };
-        let finished = run_process(&spec, self.cancel).await.ok()?;
-        if finished.exit != Exit::Code(0) {
-            return None;
-        }
-        parse_pip_version(&finished.stdout.text())
+    /// A venv made without pip, and the interpreter's own pip installing into it
+    /// (`pip --python`, pip 22.3 and later): seconds faster than seeding pip into every
+    /// environment.
+    async fn outside_pip(
+        &self,
+        interpreter: &Interpreter,
+        venv: &Path,
+        requirements: &[String],
+    ) -> Result<(), EnvError> {
+        let make = ProcessSpec::new(&interpreter.executable, Some(pip::STEP_TIME_LIMIT))
+            .args(["-m", "venv", "--without-pip"])
+            .arg(venv)
+            .env(installer_env());
+        self.run("python -m venv", make).await?;
+        let install = pip::command(&interpreter.executable)
+            .arg("--python")
+            .arg(super::python_in(venv))
+            .arg("install")
+            .args(self.index_args())
+            .args(requirements);
+        self.run("pip install", install).await
+    }
+
+    /// A Python 2 environment made by virtualenv (installed once into `tools/`).
+    async fn virtualenv(
+        &self,
+        cache_dir: &Path,
+        interpreter: &Interpreter,
+        venv: &Path,
+    ) -> Result<(), EnvError> {
+        let tool = virtualenv_tool(cache_dir, self, &interpreter.executable).await?;
+        let app_data = store::tools_dir(cache_dir).join("virtualenv-app-data");
+        let make = ProcessSpec::new(&interpreter.executable, Some(pip::STEP_TIME_LIMIT))
+            .args(["-m", "virtualenv", "--no-periodic-update", "--app-data"])
+            .arg(app_data)
+            .arg(venv)
+            .env(installer_env())
+            .set_env("PYTHONPATH", tool);
+        self.run("virtualenv", make).await
+    }
+
+    /// `python -m pip install` the requirements, as the user's pip is configured.
+    async fn pip_install(&self, python: &Path, requirements: &[String]) -> Result<(), EnvError> {
+        let install = pip::command(python)
+            .arg("install")
+            .args(self.index_args())
+            .args(requirements);
+        self.run("pip install", install).await
+    }
+
+    fn index_args(&self) -> Vec<OsString> {
+        offline_args(self.options.offline, &self.options.find_links)
     }
 
     /// Run one installer step; its failure is an `env-error` with the tail of what it said.
-    async fn run(
-        &self,
-        what: &str,
-        program: &Path,
-        args: Vec<OsString>,
-        env: Vec<(OsString, OsString)>,
-    ) -> Result<(), EnvFailure> {
-        let spec = ProcessSpec {
-            program: program.to_path_buf(),
-            args,
-            env,
-            cwd: None,
-            timeout: STEP_TIMEOUT,
-            capture: 64 * 1024,
-        };
-        let finished = run_process(&spec, self.cancel).await.map_err(|e| {
-            failed(format!(
-                "{what} for {}: cannot start {}: {e}",
-                self.label,
-                program.display()
-            ))
-        })?;
+    async fn run(&self, what: &str, spec: ProcessSpec) -> Result<(), EnvError> {
+        let spec = spec.output(Output::Capture(64 * 1024));
+        let finished = process::run(&spec, self.cancel)
+            .await
+            .map_err(|e| EnvError::Start {
+                what: what.to_string(),
+                label: self.label.to_string(),
+                program: spec.program.clone(),
+                source: Arc::new(e),
+            })?;
         let status = match finished.exit {
             Exit::Code(0) => return Ok(()),
-            Exit::Cancelled => return Err(EnvFailure::Cancelled),
+            Exit::Cancelled => return Err(EnvError::Cancelled),
             Exit::Code(c) => format!("exit status {c}"),
-            Exit::Signal(s) => crate::run::signal_name(s),
-            Exit::TimedOut => format!("no end within {} s", STEP_TIMEOUT.as_secs()),
+            Exit::Signal(s) => crate::sys::signal::name(s),
+            Exit::TimedOut => format!("no end within {} s", pip::STEP_TIME_LIMIT.as_secs()),
         };
         let said = tail(&format!(
             "{}\n{}",
             finished.stdout.text(),
             finished.stderr.text()
         ));
-        Err(failed(format!(
-            "{what} failed for {} ({status}):\n{said}",
-            self.label
-        )))
+        Err(EnvError::Step {
+            what: what.to_string(),
+            label: self.label.to_string(),
+            status,
+            said,
+        })
     }
 }
 
@@ -319,26 +300,19 @@ async fn virtualenv_tool(
     cache_dir: &Path,
     steps: &Steps<'_>,
     executable: &Path,
-) -> Result<PathBuf, EnvFailure> {
+) -> Result<PathBuf, EnvError> {
     let tools = store::tools_dir(cache_dir);
-    let id: String = {
-        use sha2::{Digest, Sha256};
-        Sha256::digest(executable.as_os_str().as_encoded_bytes())
-            .iter()
-            .take(6)
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    };
+    let id = crate::sys::hash::short_hex(executable.as_os_str().as_encoded_bytes(), 12);
     let dir = tools.join(format!("virtualenv-py2-{id}"));
     let ready = dir.join("ready");
     if ready.is_file() {
         return Ok(dir);
     }
     std::fs::create_dir_all(&tools)
-        .map_err(|e| failed(format!("cannot make {}: {e}", tools.display())))?;
-    let _lock = super::lock::acquire(&tools.join(format!("virtualenv-py2-{id}.lock")))
+        .map_err(|e| io(format!("cannot make {}", tools.display()), e))?;
+    let _lock = crate::sys::lock::acquire(&tools.join(format!("virtualenv-py2-{id}.lock")))
         .await
-        .map_err(failed)?;
+        .map_err(|e| EnvError::Lock(Arc::new(e)))?;
     if ready.is_file() {
         return Ok(dir);
     }
@@ -347,103 +321,36 @@ async fn virtualenv_tool(
         .prefix(".tmp-virtualenv-")
         .tempdir_in(&tools)
         .map_err(|e| {
-            failed(format!(
-                "cannot make a temporary folder in {}: {e}",
-                tools.display()
-            ))
+            io(
+                format!("cannot make a temporary folder in {}", tools.display()),
+                e,
+            )
         })?;
-    let mut args: Vec<OsString> = vec![
-        "-m".into(),
-        "pip".into(),
-        "install".into(),
-        "--target".into(),
-        tmp.path().into(),
-    ];
-    args.extend(offline_args(steps.options));
-    args.push(VIRTUALENV_FOR_PY2.into());
+    let install = pip::command(executable)
+        .args(["install", "--target"])
+        .arg(tmp.path())
+        .args(steps.index_args())
+        .arg(VIRTUALENV_FOR_PY2);
     let what = "installing virtualenv (for Python 2 environments)";
-    let result = steps.run(what, executable, args, installer_env()).await;
-    if let (Err(EnvFailure::Failed(message)), true) = (&result, steps.options.offline) {
-        let hint = format!(
-            "Python 2 environments need `{VIRTUALENV_FOR_PY2}`, installed once into {}: run once \
-             without --offline, or put its wheels in a --find-links folder",
-            tools.display()
-        );
-        return Err(failed(format!("{message}\n  {hint}")));
+    match steps.run(what, install).await {
+        Err(e) if steps.options.offline && !matches!(e, EnvError::Cancelled) => {
+            let hint = format!(
+                "Python 2 environments need `{VIRTUALENV_FOR_PY2}`, installed once into {}: run once \
+                 without --offline, or put its wheels in a --find-links folder",
+                tools.display()
+            );
+            return Err(EnvError::Hint {
+                source: Box::new(e),
+                hint,
+            });
+        }
+        result => result?,
     }
-    result?;
     std::fs::write(tmp.path().join("ready"), b"")
-        .map_err(|e| failed(format!("cannot write in {}: {e}", tools.display())))?;
-    std::fs::rename(tmp.path(), &dir).map_err(|e| {
-        failed(format!(
-            "cannot move virtualenv into {}: {e}",
-            dir.display()
-        ))
-    })?;
+        .map_err(|e| io(format!("cannot write in {}", tools.display()), e))?;
+    std::fs::rename(tmp.path(), &dir)
+        .map_err(|e| io(format!("cannot move virtualenv into {}", dir.display()), e))?;
     Ok(dir)
-}
-
-/// `pip 23.0.1 from /…/site-packages/pip (python 3.8)` → (23, 0).
-fn parse_pip_version(said: &str) -> Option<(u64, u64)> {
-    let version = said.strip_prefix("pip ")?.split_whitespace().next()?;
-    let mut parts = version.split('.').map(|p| p.parse::<u64>().ok());
-    Some((parts.next()??, parts.next().flatten().unwrap_or(0)))
-}
-
-/// `--no-index` when offline, and every `--find-links`, as pip takes them.
-fn offline_args(options: &EnvOptions) -> Vec<OsString> {
-    let mut args = Vec::new();
-    if options.offline {
-        args.push("--no-index".into());
-    }
-    args.extend(find_links_args(options));
-    args
-}
-
-fn find_links_args(options: &EnvOptions) -> Vec<OsString> {
-    options
-        .find_links
-        .iter()
-        .flat_map(|f| ["--find-links".into(), f.into()])
-        .collect()
-}
-
-/// The caller's environment without `PYTHON*` (as for cases), pip told not to ask or nag
-/// unless the user said otherwise.
-fn installer_env() -> Vec<(OsString, OsString)> {
-    let mut env = crate::run::sanitized_env(&Default::default());
-    for (k, v) in [
-        ("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
-        ("PIP_NO_INPUT", "1"),
-    ] {
-        if std::env::var_os(k).is_none() {
-            env.push((k.into(), v.into()));
-        }
-    }
-    env
-}
-
-/// For uv, the pip settings given in the environment (uv reads no pip.conf) where the
-/// user set no uv equivalent.
-fn uv_env() -> Vec<(OsString, OsString)> {
-    let mut env = installer_env();
-    for (pip, uv) in [
-        ("PIP_INDEX_URL", "UV_INDEX_URL"),
-        ("PIP_EXTRA_INDEX_URL", "UV_EXTRA_INDEX_URL"),
-        ("PIP_FIND_LINKS", "UV_FIND_LINKS"),
-    ] {
-        if let (Some(value), None) = (std::env::var_os(pip), std::env::var_os(uv)) {
-            let value = value
-                .to_string_lossy()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(",");
-            if !value.is_empty() {
-                env.push((uv.into(), value.into()));
-            }
-        }
-    }
-    env
 }
 
 /// The last lines of what an installer said, without blank lines.
@@ -470,16 +377,6 @@ pub fn tail(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pip_versions() {
-        assert_eq!(
-            parse_pip_version("pip 23.0.1 from /x/pip (python 3.8)\n"),
-            Some((23, 0))
-        );
-        assert_eq!(parse_pip_version("pip 9 from /x"), Some((9, 0)));
-        assert_eq!(parse_pip_version("Python 3.8"), None);
-    }
 
     #[test]
     fn tail_keeps_the_last_lines() {

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::python::Interpreter;
 
@@ -45,21 +44,15 @@ impl EnvKey {
         let mut requirements: Vec<String> = requirements.to_vec();
         requirements.sort();
         requirements.dedup();
-        let mut hasher = Sha256::new();
-        hasher.update(format!("crosspickle-env-{FORMAT}\0").as_bytes());
-        hasher.update(interpreter.executable.as_os_str().as_encoded_bytes());
-        hasher.update(b"\0");
-        hasher.update(interpreter.version.to_string().as_bytes());
+        let mut identity = format!("crosspickle-env-{FORMAT}\0").into_bytes();
+        identity.extend_from_slice(interpreter.executable.as_os_str().as_encoded_bytes());
+        identity.push(0);
+        identity.extend_from_slice(interpreter.version.to_string().as_bytes());
         for r in &requirements {
-            hasher.update(b"\0");
-            hasher.update(r.as_bytes());
+            identity.push(0);
+            identity.extend_from_slice(r.as_bytes());
         }
-        let hash: String = hasher
-            .finalize()
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let hash = crate::sys::hash::short_hex(&identity, 16);
         EnvKey {
             hash,
             meta: EnvMeta {
@@ -79,7 +72,7 @@ impl EnvKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::Implementation;
+    use crate::python::Implementation;
     use crate::version::PythonVersion;
 
     fn interp(exe: &str, version: &str) -> Interpreter {
@@ -106,7 +99,8 @@ mod tests {
         let k1 = EnvKey::new(&a, &["b==1".into(), "a==2".into()]);
         let k2 = EnvKey::new(&a, &["a==2".into(), "b==1".into(), "a==2".into()]);
         assert_eq!(k1.hash, k2.hash);
-        assert_eq!(k1.hash.len(), 16);
+        // Pinned: environments made by earlier releases keep their names (and stay reused).
+        assert_eq!(k1.hash, "7794421848c9afd5");
         assert_eq!(k1.meta.requirements, vec!["a==2", "b==1"]);
         assert_ne!(k1.hash, EnvKey::new(&a, &["a==2".into()]).hash);
         assert_ne!(

@@ -4,12 +4,13 @@
 //! The runner calls [`Environments::python_for`] before each run; it answers the interpreter
 //! itself for a case without `requires`, and otherwise the python of the environment, making it
 //! first when needed (once per process, shared by every run that needs it, a few at a time).
-//! How an environment is made is [`build`]'s business; its name and identity [`key`]'s; what is
-//! in the cache folder, for `crosspickle cache`, [`store`]'s.
+//! How an environment is made is [`build`]'s business, with [`pip`]'s arguments and
+//! environment; its name and identity [`key`]'s; what is in the cache folder, for
+//! `crosspickle cache`, [`store`]'s. Why one could not be made is an [`EnvError`].
 
 pub mod build;
 pub mod key;
-pub mod lock;
+pub mod pip;
 pub mod store;
 
 use std::collections::HashMap;
@@ -38,16 +39,59 @@ pub struct EnvOptions {
     pub jobs: usize,
 }
 
-/// Why a run has no environment.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EnvFailure {
+/// Why a run has no environment. Shared by every run waiting on the same environment, hence
+/// `Clone` (the I/O errors behind an `Arc`).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EnvError {
     /// The run was stopped while its environment was being made.
+    #[error("cancelled")]
     Cancelled,
-    /// The environment could not be made: what the installer said.
-    Failed(String),
+    #[error(
+        "no cache folder to keep environments in: pass --cache-dir or set CROSSPICKLE_CACHE_DIR"
+    )]
+    NoCacheFolder,
+    /// `CROSSPICKLE_INSTALLER` asks for what cannot be.
+    #[error("{0}")]
+    Installer(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    #[error(transparent)]
+    Lock(Arc<crate::sys::lock::LockError>),
+    #[error("{what} for {label}: cannot start {}: {source}", program.display())]
+    Start {
+        what: String,
+        label: String,
+        program: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// An installer step failed: the last lines of what it said.
+    #[error("{what} failed for {label} ({status}):\n{said}")]
+    Step {
+        what: String,
+        label: String,
+        status: String,
+        said: String,
+    },
+    #[error("{installer} made no {}", python.display())]
+    NoPython {
+        installer: &'static str,
+        python: PathBuf,
+    },
+    /// A failure, and what to do about it.
+    #[error("{source}\n  {hint}")]
+    Hint {
+        #[source]
+        source: Box<EnvError>,
+        hint: String,
+    },
 }
 
-type Pending = Shared<BoxFuture<'static, Result<PathBuf, EnvFailure>>>;
+type Pending = Shared<BoxFuture<'static, Result<PathBuf, EnvError>>>;
 
 /// The environments of one crosspickle process.
 pub struct Environments {
@@ -74,7 +118,7 @@ impl Environments {
         case: &Case,
         params: &Params,
         cancel: &CancellationToken,
-    ) -> Result<PathBuf, EnvFailure> {
+    ) -> Result<PathBuf, EnvError> {
         if case.requires.is_empty() {
             return Ok(interpreter.executable.clone());
         }
@@ -105,7 +149,7 @@ pub async fn python_with(
     interpreter: &Interpreter,
     requirements: &[String],
     cancel: &CancellationToken,
-) -> Result<PathBuf, EnvFailure> {
+) -> Result<PathBuf, EnvError> {
     let key = EnvKey::new(interpreter, requirements);
     ensure(options, &Semaphore::new(1), interpreter, &key, cancel).await
 }
@@ -125,11 +169,9 @@ async fn ensure(
     interpreter: &Interpreter,
     key: &EnvKey,
     cancel: &CancellationToken,
-) -> Result<PathBuf, EnvFailure> {
+) -> Result<PathBuf, EnvError> {
     let Some(cache_dir) = &options.cache_dir else {
-        return Err(EnvFailure::Failed(
-            "no cache folder to keep environments in: pass --cache-dir or set CROSSPICKLE_CACHE_DIR".into(),
-        ));
+        return Err(EnvError::NoCacheFolder);
     };
     let envs = store::envs_dir(cache_dir);
     let dir = envs.join(&key.hash);
@@ -138,16 +180,17 @@ async fn ensure(
         store::touch_last_used(&dir);
         return Ok(python_in(&dir));
     }
-    let _permit = builds.acquire().await.map_err(|_| EnvFailure::Cancelled)?;
+    let _permit = builds.acquire().await.map_err(|_| EnvError::Cancelled)?;
     if cancel.is_cancelled() {
-        return Err(EnvFailure::Cancelled);
+        return Err(EnvError::Cancelled);
     }
-    std::fs::create_dir_all(&envs).map_err(|e| {
-        EnvFailure::Failed(format!("cannot make the folder {}: {e}", envs.display()))
+    std::fs::create_dir_all(&envs).map_err(|e| EnvError::Io {
+        context: format!("cannot make the folder {}", envs.display()),
+        source: Arc::new(e),
     })?;
-    let _lock = lock::acquire(&envs.join(format!("{}.lock", key.hash)))
+    let _lock = crate::sys::lock::acquire(&envs.join(format!("{}.lock", key.hash)))
         .await
-        .map_err(EnvFailure::Failed)?;
+        .map_err(|e| EnvError::Lock(Arc::new(e)))?;
     // Another process may have made it while we waited for the lock.
     if store::is_ready(&dir) {
         store::touch_last_used(&dir);
@@ -159,27 +202,23 @@ async fn ensure(
     Ok(python_in(&dir))
 }
 
-/// The environments the runs of `plan` need that are not made yet: (interpreter label,
-/// requirements), each once. Read before a run to tell the user why the first one is slow.
-pub fn missing(plan: &crate::run::Plan, options: &EnvOptions) -> Vec<(String, Vec<String>)> {
+/// Of the environments `wanted` (interpreter, requirements with placeholders replaced), those
+/// not made yet: (interpreter label, sorted requirements), each once. Read before a run to
+/// tell the user why the first one is slow.
+pub fn missing<'a>(
+    wanted: impl IntoIterator<Item = (&'a Interpreter, Vec<String>)>,
+    options: &EnvOptions,
+) -> Vec<(String, Vec<String>)> {
     let Some(cache_dir) = &options.cache_dir else {
         return Vec::new();
     };
     let envs = store::envs_dir(cache_dir);
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
-    for run in &plan.runs {
-        if run.case.requires.is_empty()
-            || !matches!(run.disposition, crate::run::plan::Disposition::Execute)
-        {
-            continue;
-        }
-        let requirements = resolve_requirements(&run.case.requires, &run.params);
-        for interpreter in run.producer.iter().chain(std::iter::once(&run.interpreter)) {
-            let key = EnvKey::new(interpreter, &requirements);
-            if seen.insert(key.hash.clone()) && !store::is_ready(&envs.join(&key.hash)) {
-                out.push((interpreter.label.clone(), key.meta.requirements));
-            }
+    for (interpreter, requirements) in wanted {
+        let key = EnvKey::new(interpreter, &requirements);
+        if seen.insert(key.hash.clone()) && !store::is_ready(&envs.join(&key.hash)) {
+            out.push((interpreter.label.clone(), key.meta.requirements));
         }
     }
     out

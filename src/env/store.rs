@@ -142,7 +142,8 @@ pub fn clean(cache_dir: &Path) -> std::io::Result<Cleaned> {
                 .and_then(|r| r.split('-').next())
                 .unwrap_or(&name)
                 .to_string();
-            let Some(_lock) = super::lock::try_acquire(&envs.join(format!("{hash}.lock"))) else {
+            let Some(_lock) = crate::sys::lock::try_acquire(&envs.join(format!("{hash}.lock")))
+            else {
                 continue;
             };
             cleaned.bytes += size_of(&path);

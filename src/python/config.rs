@@ -159,7 +159,7 @@ pub fn register_kept(cache_dir: &Path, name: &str, python: &Path) -> Result<(), 
         "# Interpreters kept by `crosspickle bisect --keep`; usable with --python NAME.\n{}",
         toml::to_string(&table).expect("a table serializes")
     );
-    crate::report::write_atomic(&file, text.as_bytes())
+    crate::sys::fs::write_atomic(&file, text.as_bytes())
         .map_err(|e| Error::io(format!("writing {}", file.display()), e))
 }
 

@@ -9,16 +9,15 @@ use std::sync::Arc;
 use futures::stream::{self, StreamExt};
 
 use super::config::PythonsConfig;
-use super::probe::{ProbeInfo, Prober};
-use super::{Interpreter, Unusable};
-use crate::case::Implementation;
+use super::probe::{ProbeError, ProbeInfo, Prober};
+use super::{Implementation, Interpreter, Source, Unusable};
 use crate::version::PythonVersion;
 
 /// A path some source suggests.
 #[derive(Debug, Clone)]
 pub struct Candidate {
     pub path: PathBuf,
-    pub source: String,
+    pub source: Source,
     pub name: Option<String>,
 }
 
@@ -28,12 +27,6 @@ pub struct Discovery {
     /// Usable interpreters, ordered by implementation, version and label.
     pub interpreters: Vec<Interpreter>,
     pub unusable: Vec<Unusable>,
-}
-
-impl Discovery {
-    pub fn by_executable(&self, exe: &Path) -> Option<&Interpreter> {
-        self.interpreters.iter().find(|i| i.executable == exe)
-    }
 }
 
 /// Every candidate of every enabled source, in source order.
@@ -47,7 +40,7 @@ pub fn candidates(config: &PythonsConfig) -> Vec<Candidate> {
         };
         out.push(Candidate {
             path,
-            source: "pythons.toml".into(),
+            source: Source::PythonsToml,
             name: Some(name.clone()),
         });
     }
@@ -60,7 +53,7 @@ pub fn candidates(config: &PythonsConfig) -> Vec<Candidate> {
             .map(PathBuf::from)
             .or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
         if let Some(root) = root {
-            install_dirs(&root.join("versions"), "pyenv", &mut out);
+            install_dirs(&root.join("versions"), Source::Pyenv, &mut out);
         }
     }
     if config.sources.uv {
@@ -73,7 +66,7 @@ pub fn candidates(config: &PythonsConfig) -> Vec<Candidate> {
                     .map(|d| d.join("uv/python"))
             });
         if let Some(root) = root {
-            install_dirs(&root, "uv", &mut out);
+            install_dirs(&root, Source::Uv, &mut out);
         }
     }
     if config.sources.conda {
@@ -123,7 +116,7 @@ fn path_candidates(out: &mut Vec<Candidate>) {
         for name in names {
             out.push(Candidate {
                 path: dir.join(&name),
-                source: "PATH".into(),
+                source: Source::Path,
                 name: None,
             });
         }
@@ -131,7 +124,7 @@ fn path_candidates(out: &mut Vec<Candidate>) {
 }
 
 /// `<root>/<install>/bin/python3` (or python, pypy3) for each install folder.
-fn install_dirs(root: &Path, source: &str, out: &mut Vec<Candidate>) {
+fn install_dirs(root: &Path, source: Source, out: &mut Vec<Candidate>) {
     let Ok(entries) = std::fs::read_dir(root) else {
         return;
     };
@@ -149,7 +142,7 @@ fn install_dirs(root: &Path, source: &str, out: &mut Vec<Candidate>) {
         {
             out.push(Candidate {
                 path: exe,
-                source: source.into(),
+                source,
                 name: None,
             });
         }
@@ -192,7 +185,7 @@ fn conda_candidates(home: Option<&Path>, out: &mut Vec<Candidate>) {
         if exe.exists() {
             out.push(Candidate {
                 path: exe,
-                source: "conda".into(),
+                source: Source::Conda,
                 name: None,
             });
         }
@@ -203,7 +196,7 @@ fn conda_candidates(home: Option<&Path>, out: &mut Vec<Candidate>) {
 pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -> Discovery {
     // Group by canonical executable, keeping the first position each was seen at.
     let mut order: Vec<PathBuf> = Vec::new();
-    let mut groups: HashMap<PathBuf, (Vec<String>, Option<String>, PathBuf)> = HashMap::new();
+    let mut groups: HashMap<PathBuf, (Vec<Source>, Option<String>, PathBuf)> = HashMap::new();
     let mut unusable = Vec::new();
     for c in candidates {
         match std::fs::canonicalize(&c.path) {
@@ -213,7 +206,7 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
                     (Vec::new(), None, c.path.clone())
                 });
                 if !entry.0.contains(&c.source) {
-                    entry.0.push(c.source.clone());
+                    entry.0.push(c.source);
                 }
                 if entry.1.is_none() {
                     entry.1 = c.name.clone();
@@ -221,7 +214,7 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
             }
             Err(e) => unusable.push(Unusable {
                 path: c.path.clone(),
-                sources: vec![c.source.clone()],
+                sources: vec![c.source],
                 name: c.name.clone(),
                 reason: if e.kind() == std::io::ErrorKind::NotFound {
                     "not found".into()
@@ -232,14 +225,14 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
         }
     }
     let prober = Arc::new(prober);
-    let probed: Vec<(PathBuf, Result<ProbeInfo, String>)> = stream::iter(order.iter().cloned())
+    let probed: Vec<(PathBuf, Result<ProbeInfo, ProbeError>)> = stream::iter(order.iter().cloned())
         .map(|exe| {
             let prober = prober.clone();
             async move {
                 let r = if is_executable(&exe) {
                     prober.probe(&exe).await
                 } else {
-                    Err("not executable".into())
+                    Err(ProbeError::NotExecutable)
                 };
                 (exe, r)
             }
@@ -256,7 +249,7 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
                 path: exe,
                 sources,
                 name,
-                reason,
+                reason: reason.to_string(),
             }),
         }
     }
@@ -277,15 +270,11 @@ fn is_executable(path: &Path) -> bool {
 pub fn interpreter_from(
     exe: &Path,
     info: ProbeInfo,
-    sources: Vec<String>,
+    sources: Vec<Source>,
     name: Option<String>,
-) -> Result<Interpreter, String> {
-    let implementation = Implementation::from_name(&info.implementation).ok_or_else(|| {
-        format!(
-            "unsupported implementation `{}` (crosspickle knows cpython and pypy)",
-            info.implementation
-        )
-    })?;
+) -> Result<Interpreter, ProbeError> {
+    let implementation = Implementation::from_name(&info.implementation)
+        .ok_or_else(|| ProbeError::Unsupported(info.implementation.clone()))?;
     let (major, minor, micro, level, serial) = &info.version_info;
     let version = PythonVersion::from_version_info(*major, *minor, *micro, level, *serial);
     Ok(Interpreter {

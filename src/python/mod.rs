@@ -1,17 +1,103 @@
-//! Python interpreters: what one is ([`Interpreter`]), where they are found ([`discover`]),
-//! what each says about itself ([`probe`]), and which ones the user asked for ([`request`]).
+//! Python interpreters: what one is ([`Interpreter`], its [`Implementation`]), where they are
+//! found ([`discover`], from which [`Source`]), what each says about itself ([`probe`]), which
+//! ones the user asked for ([`request`]), and the environment every Python process crosspickle
+//! starts gets ([`environ`]).
 
 pub mod config;
 pub mod discover;
+mod environ;
 pub mod probe;
 pub mod request;
 
+use std::fmt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::case::Implementation;
 use crate::version::PythonVersion;
+
+pub use environ::sanitized_env;
+
+/// A Python implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Implementation {
+    Cpython,
+    Pypy,
+}
+
+impl Implementation {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Implementation::Cpython => "cpython",
+            Implementation::Pypy => "pypy",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "cpython" => Some(Implementation::Cpython),
+            "pypy" => Some(Implementation::Pypy),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Implementation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where an interpreter was found, spelled as reports and `crosspickle pythons` show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Source {
+    /// A name in pythons.toml (or one `bisect --keep` gave).
+    #[serde(rename = "pythons.toml")]
+    PythonsToml,
+    #[serde(rename = "PATH")]
+    Path,
+    #[serde(rename = "pyenv")]
+    Pyenv,
+    #[serde(rename = "uv")]
+    Uv,
+    #[serde(rename = "conda")]
+    Conda,
+    /// A path given to `--python` that discovery had not found.
+    #[serde(rename = "--python")]
+    Request,
+    /// An interpreter built by `bisect --cpython`.
+    #[serde(rename = "bisect")]
+    Bisect,
+}
+
+impl Source {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Source::PythonsToml => "pythons.toml",
+            Source::Path => "PATH",
+            Source::Pyenv => "pyenv",
+            Source::Uv => "uv",
+            Source::Conda => "conda",
+            Source::Request => "--python",
+            Source::Bisect => "bisect",
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A list of sources joins as their names: `sources.join(", ")` (two sources are equal as
+/// their names are, as `Borrow` asks).
+impl std::borrow::Borrow<str> for Source {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
 
 /// A usable interpreter, as probed.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -39,7 +125,7 @@ pub struct Interpreter {
     pub name: Option<String>,
     /// Where it was found: `pyenv`, `PATH`, `pythons.toml`, `--python`…
     #[serde(default)]
-    pub sources: Vec<String>,
+    pub sources: Vec<Source>,
     /// Set on the stand-in for an interpreter the user asked for by path or name that could
     /// not be used: its runs get the `env-error` verdict with this reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,7 +198,7 @@ impl Interpreter {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Unusable {
     pub path: PathBuf,
-    pub sources: Vec<String>,
+    pub sources: Vec<Source>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     pub reason: String,

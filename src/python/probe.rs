@@ -4,17 +4,48 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::run::process::{run_process, Exit, ProcessSpec};
+use crate::sys::process::{self, Exit, Output, ProcessSpec};
 
 const PROBE_SCRIPT: &str = include_str!("probe.py");
 const MARKER: &str = "CROSSPICKLE-PROBE ";
 /// Bump when the probe's answer changes shape, to leave old cache entries behind.
 const CACHE_VERSION: u32 = 1;
+
+/// Why a candidate is not a usable interpreter (listed as unusable with this reason).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProbeError {
+    #[error("cannot stat {}: {source}", path.display())]
+    Stat {
+        path: PathBuf,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    #[error("not executable")]
+    NotExecutable,
+    #[error("cannot run it: {0}")]
+    Start(#[source] Arc<std::io::Error>),
+    #[error("the probe did not answer within {0:.0?}")]
+    TimedOut(Duration),
+    /// `stderr`: the last lines it printed, ready to append (`: …`, or empty).
+    #[error("the probe died on {signal}{stderr}")]
+    Died { signal: String, stderr: String },
+    #[error("the probe exited with status {code}{stderr}")]
+    Exited { code: i32, stderr: String },
+    #[error("the probe printed nothing: not a Python interpreter?")]
+    Silent,
+    #[error("the probe's answer is not Python's: `{0}`")]
+    NotPython(String),
+    #[error("the probe's answer is garbled: {0}")]
+    Garbled(#[source] Arc<serde_json::Error>),
+    #[error("unsupported implementation `{0}` (crosspickle knows cpython and pypy)")]
+    Unsupported(String),
+}
 
 /// What the probe reports.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -97,8 +128,11 @@ impl Prober {
     }
 
     /// Probe the canonical executable `exe`, from the cache when its metadata is unchanged.
-    pub async fn probe(&self, exe: &Path) -> Result<ProbeInfo, String> {
-        let key = Key::of(exe).map_err(|e| format!("cannot stat {}: {e}", exe.display()))?;
+    pub async fn probe(&self, exe: &Path) -> Result<ProbeInfo, ProbeError> {
+        let key = Key::of(exe).map_err(|e| ProbeError::Stat {
+            path: exe.to_path_buf(),
+            source: Arc::new(e),
+        })?;
         if !self.refresh {
             let cache = self.cache.lock().unwrap();
             if let Some(entry) = cache.entries.get(exe) {
@@ -120,18 +154,14 @@ impl Prober {
         Ok(info)
     }
 
-    async fn run_probe(&self, exe: &Path) -> Result<ProbeInfo, String> {
-        let spec = ProcessSpec {
-            program: exe.to_path_buf(),
-            args: vec!["-c".into(), PROBE_SCRIPT.into()],
-            env: crate::run::sanitized_env(&Default::default()),
-            cwd: None,
-            timeout: self.timeout,
-            capture: 16 * 1024,
-        };
-        let finished = run_process(&spec, &CancellationToken::new())
+    async fn run_probe(&self, exe: &Path) -> Result<ProbeInfo, ProbeError> {
+        let spec = ProcessSpec::new(exe, Some(self.timeout))
+            .args(["-c", PROBE_SCRIPT])
+            .env(crate::python::sanitized_env(&Default::default()))
+            .output(Output::Capture(16 * 1024));
+        let finished = process::run(&spec, &CancellationToken::new())
             .await
-            .map_err(|e| format!("cannot run it: {e}"))?;
+            .map_err(|e| ProbeError::Start(Arc::new(e)))?;
         let stderr_tail = || {
             let text = finished.stderr.text();
             let last: Vec<&str> = text.trim_end().lines().rev().take(3).collect();
@@ -143,46 +173,22 @@ impl Prober {
             }
         };
         match finished.exit {
-            Exit::TimedOut | Exit::Cancelled => {
-                return Err(format!(
-                    "the probe did not answer within {:.0?}",
-                    self.timeout
-                ))
-            }
+            Exit::TimedOut | Exit::Cancelled => return Err(ProbeError::TimedOut(self.timeout)),
             Exit::Signal(sig) => {
-                return Err(format!(
-                    "the probe died on {}{}",
-                    crate::run::signal_name(sig),
-                    stderr_tail()
-                ))
+                return Err(ProbeError::Died {
+                    signal: crate::sys::signal::name(sig),
+                    stderr: stderr_tail(),
+                })
             }
             Exit::Code(0) => {}
             Exit::Code(code) => {
-                return Err(format!(
-                    "the probe exited with status {code}{}",
-                    stderr_tail()
-                ))
+                return Err(ProbeError::Exited {
+                    code,
+                    stderr: stderr_tail(),
+                })
             }
         }
-        let stdout = finished.stdout.text();
-        let line = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(MARKER))
-            .ok_or_else(|| {
-                let first: String = stdout
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .chars()
-                    .take(120)
-                    .collect();
-                if first.is_empty() {
-                    "the probe printed nothing: not a Python interpreter?".to_string()
-                } else {
-                    format!("the probe's answer is not Python's: `{first}`")
-                }
-            })?;
-        serde_json::from_str(line).map_err(|e| format!("the probe's answer is garbled: {e}"))
+        parse_answer(&finished.stdout.text())
     }
 
     /// Write the cache back if anything new was learned (atomically; a failure is harmless).
@@ -193,8 +199,47 @@ impl Prober {
         if let Some(file) = &self.cache_file {
             let cache = self.cache.lock().unwrap();
             if let Ok(bytes) = serde_json::to_vec_pretty(&*cache) {
-                let _ = crate::report::write_atomic(file, &bytes);
+                let _ = crate::sys::fs::write_atomic(file, &bytes);
             }
         }
+    }
+}
+
+/// The probe's answer in what it printed: the line after its marker, as JSON.
+fn parse_answer(stdout: &str) -> Result<ProbeInfo, ProbeError> {
+    let Some(line) = stdout.lines().find_map(|l| l.strip_prefix(MARKER)) else {
+        let first: String = stdout
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(120)
+            .collect();
+        return Err(if first.is_empty() {
+            ProbeError::Silent
+        } else {
+            ProbeError::NotPython(first)
+        });
+    };
+    serde_json::from_str(line).map_err(|e| ProbeError::Garbled(Arc::new(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_that_are_not_the_probe_s() {
+        assert_eq!(
+            parse_answer("").unwrap_err().to_string(),
+            "the probe printed nothing: not a Python interpreter?"
+        );
+        assert_eq!(
+            parse_answer("hello\n").unwrap_err().to_string(),
+            "the probe's answer is not Python's: `hello`"
+        );
+        let garbled = parse_answer("CROSSPICKLE-PROBE {").unwrap_err();
+        assert!(matches!(garbled, ProbeError::Garbled(_)));
+        assert!(std::error::Error::source(&garbled).is_some());
     }
 }

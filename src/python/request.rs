@@ -4,8 +4,7 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use super::Interpreter;
-use crate::case::Implementation;
+use super::{Implementation, Interpreter, Source};
 use crate::errors::Error;
 use crate::version::VersionRequest;
 
@@ -199,20 +198,15 @@ pub async fn select(
                     }
                 };
                 let result = prober.probe(&canonical).await.and_then(|info| {
-                    super::discover::interpreter_from(
-                        &canonical,
-                        info,
-                        vec!["--python".into()],
-                        None,
-                    )
+                    super::discover::interpreter_from(&canonical, info, vec![Source::Request], None)
                 });
                 match result {
                     Ok(i) => push(&mut chosen, i),
                     Err(reason) => chosen.push(Interpreter::stand_in(&super::Unusable {
                         path: canonical,
-                        sources: vec!["--python".into()],
+                        sources: vec![Source::Request],
                         name: None,
-                        reason,
+                        reason: reason.to_string(),
                     })),
                 }
             }

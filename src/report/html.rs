@@ -26,7 +26,7 @@ pub const TOTAL: usize = 24 * 1024 * 1024;
 pub const MIN_PER_RUN: usize = 2 * 1024;
 
 pub fn write(path: &std::path::Path, results: &Results) -> Result<(), Error> {
-    super::write_atomic(path, render(results).as_bytes())
+    crate::sys::fs::write_atomic(path, render(results).as_bytes())
         .map_err(|e| Error::io(format!("writing {}", path.display()), e))
 }
 

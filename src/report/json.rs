@@ -8,7 +8,7 @@ use crate::results::Results;
 
 pub fn write(path: &Path, results: &Results) -> Result<(), Error> {
     let bytes = serde_json::to_vec_pretty(results).expect("results serialize");
-    super::write_atomic(path, &bytes)
+    crate::sys::fs::write_atomic(path, &bytes)
         .map_err(|e| Error::io(format!("writing {}", path.display()), e))
 }
 

@@ -33,7 +33,7 @@ const MESSAGE: usize = 1024;
 
 pub fn write(path: &std::path::Path, results: &Results) -> Result<(), Error> {
     let xml = render(results);
-    super::write_atomic(path, xml.as_bytes())
+    crate::sys::fs::write_atomic(path, xml.as_bytes())
         .map_err(|e| Error::io(format!("writing {}", path.display()), e))
 }
 

@@ -35,7 +35,7 @@ pub fn symbol(v: Verdict) -> &'static str {
 const CONFLICT: &str = "❗";
 
 pub fn write(path: &std::path::Path, results: &Results) -> Result<(), Error> {
-    super::write_atomic(path, render(results).as_bytes())
+    crate::sys::fs::write_atomic(path, render(results).as_bytes())
         .map_err(|e| Error::io(format!("writing {}", path.display()), e))
 }
 

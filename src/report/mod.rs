@@ -10,7 +10,6 @@ pub mod merge;
 pub mod terminal;
 pub mod text;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::errors::Error;
@@ -48,36 +47,6 @@ pub fn write_all(results: &Results, files: &ReportFiles) -> Result<(), Error> {
         }
     }
     first_error.map_or(Ok(()), Err)
-}
-
-/// Write `bytes` to `path` through a temporary file in the same folder and a rename, so that
-/// readers see the old file or the new one, never half of one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)?;
-    let prefix = format!(
-        ".{}.",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default()
-    );
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
-    // Reports are for sharing (CI artefacts, web pages): readable by all, as a file the shell
-    // would create, not private as a temporary file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    let mut tmp = builder.tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// Results for the reporters' unit tests.

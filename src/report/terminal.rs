@@ -102,8 +102,8 @@ impl TerminalReporter {
                 if self.verbose {
                     let line = self.run_line(record);
                     match &self.progress {
-                        Some(bar) => bar.suspend(|| crate::cli::emit(&format!("{line}\n"))),
-                        None => crate::cli::emit(&format!("{line}\n")),
+                        Some(bar) => bar.suspend(|| crate::sys::stdout::emit(&format!("{line}\n"))),
+                        None => crate::sys::stdout::emit(&format!("{line}\n")),
                     }
                 }
             }

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::process::{Exit, Finished};
 use crate::case::{OutcomeKind, Phase};
 use crate::outcome::Observed;
+use crate::sys::process::{Exit, Finished};
 
 pub const DRIVER_SOURCE: &str = include_str!("driver.py");
 
@@ -96,7 +96,7 @@ pub fn observe(
         }
         Exit::Signal(sig) => {
             // Killed by a signal, even after reporting (a crash at shutdown is still a crash).
-            let name = super::signal_name(sig);
+            let name = crate::sys::signal::name(sig);
             observed.message = Some(
                 fatal_error_line(&observed.stderr).unwrap_or_else(|| format!("killed by {name}")),
             );

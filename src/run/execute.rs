@@ -13,15 +13,17 @@ use tokio_util::sync::CancellationToken;
 
 use super::driver::{observe, Workspace};
 use super::plan::{Disposition, Plan, PlannedRun};
-use super::process::{run_process, Exit, ProcessSpec};
-use crate::case::{Body, Case, Expected, Params, Phase, RunSide};
+use crate::case::{Body, Case, Expected, OutcomeKind, Params, Phase, RunSide};
+use crate::env::{EnvError, EnvOptions, Environments};
 use crate::outcome::Observed;
 use crate::python::Interpreter;
 use crate::results::{CaseInfo, Results, RunRecord};
+use crate::sys::process::{self, Exit, Output, ProcessSpec, DEFAULT_CAPTURE};
 use crate::verdict::{judge, Verdict};
 
 #[derive(Debug, Clone)]
 pub struct ExecuteOptions {
+    /// Python processes at once.
     pub jobs: usize,
     /// Overrides every case's `timeout`.
     pub timeout: Option<f64>,
@@ -30,19 +32,19 @@ pub struct ExecuteOptions {
     /// Bytes kept of the head and of the tail of each output stream.
     pub capture: usize,
     /// Where and how the environments of cases with `requires` are made.
-    pub environments: crate::env::EnvOptions,
+    pub environments: EnvOptions,
 }
 
-impl Default for ExecuteOptions {
-    fn default() -> Self {
+impl ExecuteOptions {
+    /// `jobs` processes at once, the cases' own time limits, every run to its end, the
+    /// default capture, environments made without a cache folder's help.
+    pub fn new(jobs: usize) -> Self {
         ExecuteOptions {
-            jobs: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2),
+            jobs,
             timeout: None,
             exit_first: false,
-            capture: super::process::DEFAULT_CAPTURE,
-            environments: Default::default(),
+            capture: DEFAULT_CAPTURE,
+            environments: EnvOptions::default(),
         }
     }
 }
@@ -61,6 +63,51 @@ pub enum Event<'a> {
     Stopping { reason: &'a str },
 }
 
+/// Why a run has no outcome.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RunFailure {
+    /// Stopped (Ctrl-C, `-x`) before it finished: it is not reported.
+    #[error("cancelled")]
+    Cancelled,
+    /// Its process could not be set up: the run gets `env-error` with this reason.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+}
+
+/// What kept a run's process from starting.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SetupError {
+    /// Its environment (`requires`) could not be made.
+    #[error(transparent)]
+    Environment(EnvError),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    #[error("internal: a round trip without its dump")]
+    NoDump,
+}
+
+impl From<EnvError> for RunFailure {
+    fn from(e: EnvError) -> Self {
+        match e {
+            EnvError::Cancelled => RunFailure::Cancelled,
+            e => RunFailure::Setup(SetupError::Environment(e)),
+        }
+    }
+}
+
+fn setup_io(context: String) -> impl FnOnce(std::io::Error) -> RunFailure {
+    move |e| {
+        RunFailure::Setup(SetupError::Io {
+            context,
+            source: Arc::new(e),
+        })
+    }
+}
+
 const DEFAULT_TIMEOUT_S: f64 = 60.0;
 
 #[derive(Debug, Clone)]
@@ -69,14 +116,24 @@ struct DumpResult {
     data: PathBuf,
 }
 
-type DumpFuture = Shared<BoxFuture<'static, Arc<Result<DumpResult, String>>>>;
+type DumpFuture = Shared<BoxFuture<'static, Arc<Result<DumpResult, RunFailure>>>>;
+/// (case id, params, producer label): one dump, shared by every load that reads it.
+type DumpKey = (String, String, String);
+
+fn dump_key(run: &PlannedRun, producer: &Interpreter) -> DumpKey {
+    (
+        run.case.id.clone(),
+        run.params.to_string(),
+        producer.label.clone(),
+    )
+}
 
 struct Context {
     workspace: Workspace,
     processes: Semaphore,
     cancel: CancellationToken,
     options: ExecuteOptions,
-    environments: crate::env::Environments,
+    environments: Environments,
 }
 
 /// Execute `plan`. `cancel` stops it (Ctrl-C); the results then say they are partial.
@@ -93,64 +150,21 @@ pub async fn execute(
         processes: Semaphore::new(options.jobs.max(1)),
         cancel: cancel.clone(),
         options: options.clone(),
-        environments: crate::env::Environments::new(options.environments.clone()),
+        environments: Environments::new(options.environments.clone()),
     });
-
-    // One dump per (case, params, producer), shared by every load that reads it.
-    let mut dumps: HashMap<(String, String, String), DumpFuture> = HashMap::new();
-    for run in &plan.runs {
-        if let (Some(producer), Disposition::Execute, Body::RoundTrip { dump, .. }) =
-            (&run.producer, &run.disposition, &run.case.body)
-        {
-            let key = (
-                run.case.id.clone(),
-                run.params.to_string(),
-                producer.label.clone(),
-            );
-            if !dumps.contains_key(&key) {
-                let n = dumps.len();
-                let (ctx, case, params, producer, code) = (
-                    ctx.clone(),
-                    run.case.clone(),
-                    run.params.clone(),
-                    producer.clone(),
-                    dump.clone(),
-                );
-                let fut = async move {
-                    let data = ctx.workspace.dump_file(n);
-                    let r = run_python(
-                        &ctx,
-                        &producer,
-                        &case,
-                        &code,
-                        &params,
-                        Some((Phase::Dump, data.clone())),
-                    )
-                    .await
-                    .map(|observed| DumpResult { observed, data });
-                    Arc::new(r)
-                }
-                .boxed()
-                .shared();
-                dumps.insert(key, fut);
-            }
-        }
-    }
-
+    let dumps = dumps(plan, &ctx);
     let mut slots: Vec<Option<RunRecord>> = vec![None; plan.runs.len()];
     let mut stop_reason: Option<String> = None;
-    let width = options.jobs.max(1) * 4;
     let mut stream = stream::iter(plan.runs.iter())
         .map(|run| {
             let ctx = ctx.clone();
-            let dump = run.producer.as_ref().and_then(|p| {
-                dumps
-                    .get(&(run.case.id.clone(), run.params.to_string(), p.label.clone()))
-                    .cloned()
-            });
+            let dump = run
+                .producer
+                .as_ref()
+                .and_then(|p| dumps.get(&dump_key(run, p)).cloned());
             async move { (run, judge_run(&ctx, run, dump).await) }
         })
-        .buffer_unordered(width);
+        .buffer_unordered(options.jobs.max(1) * 4);
     while let Some((run, record)) = stream.next().await {
         let Some(record) = record else { continue };
         on_event(Event::Finished {
@@ -167,7 +181,48 @@ pub async fn execute(
         }
     }
     drop(stream);
+    let mut results = collect(plan, slots, stop_reason);
+    results.duration_s = started.elapsed().as_secs_f64();
+    Ok(results)
+}
 
+/// One dump future per (case, params, producer) of the round trips to execute, started when
+/// its first load awaits it.
+fn dumps(plan: &Plan, ctx: &Arc<Context>) -> HashMap<DumpKey, DumpFuture> {
+    let mut dumps: HashMap<DumpKey, DumpFuture> = HashMap::new();
+    for run in &plan.runs {
+        let (Some(producer), Disposition::Execute, Body::RoundTrip { dump, .. }) =
+            (&run.producer, &run.disposition, &run.case.body)
+        else {
+            continue;
+        };
+        let key = dump_key(run, producer);
+        if dumps.contains_key(&key) {
+            continue;
+        }
+        let n = dumps.len();
+        let (ctx, case, params, producer, code) = (
+            ctx.clone(),
+            run.case.clone(),
+            run.params.clone(),
+            producer.clone(),
+            dump.clone(),
+        );
+        let fut = async move {
+            let data = ctx.workspace.dump_file(n);
+            let phase = Some((Phase::Dump, data.clone()));
+            let r = run_python(&ctx, &producer, &case, &code, &params, phase)
+                .await
+                .map(|observed| DumpResult { observed, data });
+            Arc::new(r)
+        };
+        dumps.insert(key, fut.boxed().shared());
+    }
+    dumps
+}
+
+/// The results of the finished runs, in plan order; partial when some did not finish.
+fn collect(plan: &Plan, slots: Vec<Option<RunRecord>>, stop_reason: Option<String>) -> Results {
     let mut results = Results::new();
     results.interpreters = plan.interpreters.iter().map(|i| (**i).clone()).collect();
     for run in &plan.runs {
@@ -188,18 +243,19 @@ pub async fn execute(
             )
         }));
     }
-    results.duration_s = started.elapsed().as_secs_f64();
-    Ok(results)
+    results
 }
 
-/// Judge one planned run; `None` when it was cancelled before it could finish.
-async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) -> Option<RunRecord> {
-    let case = &run.case;
-    let record = |verdict,
-                  expected: Expected,
-                  observed: Option<Observed>,
-                  reason: Option<String>| RunRecord {
-        case: case.id.clone(),
+/// The record of `run`, before its timings.
+fn record(
+    run: &PlannedRun,
+    verdict: Verdict,
+    expected: Expected,
+    observed: Option<Observed>,
+    reason: Option<String>,
+) -> RunRecord {
+    RunRecord {
+        case: run.case.id.clone(),
         params: run.params.clone(),
         python: run.interpreter.label.clone(),
         dump_python: run.producer.as_ref().map(|p| p.label.clone()),
@@ -209,8 +265,12 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
         observed,
         dump_duration_s: None,
         reason,
-    };
-    let side_for = |phase: Option<Phase>| match (&run.producer, phase) {
+    }
+}
+
+/// The interpreters whose versions the rules of `run` look at, once `phase` decided it.
+fn side(run: &PlannedRun, phase: Option<Phase>) -> RunSide<'_> {
+    match (&run.producer, phase) {
         (Some(p), Some(Phase::Dump)) => RunSide {
             deciding: p,
             dump: Some(p),
@@ -224,76 +284,67 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
             phase,
         },
         (None, _) => RunSide::single(&run.interpreter),
+    }
+}
+
+/// Judge one planned run; `None` when it was cancelled before it could finish.
+async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) -> Option<RunRecord> {
+    let unrun = |verdict, reason: &str| {
+        let expected = run.case.expected_for(&run.params, side(run, None));
+        record(run, verdict, expected, None, Some(reason.to_string()))
     };
     match &run.disposition {
-        Disposition::Skip(reason) => {
-            let expected = case.expected_for(&run.params, side_for(None));
-            return Some(record(
-                Verdict::Skipped,
-                expected,
-                None,
-                Some(reason.clone()),
-            ));
-        }
-        Disposition::EnvError(reason) => {
-            let expected = case.expected_for(&run.params, side_for(None));
-            return Some(record(
-                Verdict::EnvError,
-                expected,
-                None,
-                Some(reason.clone()),
-            ));
-        }
+        Disposition::Skip(reason) => return Some(unrun(Verdict::Skipped, reason)),
+        Disposition::EnvError(reason) => return Some(unrun(Verdict::EnvError, reason)),
         Disposition::Execute => {}
     }
     if ctx.cancel.is_cancelled() {
         return None;
     }
-    let mut dump_duration_s = None;
-    let result = match (&case.body, dump) {
-        (Body::Code(code), _) => {
-            run_python(ctx, &run.interpreter, case, code, &run.params, None).await
-        }
-        (Body::RoundTrip { load, .. }, Some(dump)) => {
-            let dumped = dump.await;
-            match &*dumped {
-                Err(e) => Err(e.clone()),
-                Ok(d) if d.observed.outcome != crate::case::OutcomeKind::Pass => {
-                    Ok(d.observed.clone())
-                }
-                Ok(d) => {
-                    dump_duration_s = Some(d.observed.duration_s);
-                    run_python(
-                        ctx,
-                        &run.interpreter,
-                        case,
-                        load,
-                        &run.params,
-                        Some((Phase::Load, d.data.clone())),
-                    )
-                    .await
-                }
-            }
-        }
-        (Body::RoundTrip { .. }, None) => Err("internal: a round trip without its dump".into()),
-    };
-    match result {
-        Ok(observed) => {
-            let expected = case.expected_for(&run.params, side_for(observed.phase));
+    match observe_run(ctx, run, dump).await {
+        Ok((observed, dump_duration_s)) => {
+            let expected = run
+                .case
+                .expected_for(&run.params, side(run, observed.phase));
             let verdict = judge(&expected, &observed);
-            let mut r = record(verdict, expected, Some(observed), None);
+            let mut r = record(run, verdict, expected, Some(observed), None);
             r.dump_duration_s = dump_duration_s;
             Some(r)
         }
-        Err(reason) if reason == CANCELLED => None,
-        Err(reason) => {
-            let expected = case.expected_for(&run.params, side_for(None));
-            Some(record(Verdict::EnvError, expected, None, Some(reason)))
-        }
+        Err(RunFailure::Cancelled) => None,
+        Err(RunFailure::Setup(e)) => Some(unrun(Verdict::EnvError, &e.to_string())),
     }
 }
 
-const CANCELLED: &str = "cancelled";
+/// What `run` showed, and for a round trip whose load ran, how long its dump took. A dump
+/// that did not pass decides the round trip: its load does not run.
+async fn observe_run(
+    ctx: &Context,
+    run: &PlannedRun,
+    dump: Option<DumpFuture>,
+) -> Result<(Observed, Option<f64>), RunFailure> {
+    let (case, params) = (&run.case, &run.params);
+    match (&case.body, dump) {
+        (Body::Code(code), _) => {
+            let observed = run_python(ctx, &run.interpreter, case, code, params, None).await?;
+            Ok((observed, None))
+        }
+        (Body::RoundTrip { load, .. }, Some(dump)) => {
+            let dumped = dump.await;
+            let d = match &*dumped {
+                Err(e) => return Err(e.clone()),
+                Ok(d) if d.observed.outcome != OutcomeKind::Pass => {
+                    return Ok((d.observed.clone(), None))
+                }
+                Ok(d) => d,
+            };
+            let phase = Some((Phase::Load, d.data.clone()));
+            let observed = run_python(ctx, &run.interpreter, case, load, params, phase).await?;
+            Ok((observed, Some(d.observed.duration_s)))
+        }
+        (Body::RoundTrip { .. }, None) => Err(SetupError::NoDump.into()),
+    }
+}
 
 /// One Python process running `code` under the driver.
 async fn run_python(
@@ -303,28 +354,23 @@ async fn run_python(
     code: &str,
     params: &Params,
     phase: Option<(Phase, PathBuf)>,
-) -> Result<Observed, String> {
-    let program = match ctx
+) -> Result<Observed, RunFailure> {
+    let program = ctx
         .environments
         .python_for(interpreter, case, params, &ctx.cancel)
-        .await
-    {
-        Ok(program) => program,
-        Err(crate::env::EnvFailure::Cancelled) => return Err(CANCELLED.into()),
-        Err(crate::env::EnvFailure::Failed(reason)) => return Err(reason),
-    };
+        .await?;
     let _permit = ctx
         .processes
         .acquire()
         .await
-        .map_err(|_| CANCELLED.to_string())?;
+        .map_err(|_| RunFailure::Cancelled)?;
     if ctx.cancel.is_cancelled() {
-        return Err(CANCELLED.into());
+        return Err(RunFailure::Cancelled);
     }
     let dir = ctx
         .workspace
         .run_dir()
-        .map_err(|e| format!("cannot make a temporary folder: {e}"))?;
+        .map_err(setup_io("cannot make a temporary folder".into()))?;
     let file_name = match &phase {
         Some((Phase::Dump, _)) => "dump.py",
         Some((Phase::Load, _)) => "load.py",
@@ -332,40 +378,30 @@ async fn run_python(
     };
     let case_file = dir.path().join(file_name);
     let result_file = dir.path().join(".crosspickle-result");
-    std::fs::write(&case_file, code).map_err(|e| format!("cannot write the case's code: {e}"))?;
-    let mut args = vec![
-        ctx.workspace.driver.clone().into_os_string(),
-        case_file.into_os_string(),
-        result_file.clone().into_os_string(),
-        params.python_literal().into(),
-    ];
-    if let Some((p, data)) = &phase {
-        args.push(data.clone().into_os_string());
-        args.push(p.to_string().into());
-    }
+    std::fs::write(&case_file, code).map_err(setup_io("cannot write the case's code".into()))?;
     let timeout_s = ctx
         .options
         .timeout
         .or(case.timeout)
         .unwrap_or(DEFAULT_TIMEOUT_S);
-    let spec = ProcessSpec {
-        program,
-        args,
-        env: super::sanitized_env(&case.env),
-        cwd: Some(dir.path().to_path_buf()),
-        timeout: Duration::from_secs_f64(timeout_s),
-        capture: ctx.options.capture,
-    };
-    let finished = run_process(&spec, &ctx.cancel)
-        .await
-        .map_err(|e| format!("cannot start {}: {e}", spec.program.display()))?;
-    if finished.exit == Exit::Cancelled {
-        return Err(CANCELLED.into());
+    let mut spec = ProcessSpec::new(&program, Some(Duration::from_secs_f64(timeout_s)))
+        .arg(&ctx.workspace.driver)
+        .arg(case_file)
+        .arg(&result_file)
+        .arg(params.python_literal());
+    if let Some((p, data)) = &phase {
+        spec = spec.arg(data).arg(p.to_string());
     }
-    Ok(observe(
-        &finished,
-        &result_file,
-        timeout_s,
-        phase.map(|(p, _)| p),
-    ))
+    let spec = spec
+        .env(crate::python::sanitized_env(&case.env))
+        .cwd(dir.path())
+        .output(Output::Capture(ctx.options.capture));
+    let finished = process::run(&spec, &ctx.cancel)
+        .await
+        .map_err(setup_io(format!("cannot start {}", program.display())))?;
+    if finished.exit == Exit::Cancelled {
+        return Err(RunFailure::Cancelled);
+    }
+    let phase = phase.map(|(p, _)| p);
+    Ok(observe(&finished, &result_file, timeout_s, phase))
 }

@@ -118,10 +118,19 @@ impl Plan {
         }
     }
 
-    pub fn executed(&self) -> usize {
-        self.runs
-            .iter()
-            .filter(|r| matches!(r.disposition, Disposition::Execute))
-            .count()
+    /// The environments the runs to execute need, for cases with `requires`: (interpreter,
+    /// requirements with placeholders replaced), for both sides of a round trip.
+    pub fn environments(&self) -> Vec<(&Interpreter, Vec<String>)> {
+        let mut out = Vec::new();
+        for run in &self.runs {
+            if run.case.requires.is_empty() || !matches!(run.disposition, Disposition::Execute) {
+                continue;
+            }
+            let requirements = crate::env::resolve_requirements(&run.case.requires, &run.params);
+            for interpreter in run.producer.iter().chain(std::iter::once(&run.interpreter)) {
+                out.push((&**interpreter, requirements.clone()));
+            }
+        }
+        out
     }
 }

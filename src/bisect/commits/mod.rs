@@ -1,0 +1,225 @@
+//! Commit mode: binary search over the first-parent commits between a good and a bad ref of a
+//! CPython git checkout. The user's checkout is never touched: candidates are checked out in a
+//! source folder crosspickle owns (a `git clone --shared` of it), built out of tree into ONE
+//! build folder reused between steps (incremental `make`), and each built interpreter is kept
+//! per commit so that a repeated bisect builds nothing. A commit that does not build is
+//! skipped, and remembered as such.
+//!
+//! Layout, under `<cache>/bisect/cpython/<hash of the checkout's path>/`:
+//! `src/` the source folder, `build/` the build folder, `builds/<key>/` one install-like prefix
+//! per built commit (`bin/python`, `lib/pythonX.Y/`, `lib/pythonX.Y/lib-dynload/`),
+//! `failed/<key>` why a commit did not build, `logs/<key>.log` its build log.
+//!
+//! A repository holding `crosspickle-build.sh` at the candidate commit (or `--build-command`)
+//! is built by that script instead of configure and make: it runs with the build folder as its
+//! working directory and `CROSSPICKLE_SRC`, `CROSSPICKLE_BUILD`, `CROSSPICKLE_PREFIX`,
+//! `CROSSPICKLE_JOBS` and `CROSSPICKLE_CONFIGURE` set, and must leave an interpreter at
+//! `$CROSSPICKLE_PREFIX/bin/python`.
+//!
+//! CPython 3.8's build compares file times to the second, so a file checked out in the same
+//! second as the previous build finished can look older than its stale object: each checkout
+//! waits until the previous build is over a second old, and the extension modules built from
+//! changed files are removed so that they are built again.
+//!
+//! The git commands are [`git`]'s; building a commit is [`build`]'s.
+
+pub mod build;
+pub mod git;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use self::build::{BuildFailure, Builder};
+use super::report::seconds;
+use super::search::{search_range, Tester};
+use super::{BisectError, Report, Step, StepState, Target};
+use crate::python::probe::Prober;
+use crate::python::{Interpreter, Source};
+
+#[derive(Debug, Clone)]
+pub struct CommitOptions {
+    /// The user's CPython checkout.
+    pub repo: PathBuf,
+    pub good: String,
+    pub bad: String,
+    /// Arguments for `configure`, split as a shell would.
+    pub configure: Vec<String>,
+    pub jobs: usize,
+    /// `REF` or `REF=NAME`: built interpreters to register by name afterwards.
+    pub keep: Vec<String>,
+    /// A shell command that builds instead of configure and make (the build-script protocol).
+    pub build_command: Option<String>,
+    pub cache_dir: PathBuf,
+}
+
+/// One candidate commit.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub hash: String,
+    pub subject: String,
+}
+
+impl Commit {
+    pub fn label(&self) -> String {
+        self.hash[..12.min(self.hash.len())].to_string()
+    }
+}
+
+struct CommitTester<'a> {
+    target: &'a Target,
+    builder: &'a mut Builder,
+    commits: &'a [Commit],
+    prober: &'a Prober,
+    cancel: &'a CancellationToken,
+}
+
+impl CommitTester<'_> {
+    /// The interpreter built from `commit` and a note on how it came (built or cached), or
+    /// why there is none.
+    async fn interpreter(
+        &mut self,
+        commit: &Commit,
+    ) -> Result<Result<(Interpreter, String), String>, BisectError> {
+        let started = Instant::now();
+        let (python, cached) = match self.builder.python_for(&commit.hash).await {
+            Ok(built) => built,
+            Err(BuildFailure::Interrupted) => return Err(BisectError::Interrupted),
+            Err(BuildFailure::Failed(r)) => return Ok(Err(format!("does not build: {r}"))),
+        };
+        let note = if cached {
+            "build cached".to_string()
+        } else {
+            format!("built in {}", seconds(started.elapsed()))
+        };
+        let interpreter = match self.prober.probe(&python).await {
+            Err(r) => Err(format!("the built interpreter does not work: {r}")),
+            Ok(info) => {
+                crate::python::discover::interpreter_from(&python, info, vec![Source::Bisect], None)
+                    .map_err(|r| r.to_string())
+            }
+        };
+        Ok(interpreter.map(|mut interpreter| {
+            interpreter.label = format!("{}@{}", interpreter.label, commit.label());
+            (interpreter, note)
+        }))
+    }
+}
+
+impl Tester for CommitTester<'_> {
+    async fn test(&mut self, index: usize) -> Result<Step, BisectError> {
+        let commit = self.commits[index].clone();
+        let (interpreter, note) = match self.interpreter(&commit).await? {
+            Ok(x) => x,
+            Err(reason) => return Ok(Step::skipped(commit.label(), None, reason)),
+        };
+        let python = Some(interpreter.label.clone());
+        let mut step = match self.target.run_on(&interpreter, self.cancel).await {
+            _ if self.cancel.is_cancelled() => return Err(BisectError::Interrupted),
+            Ok(observed) => Step::tested(commit.label(), python, observed, StepState::Tested),
+            Err(reason) => Step::skipped(commit.label(), python, reason),
+        };
+        step.notes.push(note);
+        step.notes.push(commit.subject.clone());
+        Ok(step)
+    }
+}
+
+/// What a commit bisect found, and how many builds it ran.
+pub struct CommitReport {
+    pub report: Report,
+    pub builds: usize,
+    /// `--keep` refs that could not be built.
+    pub keep_errors: Vec<String>,
+    /// Names registered with `--keep`, and their interpreters.
+    pub kept: Vec<(String, PathBuf)>,
+}
+
+pub async fn bisect(
+    target: &Target,
+    options: CommitOptions,
+    prober: &Prober,
+    on_step: &mut dyn FnMut(&Step),
+    cancel: &CancellationToken,
+) -> Result<CommitReport, BisectError> {
+    let started = Instant::now();
+    git::check_repository(&options.repo, cancel).await?;
+    let commits =
+        git::first_parent_range(&options.repo, &options.good, &options.bad, cancel).await?;
+    let labels: Vec<String> = commits.iter().map(Commit::label).collect();
+    let mut builder = Builder::new(options.clone(), cancel.clone());
+    let found = {
+        let mut tester = CommitTester {
+            target,
+            builder: &mut builder,
+            commits: &commits,
+            prober,
+            cancel,
+        };
+        search_range(&labels, &mut tester, on_step).await?
+    };
+    let mut boundaries: Vec<_> = found.boundary.into_iter().collect();
+    for b in &mut boundaries {
+        for point in [&mut b.last_old, &mut b.first_new] {
+            point.subject = commits
+                .iter()
+                .find(|c| c.label() == point.label)
+                .map(|c| c.subject.clone());
+        }
+    }
+    let (kept, keep_errors) = keep(&options, &mut builder, cancel).await?;
+    let report = Report {
+        mode: "commits",
+        case: target.case.id.clone(),
+        params: target.params.clone(),
+        subject: Some(options.repo.display().to_string()),
+        python: None,
+        candidates: labels,
+        steps: found.steps,
+        boundaries,
+        conclusion: found.conclusion,
+        builds: Some(builder.builds),
+        duration_s: started.elapsed().as_secs_f64(),
+    };
+    Ok(CommitReport {
+        report,
+        keep_errors,
+        builds: builder.builds,
+        kept,
+    })
+}
+
+/// Build the `--keep` refs and name them in the kept interpreters: the names registered, and
+/// the refs that do not build.
+async fn keep(
+    options: &CommitOptions,
+    builder: &mut Builder,
+    cancel: &CancellationToken,
+) -> Result<(Vec<(String, PathBuf)>, Vec<String>), BisectError> {
+    let mut kept = Vec::new();
+    let mut keep_errors = Vec::new();
+    for spec in &options.keep {
+        let (reference, name) = match spec.split_once('=') {
+            Some((r, n)) => (r.trim().to_string(), n.trim().to_string()),
+            None => (spec.trim().to_string(), format!("cpython@{}", spec.trim())),
+        };
+        let hash = git::resolve(&options.repo, &reference, cancel).await?;
+        match builder.python_for(&hash).await {
+            Ok((python, _)) => {
+                crate::python::config::register_kept(&options.cache_dir, &name, &python).map_err(
+                    |e| BisectError::Io {
+                        context: format!("--keep {reference}"),
+                        source: Box::new(e),
+                    },
+                )?;
+                kept.push((name, python));
+            }
+            Err(BuildFailure::Interrupted) => return Err(BisectError::Interrupted),
+            Err(BuildFailure::Failed(reason)) => {
+                keep_errors.push(format!("--keep {reference}: does not build: {reason}"))
+            }
+        }
+    }
+    Ok((kept, keep_errors))
+}

@@ -1,0 +1,241 @@
+//! The search of the package and commit modes: test both ends, then binary-search between
+//! them for the first candidate whose outcome differs from the first one's, skipping the
+//! candidates that cannot be tested as `git bisect skip` does.
+
+use std::collections::BTreeSet;
+
+use super::key::OutcomeKey;
+use super::report::{first_line, Boundary, Point, Step, StepState};
+use super::BisectError;
+
+/// Binary search over candidates `0..n` where `0` shows the old outcome and `n - 1` a new one;
+/// candidates that cannot be tested are skipped, as `git bisect skip` does.
+#[derive(Debug, Clone)]
+pub struct Search {
+    /// The last candidate known to show the old outcome.
+    pub last_old: usize,
+    /// The first candidate known to show a new outcome.
+    pub first_new: usize,
+    skipped: BTreeSet<usize>,
+}
+
+impl Search {
+    pub fn new(n: usize) -> Search {
+        assert!(n >= 2, "a search needs two ends");
+        Search {
+            last_old: 0,
+            first_new: n - 1,
+            skipped: BTreeSet::new(),
+        }
+    }
+
+    /// The next candidate to test: the untested one nearest the middle of the open range.
+    pub fn next(&self) -> Option<usize> {
+        let open: Vec<usize> = (self.last_old + 1..self.first_new)
+            .filter(|i| !self.skipped.contains(i))
+            .collect();
+        if open.is_empty() {
+            return None;
+        }
+        let middle = (self.last_old + self.first_new) / 2;
+        open.into_iter().min_by_key(|&i| (i.abs_diff(middle), i))
+    }
+
+    pub fn old(&mut self, i: usize) {
+        self.last_old = i;
+    }
+
+    pub fn new_outcome(&mut self, i: usize) {
+        self.first_new = i;
+    }
+
+    pub fn skip(&mut self, i: usize) {
+        self.skipped.insert(i);
+    }
+
+    /// Skipped candidates between the two ends: the change may be at any of them.
+    pub fn untested(&self) -> Vec<usize> {
+        (self.last_old + 1..self.first_new)
+            .filter(|i| self.skipped.contains(i))
+            .collect()
+    }
+}
+
+/// Tests one candidate of a package or commit search.
+#[allow(async_fn_in_trait)]
+pub trait Tester {
+    /// A step with the candidate's outcome, or a skip with its reason; an error stops the
+    /// search (Ctrl-C).
+    async fn test(&mut self, index: usize) -> Result<Step, BisectError>;
+}
+
+/// What a package or commit search found.
+pub struct Found {
+    pub steps: Vec<Step>,
+    pub boundary: Option<Boundary>,
+    pub conclusion: String,
+}
+
+/// Test both ends, then binary-search between them: the first candidate whose outcome differs
+/// from the first candidate's. `labels` name the candidates in order, oldest first.
+pub async fn search_range<T: Tester>(
+    labels: &[String],
+    tester: &mut T,
+    on_step: &mut dyn FnMut(&Step),
+) -> Result<Found, BisectError> {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut record = |mut step: Step, state: Option<StepState>, steps: &mut Vec<Step>| {
+        if let (Some(s), true) = (state, step.outcome.is_some()) {
+            step.state = s;
+        }
+        on_step(&step);
+        steps.push(step.clone());
+        step
+    };
+    let n = labels.len();
+    if n < 2 {
+        return Ok(Found {
+            steps,
+            boundary: None,
+            conclusion: format!("{n} candidate in the range: nothing to bisect"),
+        });
+    }
+    let first = record(tester.test(0).await?, Some(StepState::Old), &mut steps);
+    let Some(old) = first.outcome.clone() else {
+        let reason = first.reason.unwrap_or_default();
+        return Ok(Found {
+            steps,
+            boundary: None,
+            conclusion: format!(
+                "the good end {} could not be tested: {}",
+                labels[0],
+                first_line(&reason)
+            ),
+        });
+    };
+    let last = tester.test(n - 1).await?;
+    let last_state = match &last.outcome {
+        Some(o) if *o == old => StepState::Old,
+        _ => StepState::New,
+    };
+    let last = record(last, Some(last_state), &mut steps);
+    let Some(new_end) = last.outcome.clone() else {
+        let reason = last.reason.unwrap_or_default();
+        return Ok(Found {
+            steps,
+            boundary: None,
+            conclusion: format!(
+                "the bad end {} could not be tested: {}",
+                labels[n - 1],
+                first_line(&reason)
+            ),
+        });
+    };
+    if new_end == old {
+        return Ok(Found {
+            steps,
+            boundary: None,
+            conclusion: format!(
+                "no change: {} and {} both show {old}",
+                labels[0],
+                labels[n - 1]
+            ),
+        });
+    }
+    let mut search = Search::new(n);
+    let mut outcomes: Vec<Option<OutcomeKey>> = vec![None; n];
+    outcomes[0] = Some(old.clone());
+    outcomes[n - 1] = Some(new_end);
+    while let Some(i) = search.next() {
+        let step = tester.test(i).await?;
+        let state = match &step.outcome {
+            None => StepState::Skip,
+            Some(o) if *o == old => StepState::Old,
+            Some(_) => StepState::New,
+        };
+        let step = record(step, Some(state), &mut steps);
+        match state {
+            StepState::Skip => search.skip(i),
+            StepState::Old => search.old(i),
+            _ => search.new_outcome(i),
+        }
+        outcomes[i] = step.outcome;
+    }
+    let point = |i: usize| Point {
+        label: labels[i].clone(),
+        outcome: outcomes[i]
+            .clone()
+            .expect("both ends of the boundary were tested"),
+        subject: None,
+    };
+    let boundary = Boundary {
+        last_old: point(search.last_old),
+        first_new: point(search.first_new),
+        untested: search
+            .untested()
+            .into_iter()
+            .map(|i| labels[i].clone())
+            .collect(),
+    };
+    let conclusion = if boundary.untested.is_empty() {
+        format!("the outcome changed at {}", boundary.first_new.label)
+    } else {
+        format!(
+            "the outcome changed after {}, at one of {} untested or at {}",
+            boundary.last_old.label,
+            boundary.untested.len(),
+            boundary.first_new.label
+        )
+    };
+    Ok(Found {
+        steps,
+        boundary: Some(boundary),
+        conclusion,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_search(n: usize, change_at: usize, skip: &[usize]) -> (usize, usize, Vec<usize>, usize) {
+        let mut s = Search::new(n);
+        let mut steps = 0;
+        while let Some(i) = s.next() {
+            steps += 1;
+            if skip.contains(&i) {
+                s.skip(i);
+            } else if i < change_at {
+                s.old(i);
+            } else {
+                s.new_outcome(i);
+            }
+        }
+        (s.last_old, s.first_new, s.untested(), steps)
+    }
+
+    #[test]
+    fn finds_the_change() {
+        for n in 2..40 {
+            for change in 1..n {
+                let (old, new, untested, steps) = run_search(n, change, &[]);
+                assert_eq!((old, new), (change - 1, change), "n={n} change={change}");
+                assert!(untested.is_empty());
+                assert!(
+                    steps <= (n as f64).log2().ceil() as usize + 1,
+                    "n={n} steps={steps}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn skips_like_git_bisect() {
+        // The change is at 5; 5 cannot be tested: the answer is "4, then one of 5 or 6".
+        let (old, new, untested, _) = run_search(10, 5, &[5]);
+        assert_eq!((old, new, untested), (4, 6, vec![5]));
+        // A skipped candidate away from the change does not matter.
+        let (old, new, untested, _) = run_search(10, 7, &[3, 4]);
+        assert_eq!((old, new, untested), (6, 7, vec![]));
+    }
+}

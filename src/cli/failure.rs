@@ -1,0 +1,93 @@
+//! Why a command stopped, turned into its exit code and its message here and nowhere else:
+//! **2** for bad input (the user's to fix), **3** when crosspickle could not do its work (a tool
+//! it runs failed, its cache or a temporary folder could not be written), **130** for Ctrl-C.
+//! (**0** and **1** are the verdicts' answer, not failures.)
+
+use crate::bisect::BisectError;
+use crate::errors::Error;
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_SYSTEM: i32 = 3;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Why a command stopped without its answer.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// Bad input: a case file with an error, an unknown flag, a request nothing matches, a
+    /// file that cannot be read or written where the user asked.
+    #[error(transparent)]
+    Input(#[from] Error),
+    #[error(transparent)]
+    Bisect(#[from] BisectError),
+    /// Something crosspickle needs for itself failed.
+    #[error("{context}: {source}")]
+    System {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Failure {
+    pub fn system(context: impl Into<String>, source: std::io::Error) -> Self {
+        Failure::System {
+            context: context.into(),
+            source,
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Input(_) => EXIT_USAGE,
+            Failure::Bisect(BisectError::Input(_) | BisectError::Request(_)) => EXIT_USAGE,
+            Failure::Bisect(BisectError::Interrupted) => EXIT_INTERRUPTED,
+            Failure::Bisect(
+                BisectError::Tool(_) | BisectError::Listing { .. } | BisectError::Io { .. },
+            )
+            | Failure::System { .. } => EXIT_SYSTEM,
+        }
+    }
+
+    /// What is printed to stderr.
+    pub fn message(&self) -> String {
+        match self {
+            Failure::Bisect(BisectError::Interrupted) => "interrupted".to_string(),
+            other => format!("error: {other}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::process::ToolError;
+
+    #[test]
+    fn bad_input_is_2_and_failed_tools_are_not() {
+        let usage = Failure::from(Error::Usage("bad".into()));
+        assert_eq!(
+            (usage.exit_code(), usage.message()),
+            (2, "error: bad".into())
+        );
+        let request = Failure::from(BisectError::Request("`v9` is not a commit".into()));
+        assert_eq!(request.exit_code(), EXIT_USAGE);
+        let git = Failure::from(BisectError::from(ToolError::Failed {
+            what: "git clone --shared".into(),
+            status: "exit status: 128".into(),
+            said: "fatal: no space left".into(),
+        }));
+        assert_eq!(git.exit_code(), EXIT_SYSTEM);
+        assert_eq!(
+            git.message(),
+            "error: `git clone --shared` failed (exit status: 128): fatal: no space left"
+        );
+        let cancelled = BisectError::from(ToolError::Cancelled {
+            what: "make".into(),
+        });
+        assert_eq!(Failure::from(cancelled).exit_code(), EXIT_INTERRUPTED);
+        let io = Failure::system("preparing the run", std::io::Error::other("disk full"));
+        assert_eq!(io.exit_code(), EXIT_SYSTEM);
+    }
+}

@@ -1,0 +1,20 @@
+//! The bottom layer: what crosspickle needs from the operating system, with nothing of
+//! crosspickle's own. [`process`] is the one way a child process is started (cases, probes,
+//! installers, git, make); [`fs`] writes files atomically; [`lock`] holds file locks between
+//! crosspickle processes; [`stdout`] prints without panicking on a closed pipe; [`signal`]
+//! names signals; [`hash`] makes short digests for folder names. Nothing here imports from the
+//! rest of the crate.
+
+pub mod fs;
+pub mod hash;
+pub mod lock;
+pub mod process;
+pub mod signal;
+pub mod stdout;
+
+/// The number of cores (2 when it cannot be told): the default number of processes at once.
+pub fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+}

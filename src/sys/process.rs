@@ -1,0 +1,575 @@
+//! The one way crosspickle starts a child process, whatever it runs (a case, the probe, an
+//! installer, git, make): in its own process group, killed as a whole when it ends, outlives
+//! its time limit or is cancelled (so nothing it started survives it); standard input empty or
+//! given bytes; stdout and stderr captured to a bounded head and tail, or appended to a log
+//! file. [`output`] and [`logged`] run a tool and turn a failure into a [`ToolError`].
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+/// How much of each stream is kept by default: this many bytes of its head and as many of its
+/// tail.
+pub const DEFAULT_CAPTURE: usize = 32 * 1024;
+
+/// What the child reads on its standard input.
+#[derive(Debug, Clone, Default)]
+pub enum Stdin {
+    /// Nothing: `/dev/null`.
+    #[default]
+    Null,
+    /// These bytes, then end of file.
+    Bytes(Vec<u8>),
+}
+
+/// Where the child's stdout and stderr go.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// Captured, each stream to its first and last this many bytes.
+    Capture(usize),
+    /// Both streams appended to this file (a build log); nothing is captured.
+    Log(PathBuf),
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    /// The whole environment of the child (nothing is inherited besides).
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: Option<PathBuf>,
+    /// `None`: no time limit (a build that takes as long as it takes; cancellation still
+    /// stops it).
+    pub time_limit: Option<Duration>,
+    pub stdin: Stdin,
+    pub output: Output,
+}
+
+impl ProcessSpec {
+    /// `program` with the caller's environment, no arguments, empty stdin, default capture and
+    /// the time limit given: every caller says how long its process may take.
+    pub fn new(program: impl Into<PathBuf>, time_limit: Option<Duration>) -> Self {
+        ProcessSpec {
+            program: program.into(),
+            args: Vec::new(),
+            env: std::env::vars_os().collect(),
+            cwd: None,
+            time_limit,
+            stdin: Stdin::Null,
+            output: Output::Capture(DEFAULT_CAPTURE),
+        }
+    }
+
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Replace the whole environment.
+    pub fn env(mut self, env: Vec<(OsString, OsString)>) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Set one variable (replacing it if present).
+    pub fn set_env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        let key = key.into();
+        self.env.retain(|(k, _)| *k != key);
+        self.env.push((key, value.into()));
+        self
+    }
+
+    pub fn remove_env(mut self, key: &str) -> Self {
+        self.env.retain(|(k, _)| k != key);
+        self
+    }
+
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    pub fn stdin(mut self, stdin: Stdin) -> Self {
+        self.stdin = stdin;
+        self
+    }
+
+    pub fn output(mut self, output: Output) -> Self {
+        self.output = output;
+        self
+    }
+}
+
+/// How the process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    TimedOut,
+    Cancelled,
+}
+
+impl Exit {
+    /// As the standard library prints an exit status: `exit status: 2`, `signal: 9 (SIGKILL)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Exit::Code(c) => format!("exit status: {c}"),
+            Exit::Signal(s) => format!("signal: {s} ({})", super::signal::name(*s)),
+            Exit::TimedOut => "time limit reached".to_string(),
+            Exit::Cancelled => "cancelled".to_string(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Finished {
+    pub exit: Exit,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub duration: Duration,
+}
+
+/// A stream kept to its first and last `limit` bytes, with the count of all it carried.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total: u64,
+    limit: usize,
+}
+
+impl Captured {
+    pub fn new(limit: usize) -> Self {
+        Captured {
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            total: 0,
+            limit,
+        }
+    }
+
+    pub fn push(&mut self, mut chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        if self.head.len() < self.limit {
+            let take = (self.limit - self.head.len()).min(chunk.len());
+            self.head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        if chunk.len() >= self.limit {
+            self.tail.clear();
+            self.tail.extend(&chunk[chunk.len() - self.limit..]);
+        } else {
+            self.tail.extend(chunk);
+            let excess = self.tail.len().saturating_sub(self.limit);
+            self.tail.drain(..excess);
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Everything the stream carried was kept.
+    pub fn is_complete(&self) -> bool {
+        (self.head.len() + self.tail.len()) as u64 >= self.total
+    }
+
+    /// Head and tail as text, with a marker saying how much was left out between them.
+    pub fn text(&self) -> String {
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        let kept = (self.head.len() + self.tail.len()) as u64;
+        if self.total > kept {
+            out.push_str(&format!(
+                "\n[... {} bytes omitted ...]\n",
+                self.total - kept
+            ));
+        }
+        let (a, b) = self.tail.as_slices();
+        let mut tail = a.to_vec();
+        tail.extend_from_slice(b);
+        out.push_str(&String::from_utf8_lossy(&tail));
+        out
+    }
+}
+
+async fn capture(mut reader: impl AsyncRead + Unpin, limit: usize) -> Captured {
+    let mut captured = Captured::new(limit);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => captured.push(&buf[..n]),
+        }
+    }
+    captured
+}
+
+/// The command of `spec`, its streams set up: piped when captured, the log file otherwise.
+fn command(spec: &ProcessSpec) -> std::io::Result<tokio::process::Command> {
+    let mut cmd = tokio::process::Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(match spec.stdin {
+            Stdin::Null => Stdio::null(),
+            Stdin::Bytes(_) => Stdio::piped(),
+        })
+        .process_group(0)
+        .kill_on_drop(true);
+    match &spec.output {
+        Output::Capture(_) => {
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        }
+        Output::Log(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?;
+            cmd.stdout(file.try_clone()?).stderr(file);
+        }
+    }
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    Ok(cmd)
+}
+
+/// Run `spec` to its end, its time limit, or `cancel`. Whatever it started is killed with it.
+pub async fn run(spec: &ProcessSpec, cancel: &CancellationToken) -> std::io::Result<Finished> {
+    let start = Instant::now();
+    let mut child = command(spec)?.spawn()?;
+    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
+    if let (Stdin::Bytes(bytes), Some(mut stdin)) = (&spec.stdin, child.stdin.take()) {
+        let bytes = bytes.clone();
+        // A child that does not read its input closes the pipe: that is not an error here.
+        tokio::spawn(async move {
+            let _ = stdin.write_all(&bytes).await;
+        });
+    }
+    let limit = match spec.output {
+        Output::Capture(limit) => limit,
+        Output::Log(_) => 0,
+    };
+    let stdout = child.stdout.take().map(|s| tokio::spawn(capture(s, limit)));
+    let stderr = child.stderr.take().map(|s| tokio::spawn(capture(s, limit)));
+
+    let time_limit = async {
+        match spec.time_limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
+    let waited = tokio::select! {
+        status = child.wait() => Some(status?),
+        _ = time_limit => None,
+        _ = cancel.cancelled() => None,
+    };
+    let stopped = waited.is_none();
+    // Kill the whole group in every case: what the process left running must not outlive it.
+    if let Some(pgid) = pgid {
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+    let status = match waited {
+        Some(s) => s,
+        None => child.wait().await?,
+    };
+    let duration = start.elapsed();
+    use std::os::unix::process::ExitStatusExt;
+    let exit = if stopped {
+        if cancel.is_cancelled() {
+            Exit::Cancelled
+        } else {
+            Exit::TimedOut
+        }
+    } else if let Some(sig) = status.signal() {
+        Exit::Signal(sig)
+    } else {
+        Exit::Code(status.code().unwrap_or(-1))
+    };
+    Ok(Finished {
+        exit,
+        stdout: drained(stdout).await,
+        stderr: drained(stderr).await,
+        duration,
+    })
+}
+
+/// What a capture task kept. A process that left its group may still hold the pipe: it is not
+/// waited on for long.
+async fn drained(task: Option<tokio::task::JoinHandle<Captured>>) -> Captured {
+    let Some(task) = task else {
+        return Captured::default();
+    };
+    tokio::time::timeout(Duration::from_secs(2), task)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default()
+}
+
+/// A tool crosspickle runs for itself (git, make, pip, a build script) did not do its job.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("cannot start `{what}`: {source}")]
+    Start {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// It ended unsuccessfully; `said` is the last of what it said.
+    #[error("`{what}` failed ({status}): {said}")]
+    Failed {
+        what: String,
+        status: String,
+        said: String,
+    },
+    #[error("`{what}` said more than crosspickle keeps ({bytes} bytes)")]
+    TooLong { what: String, bytes: u64 },
+    #[error("`{what}` was cancelled")]
+    Cancelled { what: String },
+}
+
+impl ToolError {
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, ToolError::Cancelled { .. })
+    }
+}
+
+/// Bytes kept of a tool's output read by [`output`]: far more than any git or pip listing.
+pub const TOOL_OUTPUT: usize = 64 * 1024 * 1024;
+
+/// Run a tool (its output captured with [`TOOL_OUTPUT`]) and return its whole stdout; a
+/// failure quotes its stderr. `what` names it in errors (`git log`).
+pub async fn output(
+    spec: &ProcessSpec,
+    what: &str,
+    cancel: &CancellationToken,
+) -> Result<String, ToolError> {
+    let spec = spec.clone().output(Output::Capture(TOOL_OUTPUT));
+    let finished = start(&spec, what, cancel).await?;
+    if finished.exit != Exit::Code(0) {
+        return Err(ToolError::Failed {
+            what: what.to_string(),
+            status: finished.exit.describe(),
+            said: finished.stderr.text().trim().to_string(),
+        });
+    }
+    if !finished.stdout.is_complete() {
+        return Err(ToolError::TooLong {
+            what: what.to_string(),
+            bytes: finished.stdout.total(),
+        });
+    }
+    Ok(finished.stdout.text())
+}
+
+/// Run a tool with its output appended to `log` after a `$ what` line; a failure names the
+/// tool and quotes the last line of the log.
+pub async fn logged(
+    spec: &ProcessSpec,
+    what: &str,
+    log: &Path,
+    cancel: &CancellationToken,
+) -> Result<(), ToolError> {
+    use std::io::Write;
+    let header = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .and_then(|mut f| writeln!(f, "$ {what}"));
+    if let Err(source) = header {
+        return Err(ToolError::Start {
+            what: what.to_string(),
+            source,
+        });
+    }
+    let spec = spec.clone().output(Output::Log(log.to_path_buf()));
+    let finished = start(&spec, what, cancel).await?;
+    if finished.exit == Exit::Code(0) {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let last = text
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("$ "))
+        .unwrap_or("");
+    let last: String = last.chars().take(300).collect();
+    Err(ToolError::Failed {
+        what: what.to_string(),
+        status: finished.exit.describe(),
+        said: format!("{last} (log: {})", log.display()),
+    })
+}
+
+/// [`run`], with a process that cannot start or is cancelled as a [`ToolError`].
+async fn start(
+    spec: &ProcessSpec,
+    what: &str,
+    cancel: &CancellationToken,
+) -> Result<Finished, ToolError> {
+    let finished = run(spec, cancel).await.map_err(|source| ToolError::Start {
+        what: what.to_string(),
+        source,
+    })?;
+    if finished.exit == Exit::Cancelled {
+        return Err(ToolError::Cancelled {
+            what: what.to_string(),
+        });
+    }
+    Ok(finished)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut c = Captured::new(4);
+        c.push(b"abcdef");
+        c.push(b"ghij");
+        assert_eq!(c.total(), 10);
+        assert!(!c.is_complete());
+        assert_eq!(c.text(), "abcd\n[... 2 bytes omitted ...]\nghij");
+        let mut small = Captured::new(8);
+        small.push(b"hi");
+        assert_eq!(small.text(), "hi");
+        assert!(small.is_complete());
+        let mut big = Captured::new(3);
+        big.push(&[b'x'; 1000]);
+        big.push(b"end");
+        assert_eq!(big.text(), "xxx\n[... 997 bytes omitted ...]\nend");
+    }
+
+    #[test]
+    fn capture_head_then_small_tail() {
+        let mut c = Captured::new(4);
+        c.push(b"abcd");
+        c.push(b"ef");
+        assert_eq!(c.text(), "abcdef");
+    }
+
+    fn sh(script: &str, limit: Option<Duration>) -> ProcessSpec {
+        ProcessSpec::new("/bin/sh", limit).args(["-c", script])
+    }
+
+    #[tokio::test]
+    async fn exit_codes_output_and_given_stdin() {
+        let never = CancellationToken::new();
+        let spec = sh("cat; echo oops >&2; exit 3", Some(Duration::from_secs(30)))
+            .stdin(Stdin::Bytes(b"hello".to_vec()));
+        let f = run(&spec, &never).await.unwrap();
+        assert_eq!(f.exit, Exit::Code(3));
+        assert_eq!(f.stdout.text(), "hello");
+        assert_eq!(f.stderr.text(), "oops\n");
+        let f = run(&sh("cat", None), &never).await.unwrap();
+        assert_eq!((f.exit, f.stdout.text()), (Exit::Code(0), String::new()));
+        let f = run(&sh("kill -SEGV $$", None), &never).await.unwrap();
+        assert_eq!(f.exit, Exit::Signal(11));
+        assert_eq!(f.exit.describe(), "signal: 11 (SIGSEGV)");
+    }
+
+    /// The pid a grandchild wrote to `file` is no longer alive.
+    fn gone(file: &Path) -> bool {
+        let pid: i32 = std::fs::read_to_string(file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Reaped by init or a zombie of a dead group: kill(pid, 0) fails or the state is Z.
+        nix::sys::signal::kill(Pid::from_raw(pid), None).is_err()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| s.contains(") Z "))
+                .unwrap_or(true)
+    }
+
+    #[tokio::test]
+    async fn a_time_limit_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid = dir.path().join("pid");
+        let script = format!("sleep 60 & echo $! > {}; wait", pid.display());
+        let started = Instant::now();
+        let f = run(
+            &sh(&script, Some(Duration::from_millis(300))),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(f.exit, Exit::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(gone(&pid), "the grandchild outlived the time limit");
+    }
+
+    #[tokio::test]
+    async fn cancelling_stops_a_process_without_a_time_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid = dir.path().join("pid");
+        let script = format!("sleep 60 & echo $! > {}; wait", pid.display());
+        let cancel = CancellationToken::new();
+        let stop = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            stop.cancel();
+        });
+        let f = run(&sh(&script, None), &cancel).await.unwrap();
+        assert_eq!(f.exit, Exit::Cancelled);
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(gone(&pid), "the grandchild outlived the cancellation");
+        let e = output(&sh("true", None), "true", &cancel)
+            .await
+            .unwrap_err();
+        assert!(e.is_cancelled(), "{e}");
+    }
+
+    #[tokio::test]
+    async fn tools_log_and_fail_with_what_they_said() {
+        let never = CancellationToken::new();
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("build.log");
+        logged(&sh("echo built", None), "step one", &log, &never)
+            .await
+            .unwrap();
+        let e = logged(
+            &sh("echo broken >&2; exit 2", None),
+            "step two",
+            &log,
+            &never,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "`step two` failed (exit status: 2): broken (log: {})",
+                log.display()
+            )
+        );
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(text, "$ step one\nbuilt\n$ step two\nbroken\n");
+        let out = output(&sh("echo a; echo b", None), "x", &never).await;
+        assert_eq!(out.unwrap(), "a\nb\n");
+        let e = output(&sh("echo no >&2; exit 1", None), "y", &never)
+            .await
+            .unwrap_err();
+        assert_eq!(e.to_string(), "`y` failed (exit status: 1): no");
+        let missing = ProcessSpec::new("/no/such/tool", None);
+        let e = output(&missing, "tool", &never).await.unwrap_err();
+        assert!(e.to_string().starts_with("cannot start `tool`: "), "{e}");
+    }
+}
