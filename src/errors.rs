@@ -1,5 +1,8 @@
-//! Typed errors for everything the user can get wrong, each with a message that says what to
-//! do about it. Runtime faults of the cases themselves are not errors: they are outcomes.
+//! Typed errors for everything the user can get wrong (bad input, exit status 2), each with a
+//! message that says what to do about it. Runtime faults of the cases themselves are not
+//! errors: they are outcomes. What fails inside crosspickle has its own types where it happens
+//! (`ProbeError`, `EnvError`, `RunFailure`, `ToolError`, `BisectError`), and `cli` alone turns
+//! them into exit codes. This file imports nothing from the crate.
 
 use std::path::PathBuf;
 
@@ -13,7 +16,7 @@ pub struct CaseError {
     pub message: String,
 }
 
-/// Everything that stops crosspickle before or around a run (exit status 2).
+/// Bad input that stops crosspickle before or around a run (exit status 2).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{}", format_case_errors(.0))]
@@ -46,6 +49,7 @@ pub enum Error {
     #[error("{}", .0)]
     Usage(String),
 
+    /// A file or folder the user named that cannot be read or written.
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -36,16 +36,6 @@ impl PythonVersion {
     pub fn release(&self) -> &[u64] {
         self.0.release()
     }
-
-    /// `3.8` for `3.8.18`.
-    pub fn minor_series(&self) -> String {
-        let r = self.release();
-        format!(
-            "{}.{}",
-            r.first().copied().unwrap_or(0),
-            r.get(1).copied().unwrap_or(0)
-        )
-    }
 }
 
 impl fmt::Display for PythonVersion {

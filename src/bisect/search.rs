@@ -76,6 +76,40 @@ pub struct Found {
     pub conclusion: String,
 }
 
+/// The steps so far, each told to `on_step` as it is recorded.
+struct Log<'a> {
+    steps: Vec<Step>,
+    on_step: &'a mut dyn FnMut(&Step),
+}
+
+impl Log<'_> {
+    /// Record `step` with `state` (when it was tested) and return its outcome.
+    fn record(&mut self, mut step: Step, state: StepState) -> Option<OutcomeKey> {
+        if step.outcome.is_some() {
+            step.state = state;
+        }
+        (self.on_step)(&step);
+        let outcome = step.outcome.clone();
+        self.steps.push(step);
+        outcome
+    }
+
+    /// The search ends here without a boundary.
+    fn end(self, conclusion: String) -> Found {
+        Found {
+            steps: self.steps,
+            boundary: None,
+            conclusion,
+        }
+    }
+
+    /// Why the last recorded step could not be tested.
+    fn last_reason(&self) -> String {
+        let reason = self.steps.last().and_then(|s| s.reason.as_deref());
+        first_line(reason.unwrap_or_default())
+    }
+}
+
 /// Test both ends, then binary-search between them: the first candidate whose outcome differs
 /// from the first candidate's. `labels` name the candidates in order, oldest first.
 pub async fn search_range<T: Tester>(
@@ -83,64 +117,39 @@ pub async fn search_range<T: Tester>(
     tester: &mut T,
     on_step: &mut dyn FnMut(&Step),
 ) -> Result<Found, BisectError> {
-    let mut steps: Vec<Step> = Vec::new();
-    let mut record = |mut step: Step, state: Option<StepState>, steps: &mut Vec<Step>| {
-        if let (Some(s), true) = (state, step.outcome.is_some()) {
-            step.state = s;
-        }
-        on_step(&step);
-        steps.push(step.clone());
-        step
+    let mut log = Log {
+        steps: Vec::new(),
+        on_step,
     };
     let n = labels.len();
     if n < 2 {
-        return Ok(Found {
-            steps,
-            boundary: None,
-            conclusion: format!("{n} candidate in the range: nothing to bisect"),
-        });
+        return Ok(log.end(format!("{n} candidate in the range: nothing to bisect")));
     }
-    let first = record(tester.test(0).await?, Some(StepState::Old), &mut steps);
-    let Some(old) = first.outcome.clone() else {
-        let reason = first.reason.unwrap_or_default();
-        return Ok(Found {
-            steps,
-            boundary: None,
-            conclusion: format!(
-                "the good end {} could not be tested: {}",
-                labels[0],
-                first_line(&reason)
-            ),
-        });
+    let Some(old) = log.record(tester.test(0).await?, StepState::Old) else {
+        let reason = log.last_reason();
+        return Ok(log.end(format!(
+            "the good end {} could not be tested: {reason}",
+            labels[0]
+        )));
     };
     let last = tester.test(n - 1).await?;
-    let last_state = match &last.outcome {
+    let state = match &last.outcome {
         Some(o) if *o == old => StepState::Old,
         _ => StepState::New,
     };
-    let last = record(last, Some(last_state), &mut steps);
-    let Some(new_end) = last.outcome.clone() else {
-        let reason = last.reason.unwrap_or_default();
-        return Ok(Found {
-            steps,
-            boundary: None,
-            conclusion: format!(
-                "the bad end {} could not be tested: {}",
-                labels[n - 1],
-                first_line(&reason)
-            ),
-        });
+    let Some(new_end) = log.record(last, state) else {
+        let reason = log.last_reason();
+        return Ok(log.end(format!(
+            "the bad end {} could not be tested: {reason}",
+            labels[n - 1]
+        )));
     };
     if new_end == old {
-        return Ok(Found {
-            steps,
-            boundary: None,
-            conclusion: format!(
-                "no change: {} and {} both show {old}",
-                labels[0],
-                labels[n - 1]
-            ),
-        });
+        return Ok(log.end(format!(
+            "no change: {} and {} both show {old}",
+            labels[0],
+            labels[n - 1]
+        )));
     }
     let mut search = Search::new(n);
     let mut outcomes: Vec<Option<OutcomeKey>> = vec![None; n];
@@ -153,30 +162,14 @@ pub async fn search_range<T: Tester>(
             Some(o) if *o == old => StepState::Old,
             Some(_) => StepState::New,
         };
-        let step = record(step, Some(state), &mut steps);
+        outcomes[i] = log.record(step, state);
         match state {
             StepState::Skip => search.skip(i),
             StepState::Old => search.old(i),
             _ => search.new_outcome(i),
         }
-        outcomes[i] = step.outcome;
     }
-    let point = |i: usize| Point {
-        label: labels[i].clone(),
-        outcome: outcomes[i]
-            .clone()
-            .expect("both ends of the boundary were tested"),
-        subject: None,
-    };
-    let boundary = Boundary {
-        last_old: point(search.last_old),
-        first_new: point(search.first_new),
-        untested: search
-            .untested()
-            .into_iter()
-            .map(|i| labels[i].clone())
-            .collect(),
-    };
+    let boundary = boundary(labels, &search, &outcomes);
     let conclusion = if boundary.untested.is_empty() {
         format!("the outcome changed at {}", boundary.first_new.label)
     } else {
@@ -188,10 +181,30 @@ pub async fn search_range<T: Tester>(
         )
     };
     Ok(Found {
-        steps,
+        steps: log.steps,
         boundary: Some(boundary),
         conclusion,
     })
+}
+
+/// Where a finished search stopped.
+fn boundary(labels: &[String], search: &Search, outcomes: &[Option<OutcomeKey>]) -> Boundary {
+    let point = |i: usize| Point {
+        label: labels[i].clone(),
+        outcome: outcomes[i]
+            .clone()
+            .expect("both ends of the boundary were tested"),
+        subject: None,
+    };
+    Boundary {
+        last_old: point(search.last_old),
+        first_new: point(search.first_new),
+        untested: search
+            .untested()
+            .into_iter()
+            .map(|i| labels[i].clone())
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -1,15 +1,17 @@
 //! `crosspickle bisect` and `crosspickle bisect-step`: arguments, choosing the mode, printing
 //! the step log and the boundaries. The searches themselves live in [`crate::bisect`].
 //! Exit codes of `bisect`: 0 a change was found, 1 none was (or the ends could not be tested),
-//! 2 bad input.
+//! 2 bad input, 3 a tool (git, pip) or the cache failed, 130 interrupted.
 
 use std::path::PathBuf;
 
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
+use super::args::PythonOptions;
+use super::failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use super::interrupt::cancel_on_ctrl_c;
 use super::settings::{Given, Settings};
-use super::{Failure, PythonOptions, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::bisect::commits::CommitOptions;
 use crate::bisect::package::PackageOptions;
 use crate::bisect::{self, OutcomeKey, Report, Step, Target};
@@ -126,7 +128,7 @@ pub async fn bisect(args: BisectArgs) -> Result<i32, Failure> {
         .target
         .settings(&args.pythons, args.jobs, &args.find_links)?;
     let target = args.target.load(&settings)?;
-    let (cancel, _) = super::cancel_on_ctrl_c();
+    let (cancel, _) = cancel_on_ctrl_c();
     let mut count = 0;
     let mut on_step = |step: &Step| {
         count += 1;
@@ -270,7 +272,7 @@ fn split_shell(text: &str) -> Result<Vec<String>, Error> {
 /// `bisect-step`: exit 0 (old outcome), 1 (changed), 125 (could not run), 128 (bad input),
 /// 130 (interrupted).
 pub async fn bisect_step(args: BisectStepArgs) -> i32 {
-    let (cancel, _) = super::cancel_on_ctrl_c();
+    let (cancel, _) = cancel_on_ctrl_c();
     match bisect_step_inner(args, &cancel).await {
         _ if cancel.is_cancelled() => EXIT_INTERRUPTED,
         Ok(code) => code,

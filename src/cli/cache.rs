@@ -1,12 +1,12 @@
 //! `crosspickle cache list|clean`: the environments made for cases with `requires`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use clap::{Args, Subcommand};
 
+use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
-use super::{Failure, EXIT_OK};
 use crate::env::store;
 
 #[derive(Debug, Args)]
@@ -54,76 +54,81 @@ fn cache_into(args: &CacheArgs, out: &mut String) -> Result<i32, Failure> {
         cache_dir: args.cache_dir.as_deref(),
         ..Given::default()
     })?;
-    let dir = settings.required_cache_dir()?.to_path_buf();
+    let dir = settings.required_cache_dir()?;
     match &args.action {
-        CacheAction::List { json } => {
-            let envs = store::list(&dir);
-            if *json {
-                let value = serde_json::json!({ "cache_dir": dir, "environments": envs });
-                say!(
-                    out,
-                    "{}",
-                    serde_json::to_string_pretty(&value).expect("serializes")
-                );
-                return Ok(EXIT_OK);
-            }
-            say!(out, "Environments in {}:", store::envs_dir(&dir).display());
-            if envs.is_empty() {
-                say!(out, "  none");
-                return Ok(EXIT_OK);
-            }
-            let now = SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0);
-            say!(
-                out,
-                "  {:16}  {:24}  {:>9}  {:>10}  REQUIREMENTS",
-                "ENVIRONMENT",
-                "INTERPRETER",
-                "SIZE",
-                "LAST USED"
-            );
-            for e in &envs {
-                let used = e
-                    .last_used
-                    .map(|t| ago(now.saturating_sub(t)))
-                    .unwrap_or_else(|| "-".into());
-                say!(
-                    out,
-                    "  {:16}  {:24}  {:>9}  {:>10}  {}",
-                    e.hash,
-                    e.meta.interpreter,
-                    size(e.size_bytes),
-                    used,
-                    e.meta.requirements.join(", ")
-                );
-            }
-            let total: u64 = envs.iter().map(|e| e.size_bytes).sum();
-            say!(out, "{} environments, {}", envs.len(), size(total));
-            Ok(EXIT_OK)
-        }
-        CacheAction::Clean { all } => {
-            let cleaned = store::clean(&dir)
-                .map_err(|e| Failure::system(format!("cleaning {}", dir.display()), e))?;
-            let mut said = format!(
-                "removed {} environments ({})",
-                cleaned.environments,
-                size(cleaned.bytes)
-            );
-            if *all {
-                let probes = dir.join("interpreters.json");
-                if probes.exists() {
-                    std::fs::remove_file(&probes).map_err(|e| {
-                        Failure::system(format!("removing {}", probes.display()), e)
-                    })?;
-                    said.push_str(" and the interpreters' probe answers");
-                }
-            }
-            say!(out, "{said} from {}", dir.display());
-            Ok(EXIT_OK)
+        CacheAction::List { json } => list(dir, *json, out),
+        CacheAction::Clean { all } => clean(dir, *all, out)?,
+    }
+    Ok(EXIT_OK)
+}
+
+/// The environments, as a table or as JSON.
+fn list(dir: &Path, json: bool, out: &mut String) {
+    let envs = store::list(dir);
+    if json {
+        let value = serde_json::json!({ "cache_dir": dir, "environments": envs });
+        say!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&value).expect("serializes")
+        );
+        return;
+    }
+    say!(out, "Environments in {}:", store::envs_dir(dir).display());
+    if envs.is_empty() {
+        say!(out, "  none");
+        return;
+    }
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    say!(
+        out,
+        "  {:16}  {:24}  {:>9}  {:>10}  REQUIREMENTS",
+        "ENVIRONMENT",
+        "INTERPRETER",
+        "SIZE",
+        "LAST USED"
+    );
+    for e in &envs {
+        let used = e
+            .last_used
+            .map(|t| ago(now.saturating_sub(t)))
+            .unwrap_or_else(|| "-".into());
+        say!(
+            out,
+            "  {:16}  {:24}  {:>9}  {:>10}  {}",
+            e.hash,
+            e.meta.interpreter,
+            size(e.size_bytes),
+            used,
+            e.meta.requirements.join(", ")
+        );
+    }
+    let total: u64 = envs.iter().map(|e| e.size_bytes).sum();
+    say!(out, "{} environments, {}", envs.len(), size(total));
+}
+
+/// Remove every environment (and with `all`, the probe answers).
+fn clean(dir: &Path, all: bool, out: &mut String) -> Result<(), Failure> {
+    let cleaned =
+        store::clean(dir).map_err(|e| Failure::system(format!("cleaning {}", dir.display()), e))?;
+    let mut said = format!(
+        "removed {} environments ({})",
+        cleaned.environments,
+        size(cleaned.bytes)
+    );
+    if all {
+        let probes = dir.join("interpreters.json");
+        if probes.exists() {
+            std::fs::remove_file(&probes)
+                .map_err(|e| Failure::system(format!("removing {}", probes.display()), e))?;
+            said.push_str(" and the interpreters' probe answers");
         }
     }
+    say!(out, "{said} from {}", dir.display());
+    Ok(())
 }
 
 fn size(bytes: u64) -> String {

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use super::args::PythonOptions;
 use super::settings::Settings;
-use super::PythonOptions;
 use crate::errors::Error;
 use crate::python::discover::{self, Discovery};
 use crate::python::probe::Prober;

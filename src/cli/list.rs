@@ -1,8 +1,9 @@
 //! `crosspickle list`: the catalogue of cases (id, title, tags, links, and the versions where
 //! the behaviour differs, read from the rules), as a table or as Markdown (`docs/corpus.md`).
 
+use super::args::ListArgs;
+use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
-use super::{Failure, ListArgs, EXIT_OK};
 use crate::case::{find_case_files, load_cases, Case, OutcomeKind, Rule};
 
 /// Where a case's behaviour differs: one line per rule that expects something other than pass.

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{Failure, EXIT_FAILED, EXIT_OK};
+use super::args::ReportOptions;
+use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
 use crate::report::terminal::TerminalReporter;
 
 #[derive(Debug, Args)]
@@ -15,7 +16,7 @@ pub struct MergeArgs {
     #[arg(value_name = "FILE.json", required = true)]
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]
-    pub reports: super::ReportOptions,
+    pub reports: ReportOptions,
 }
 
 pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {

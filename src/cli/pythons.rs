@@ -2,8 +2,9 @@
 
 use std::fmt::Write as _;
 
+use super::args::PythonOptions;
+use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
-use super::{Failure, PythonOptions, EXIT_OK};
 use crate::sys::stdout::emit;
 
 pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Failure> {

@@ -3,8 +3,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::args::RunArgs;
+use super::failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use super::settings::Settings;
-use super::{Failure, RunArgs, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use crate::case::{find_case_files, load_cases, Case, Params};
 use crate::env::EnvOptions;
 use crate::errors::Error;
@@ -28,7 +29,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     let options = execute_options(&args, &settings);
     announce_environments(&plan, &options.environments);
 
-    let (cancel, interrupted) = super::cancel_on_ctrl_c();
+    let (cancel, interrupted) = super::interrupt::cancel_on_ctrl_c();
     let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose);
     let mut results = execute(&plan, &options, cancel, &mut |event| {
         terminal.on_event(event)

@@ -16,10 +16,11 @@ use std::time::{Instant, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
+use super::error::EnvError;
 use super::key::EnvKey;
+use super::options::EnvOptions;
 use super::pip::{self, installer_env, offline_args, uv_env};
-use super::store::{self, MARKER, TMP_PREFIX};
-use super::{EnvError, EnvOptions};
+use super::store::{self, python_in, MARKER, TMP_PREFIX};
 use crate::python::Interpreter;
 use crate::sys::process::{self, Exit, Output, ProcessSpec};
 
@@ -115,7 +116,7 @@ pub async fn build(
             )
         })?;
     let venv = tmp.path();
-    let python = super::python_in(venv);
+    let python = python_in(venv);
     let steps = Steps {
         options,
         cancel,
@@ -198,7 +199,7 @@ impl Steps<'_> {
         self.run("uv venv", make).await?;
         let mut install = ProcessSpec::new(uv, Some(pip::STEP_TIME_LIMIT))
             .args(["pip", "install", "--python"])
-            .arg(super::python_in(venv))
+            .arg(python_in(venv))
             .env(uv_env());
         if self.options.offline {
             install = install.args(["--offline", "--no-index"]);
@@ -225,7 +226,7 @@ impl Steps<'_> {
         self.run("python -m venv", make).await?;
         let install = pip::command(&interpreter.executable)
             .arg("--python")
-            .arg(super::python_in(venv))
+            .arg(python_in(venv))
             .arg("install")
             .args(self.index_args())
             .args(requirements);

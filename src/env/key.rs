@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::case::Params;
 use crate::python::Interpreter;
 
 /// Bump when environments made before would no longer do, to leave them behind.
@@ -69,9 +70,24 @@ impl EnvKey {
     }
 }
 
+/// The requirement strings with every `{name}` replaced by the value of param `name`.
+pub fn resolve_requirements(requires: &[String], params: &Params) -> Vec<String> {
+    requires
+        .iter()
+        .map(|req| {
+            let mut out = req.clone();
+            for (name, value) in &params.0 {
+                out = out.replace(&format!("{{{name}}}"), &value.to_string());
+            }
+            out.trim().to_string()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::case::ParamValue;
     use crate::python::Implementation;
     use crate::version::PythonVersion;
 
@@ -118,6 +134,24 @@ mod tests {
                 &["a==2".into(), "b==1".into()]
             )
             .hash
+        );
+    }
+
+    #[test]
+    fn placeholders_take_param_values() {
+        let mut p = indexmap::IndexMap::new();
+        p.insert("loky".to_string(), ParamValue::Str("2.8.0".into()));
+        p.insert("n".to_string(), ParamValue::Int(3));
+        let reqs = vec![
+            "loky=={loky}".to_string(),
+            " cloudpickle==1.{n}.0 ; python_version < \"3.8\"".to_string(),
+        ];
+        assert_eq!(
+            resolve_requirements(&reqs, &Params(p)),
+            vec![
+                "loky==2.8.0".to_string(),
+                "cloudpickle==1.3.0 ; python_version < \"3.8\"".to_string()
+            ]
         );
     }
 }

@@ -15,6 +15,11 @@ pub const MARKER: &str = "crosspickle-env.json";
 const LAST_USED: &str = ".crosspickle-last-used";
 pub const TMP_PREFIX: &str = ".tmp-";
 
+/// The python of the environment in `dir`.
+pub fn python_in(dir: &Path) -> PathBuf {
+    dir.join("bin").join("python")
+}
+
 pub fn envs_dir(cache_dir: &Path) -> PathBuf {
     cache_dir.join("envs")
 }
@@ -26,7 +31,7 @@ pub fn tools_dir(cache_dir: &Path) -> PathBuf {
 /// Complete: its marker is there (written last) and so is its python (a folder whose python
 /// was removed is made again).
 pub fn is_ready(dir: &Path) -> bool {
-    dir.join(MARKER).is_file() && super::python_in(dir).exists()
+    dir.join(MARKER).is_file() && python_in(dir).exists()
 }
 
 pub fn touch_last_used(dir: &Path) {

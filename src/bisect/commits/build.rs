@@ -10,8 +10,23 @@ use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
 
 use super::git;
-use super::CommitOptions;
 use crate::sys::process::{self, ProcessSpec, ToolError};
+
+#[derive(Debug, Clone)]
+pub struct CommitOptions {
+    /// The user's CPython checkout.
+    pub repo: PathBuf,
+    pub good: String,
+    pub bad: String,
+    /// Arguments for `configure`, split as a shell would.
+    pub configure: Vec<String>,
+    pub jobs: usize,
+    /// `REF` or `REF=NAME`: built interpreters to register by name afterwards.
+    pub keep: Vec<String>,
+    /// A shell command that builds instead of configure and make (the build-script protocol).
+    pub build_command: Option<String>,
+    pub cache_dir: PathBuf,
+}
 
 /// Why a commit has no interpreter.
 #[derive(Debug)]

@@ -6,9 +6,21 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Commit;
 use crate::bisect::BisectError;
 use crate::sys::process::{self, Exit, ProcessSpec, ToolError};
+
+/// One candidate commit.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub hash: String,
+    pub subject: String,
+}
+
+impl Commit {
+    pub fn label(&self) -> String {
+        self.hash[..12.min(self.hash.len())].to_string()
+    }
+}
 
 /// What one git command may take: a local clone or a log is a matter of seconds.
 const GIT_TIME_LIMIT: Duration = Duration::from_secs(10 * 60);

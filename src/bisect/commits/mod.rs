@@ -31,41 +31,15 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+pub use self::build::CommitOptions;
+pub use self::git::Commit;
+
 use self::build::{BuildFailure, Builder};
 use super::report::seconds;
 use super::search::{search_range, Tester};
 use super::{BisectError, Report, Step, StepState, Target};
 use crate::python::probe::Prober;
 use crate::python::{Interpreter, Source};
-
-#[derive(Debug, Clone)]
-pub struct CommitOptions {
-    /// The user's CPython checkout.
-    pub repo: PathBuf,
-    pub good: String,
-    pub bad: String,
-    /// Arguments for `configure`, split as a shell would.
-    pub configure: Vec<String>,
-    pub jobs: usize,
-    /// `REF` or `REF=NAME`: built interpreters to register by name afterwards.
-    pub keep: Vec<String>,
-    /// A shell command that builds instead of configure and make (the build-script protocol).
-    pub build_command: Option<String>,
-    pub cache_dir: PathBuf,
-}
-
-/// One candidate commit.
-#[derive(Debug, Clone)]
-pub struct Commit {
-    pub hash: String,
-    pub subject: String,
-}
-
-impl Commit {
-    pub fn label(&self) -> String {
-        self.hash[..12.min(self.hash.len())].to_string()
-    }
-}
 
 struct CommitTester<'a> {
     target: &'a Target,
