@@ -34,6 +34,11 @@ pub fn trials() -> Vec<Trial> {
             &["3.8"],
             git_bisect_run,
         ),
+        trial(
+            "bisect::bad_input_failed_tools_and_ctrl_c",
+            &["3.8"],
+            failures,
+        ),
     ]
 }
 
@@ -526,4 +531,132 @@ fn git_bisect_run() -> TestResult {
         stdout.contains(&format!("{} is the first bad commit", hashes[3])),
         format!("git names c3 ({}):\n{stdout}", hashes[3]),
     )
+}
+
+/// Exit 2 is for bad input only (a ref that is not a commit, a folder that is not a
+/// repository); a tool that fails is exit 3; Ctrl-C during a build stops the build with every
+/// process it started, exits 130, and does not remember the commit as one that does not build.
+fn failures() -> TestResult {
+    let real = path_str(&python("3.8").expect("3.8"));
+    let dir = folder(&[("cases/flip.yaml", FLIP)]);
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo)?;
+    git(&repo, &["init", "-q"])?;
+    for i in 0..3 {
+        std::fs::write(repo.join("notes"), format!("{i}\n"))?;
+        git(&repo, &["add", "-A"])?;
+        git(&repo, &["commit", "-qm", &format!("c{i}")])?;
+    }
+    let cache = tempfile::tempdir()?;
+    let bisect = |args: &[&str]| -> Run {
+        Run::from(
+            crosspickle(dir.path())
+                .env("CROSSPICKLE_CACHE_DIR", cache.path())
+                .arg("bisect")
+                .arg("flip")
+                .args(args)
+                .output()
+                .expect("runs"),
+        )
+    };
+    let run = bisect(&["--cpython", "repo", "--good", "v9.9", "--bad", "HEAD"]);
+    run.expect_code(2)?;
+    check(run.stderr.contains("`v9.9` is not a commit"), &run.stderr)?;
+    let run = bisect(&["--cpython", "cases", "--good", "a", "--bad", "b"]);
+    run.expect_code(2)?;
+    check(run.stderr.contains("is not a git repository"), &run.stderr)?;
+
+    // An interpreter whose pip is broken: listing the releases fails, which is not bad input.
+    let broken = dir.path().join("broken-pip");
+    std::fs::create_dir_all(&broken)?;
+    let wrapper = format!(
+        "#!/bin/sh\nif [ \"$1\" = -m ] && [ \"$2\" = pip ]; then echo 'pip is broken here' >&2; exit 1; fi\nexec '{real}' \"$@\"\n"
+    );
+    std::fs::write(broken.join("python"), wrapper)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        broken.join("python"),
+        std::fs::Permissions::from_mode(0o755),
+    )?;
+    let run = bisect(&["--package", "tinypkg", "--python", "./broken-pip/python"]);
+    run.expect_code(3)?;
+    check(
+        run.stderr
+            .contains("cannot list the releases of `tinypkg` with pip: pip is broken here"),
+        &run.stderr,
+    )?;
+
+    // Ctrl-C in the middle of a build with no time limit.
+    let pid_file = dir.path().join("sleep.pid");
+    let build = format!("sleep 300 & echo $! > '{}'; wait", path_str(&pid_file));
+    let child = crosspickle(dir.path())
+        .env("CROSSPICKLE_CACHE_DIR", cache.path())
+        .args([
+            "bisect",
+            "flip",
+            "--cpython",
+            "repo",
+            "--good",
+            "HEAD~2",
+            "--bad",
+            "HEAD",
+        ])
+        .args(["--build-command", &build])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let started = std::time::Instant::now();
+    while !pid_file.exists() && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    check(pid_file.exists(), "the build started")?;
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let sleep_pid: i32 = std::fs::read_to_string(&pid_file)?.trim().parse()?;
+    let running = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "))
+    };
+    check(running(sleep_pid), "the build's sleep runs before Ctrl-C")?;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )?;
+    let interrupted = std::time::Instant::now();
+    let run = Run::from(child.wait_with_output()?);
+    run.expect_code(130)?;
+    check(
+        interrupted.elapsed() < std::time::Duration::from_secs(10),
+        format!("stopped in {:?}", interrupted.elapsed()),
+    )?;
+    check(run.stderr.contains("interrupted"), &run.stderr)?;
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    check(
+        !running(sleep_pid),
+        "the build's own process was killed with it",
+    )?;
+    let failed: Vec<_> = walk_files(&cache.path().join("bisect"))
+        .into_iter()
+        .filter(|p| p.parent().is_some_and(|d| d.ends_with("failed")))
+        .collect();
+    check(
+        failed.is_empty(),
+        format!("an interrupted build is not a failed one: {failed:?}"),
+    )
+}
+
+/// Every file under `dir`.
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
 }
