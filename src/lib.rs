@@ -4,6 +4,11 @@
 //! The pipeline, in the order it runs: [`case`] files are loaded, [`python`] interpreters
 //! discovered and selected, a [`run::Plan`] made and executed, each run judged into a
 //! [`verdict::Verdict`], and the [`results::Results`] handed to the [`report`]ers.
+//!
+//! The layers, bottom to top (a module imports only from layers below it, and no two files
+//! import each other): [`sys`], [`errors`] and [`version`], which import nothing of the crate;
+//! [`python`], then [`case`], [`outcome`] and [`select`]; [`env`](mod@env), [`run`] and [`verdict`];
+//! [`results`] and [`report`]; [`bisect`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
 
 pub mod bisect;
 pub mod case;

@@ -1,5 +1,5 @@
 //! The command line: the arguments, resolved once into [`settings::Settings`]; the
-//! interpreters every command works with ([`interpreters`]); one module per command wiring
+//! interpreters every command works with (`interpreters.rs`); one module per command wiring
 //! load → discover → plan → execute → report; and the one place where a [`Failure`] becomes an
 //! exit code and a message. Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input,
 //! 3 crosspickle could not do its work, 130 interrupted.

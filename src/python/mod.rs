@@ -1,7 +1,7 @@
 //! Python interpreters: what one is ([`Interpreter`], its [`Implementation`]), where they are
 //! found ([`discover`], from which [`Source`]), what each says about itself ([`probe`]), which
 //! ones the user asked for ([`request`]), and the environment every Python process crosspickle
-//! starts gets ([`environ`]).
+//! starts gets ([`sanitized_env`]).
 
 pub mod config;
 pub mod discover;

@@ -1,5 +1,5 @@
 //! Running cases: the [`plan`] of runs, one Python process per run (started by
-//! [`crate::sys::process`]) with the embedded [`driver`], and the [`execute`] loop that runs
+//! [`crate::sys::process`]) with the embedded [`driver`], and the [`execute`](mod@execute) loop that runs
 //! them concurrently, judges each, and emits events for reporters. Why a run has no outcome is
 //! a [`RunFailure`].
 
