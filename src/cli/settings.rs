@@ -92,10 +92,9 @@ fn absolute_link(link: &str) -> String {
     }
 }
 
-/// `--color`.
+/// `--color`: auto (not with NO_COLOR, nor off a terminal), always, never.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
-    /// Not with NO_COLOR, nor off a terminal
     Auto,
     Always,
     Never,
