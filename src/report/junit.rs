@@ -121,11 +121,8 @@ fn seconds(s: f64) -> Option<Duration> {
 
 /// The interpreter's facts, one property each, in the JSON report's names.
 fn interpreter_properties(interpreter: &Interpreter) -> Vec<Property> {
-    let value = serde_json::to_value(interpreter).unwrap_or_default();
-    let Some(map) = value.as_object() else {
-        return Vec::new();
-    };
-    map.iter()
+    crate::results::wire::interpreter_fields(interpreter)
+        .iter()
         .map(|(k, v)| {
             let v = match v {
                 serde_json::Value::String(s) => s.clone(),

@@ -6,7 +6,6 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
-pub mod merge;
 pub mod terminal;
 pub mod text;
 
