@@ -57,26 +57,6 @@ impl RunRecord {
     }
 }
 
-impl RunRecord {
-    /// `regression: expected pass, got error: ValueError: …`
-    pub fn explanation(&self) -> String {
-        let expected = describe_expected(&self.expected);
-        match (&self.observed, &self.reason) {
-            (Some(o), _) => format!("expected {expected}, got {}", o.summary()),
-            (None, Some(r)) => r.clone(),
-            (None, None) => format!("expected {expected}"),
-        }
-    }
-}
-
-pub fn describe_expected(e: &Expected) -> String {
-    let mut s = crate::outcome::head(e.outcome, e.signal.as_deref(), e.exception.as_deref());
-    if let Some(m) = &e.pattern {
-        s.push_str(&format!(" matching /{m}/"));
-    }
-    s
-}
-
 /// What reports say about a case besides its runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseInfo {
