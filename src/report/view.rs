@@ -130,7 +130,9 @@ impl<'a> RunView<'a> {
             if let Some(c) = o.exit_code.filter(|c| *c != 0) {
                 push("exit code", Text(c.to_string()), Brief);
             }
-            push("duration", Text(format!("{:.3}s", o.duration_s)), Full);
+            let dump = record.dump_duration_s.map(|d| format!(" (dump {d:.3}s)"));
+            let duration = format!("{:.3}s{}", o.duration_s, dump.unwrap_or_default());
+            push("duration", Text(duration), Brief);
         } else {
             push(
                 "reason",
@@ -275,11 +277,11 @@ mod tests {
         assert!(view.fails());
         assert_eq!(
             labels(&view, Detail::Brief),
-            ["case", "expected", "observed"]
+            ["case", "expected", "observed", "duration"]
         );
         assert_eq!(
             labels(&view, Detail::Full),
-            ["exception", "message", "duration", "tags"]
+            ["exception", "message", "tags"]
         );
         let names: Vec<&str> = view.output.iter().map(|s| s.name).collect();
         assert_eq!(names, ["traceback", "stderr", "stdout"]);
@@ -287,7 +289,8 @@ mod tests {
             view.plain_facts(),
             "case:      Prints to stdout and stderr, then raises (cases/prints-then-fails.yaml)\n\
              expected:  pass\n\
-             observed:  error: ValueError: boom"
+             observed:  error: ValueError: boom\n\
+             duration:  0.133s"
         );
         assert_eq!(
             view.explanation(),
@@ -311,12 +314,16 @@ mod tests {
         assert!(!view.fails());
         assert_eq!(
             labels(&view, Detail::Brief),
-            ["case", "pair", "expected", "because", "observed", "phase"]
+            ["case", "pair", "expected", "because", "observed", "phase", "duration"]
         );
-        let pair = &view.facts.iter().find(|f| f.label == "pair").unwrap().value;
+        let value = |label| &view.facts.iter().find(|f| f.label == label).unwrap().value;
         assert_eq!(
-            pair,
+            value("pair"),
             &Value::Text("dumped by cpython-3.12.1, loaded by cpython-2.7.18".into())
+        );
+        assert_eq!(
+            value("duration"),
+            &Value::Text("0.011s (dump 0.092s)".into())
         );
     }
 
