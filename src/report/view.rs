@@ -1,5 +1,5 @@
-//! One view of a run for every report: its name, the conflict merged inputs had about it, its
-//! case, then its facts (pair, expected rule and why, what was observed, phase, exit code,
+//! One view of a run for every report: its name, the conflict merged inputs had about it, then
+//! its facts (case, pair, expected rule and why, what was observed, phase, exit code,
 //! duration, why it did not run) and its output sections (traceback, stderr, stdout), built
 //! once from the [`Results`]. The terminal, Markdown, HTML and JUnit reports only render it,
 //! each in its own syntax, so they show the same facts under the same names in the same order.
@@ -10,7 +10,7 @@
 
 use crate::case::Expected;
 use crate::outcome::Observed;
-use crate::results::{CaseInfo, Conflict, Results, RunRecord};
+use crate::results::{Conflict, Results, RunRecord};
 use crate::verdict::Verdict;
 
 use super::text;
@@ -23,7 +23,6 @@ pub struct RunView<'a> {
     pub name: String,
     /// What merged inputs disagreed about, when they did.
     pub conflict: Option<&'a Conflict>,
-    pub case: Option<&'a CaseInfo>,
     /// In the order every report shows them.
     pub facts: Vec<Fact>,
     /// The traceback and the output the run printed, the empty ones left out, in the order
@@ -147,7 +146,6 @@ impl<'a> RunView<'a> {
             record,
             name: record.name(),
             conflict,
-            case,
             facts,
             output: record.observed.as_ref().map(sections).unwrap_or_default(),
         }
