@@ -1,7 +1,8 @@
 //! `--html FILE`: one self-contained page (inline style and script, a Content-Security-Policy
 //! that loads nothing from the network): the matrix of cases × interpreters coloured by
-//! verdict, filters by verdict and tag, and the details of each run (rule, outcome, message,
-//! traceback, output) opened by clicking its cell.
+//! verdict ([`Grid`]), filters by verdict and tag, and the details of each run opened by
+//! clicking its cell: every fact of its [`RunView`] (the brief ones and the full ones: links,
+//! exception, message, signal, tags), then its traceback and output.
 //!
 //! Every text from the results is cleaned ([`text::clean`]) and HTML-escaped; links are made
 //! only of http(s) URLs. The page honours a URL fragment on load and when it changes:
