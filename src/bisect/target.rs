@@ -101,7 +101,7 @@ impl Target {
             timeout: self.timeout,
             ..ExecuteOptions::new(jobs.max(1))
         };
-        let results = match execute(&plan, &options, cancel.clone(), &mut |_| {}).await {
+        let executed = match execute(&plan, &options, cancel.clone(), &mut |_| {}).await {
             Ok(r) => r,
             Err(e) => {
                 return interpreters
@@ -110,23 +110,18 @@ impl Target {
                     .collect()
             }
         };
-        plan.runs
-            .iter()
-            .map(|run| {
-                let record = results
-                    .runs
-                    .iter()
-                    .find(|r| r.python == run.interpreter.label);
-                match record {
-                    None => Err("the run did not finish".to_string()),
-                    Some(r) if r.verdict == Verdict::Skipped || r.verdict == Verdict::EnvError => {
-                        Err(r.reason.clone().unwrap_or_else(|| r.verdict.to_string()))
-                    }
-                    Some(r) => r
-                        .observed
-                        .clone()
-                        .ok_or_else(|| "no outcome recorded".to_string()),
+        executed
+            .records
+            .into_iter()
+            .map(|record| match record {
+                None => Err("the run did not finish".to_string()),
+                Some(r) if r.verdict == Verdict::Skipped || r.verdict == Verdict::EnvError => {
+                    Err(r.reason.clone().unwrap_or_else(|| r.verdict.to_string()))
                 }
+                Some(r) => r
+                    .observed
+                    .clone()
+                    .ok_or_else(|| "no outcome recorded".to_string()),
             })
             .collect()
     }

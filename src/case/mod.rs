@@ -7,7 +7,7 @@ mod params;
 mod schema;
 
 pub use load::{find_case_files, load_cases, load_file, parse_case};
-pub use params::{ParamValue, Params};
+pub use params::{run_name, ParamValue, Params};
 pub use schema::{OutcomeKind, Phase};
 
 use std::collections::BTreeMap;
@@ -148,13 +148,9 @@ impl Case {
             .unwrap_or_else(Expected::default_pass)
     }
 
-    /// `id[protocol=5,pickler=c]`, or just `id` without params.
+    /// `id[protocol=5,pickler=c]`, or just `id` without params (see [`run_name`]).
     pub fn display_name(&self, params: &Params) -> String {
-        if params.is_empty() {
-            self.id.clone()
-        } else {
-            format!("{}[{}]", self.id, params)
-        }
+        run_name(&self.id, params, None, None)
     }
 }
 

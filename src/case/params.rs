@@ -165,6 +165,29 @@ impl fmt::Display for Params {
     }
 }
 
+/// How every report and message names a run: `id`, or `id[params]` with params, then for a
+/// round trip ` producer -> consumer`, or ` producer ->` alone for a matrix row whose columns are
+/// the consumers. Labels or short headers alike: the caller chooses how to name interpreters.
+pub fn run_name(
+    id: &str,
+    params: &Params,
+    producer: Option<&str>,
+    consumer: Option<&str>,
+) -> String {
+    let mut name = if params.is_empty() {
+        id.to_string()
+    } else {
+        format!("{id}[{params}]")
+    };
+    if let Some(producer) = producer {
+        name.push_str(&format!(" {producer} ->"));
+        if let Some(consumer) = consumer {
+            name.push_str(&format!(" {consumer}"));
+        }
+    }
+    name
+}
+
 /// The cartesian product of `params`, first param varying slowest.
 pub fn cartesian(params: &IndexMap<String, Vec<ParamValue>>) -> Vec<Params> {
     let mut combos = vec![IndexMap::new()];
@@ -205,6 +228,29 @@ mod tests {
         assert_eq!(all[0].to_string(), "protocol=2,pickler=c");
         assert_eq!(all[3].to_string(), "protocol=5,pickler=python");
         assert_eq!(cartesian(&IndexMap::new()).len(), 1);
+    }
+
+    #[test]
+    fn run_names() {
+        let mut m = IndexMap::new();
+        m.insert("protocol".to_string(), ParamValue::Int(5));
+        m.insert("pickler".to_string(), ParamValue::Str("c".into()));
+        let params = Params(m);
+        let none = Params::default();
+        assert_eq!(run_name("case", &none, None, None), "case");
+        assert_eq!(
+            run_name("case", &params, None, None),
+            "case[protocol=5,pickler=c]"
+        );
+        assert_eq!(
+            run_name("case", &params, Some("3.8.18"), Some("3.12.1")),
+            "case[protocol=5,pickler=c] 3.8.18 -> 3.12.1"
+        );
+        assert_eq!(
+            run_name("case", &none, Some("3.8.18"), None),
+            "case 3.8.18 ->"
+        );
+        assert_eq!(run_name("case", &none, None, Some("ignored")), "case");
     }
 
     #[test]

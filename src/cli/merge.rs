@@ -20,8 +20,8 @@ pub struct MergeArgs {
 }
 
 pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
-    let inputs = crate::report::merge::read_all(&args.inputs)?;
-    let results = crate::report::merge::merge(inputs);
+    let inputs = crate::results::merge::read_all(&args.inputs)?;
+    let results = crate::results::merge::merge(inputs);
     let written = crate::report::write_all(&results, &args.reports.files());
     let style = args.reports.color.style();
     let mut out = TerminalReporter::new(style, false).finish(&results);

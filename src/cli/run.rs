@@ -31,11 +31,12 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
 
     let (cancel, interrupted) = super::interrupt::cancel_on_ctrl_c();
     let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose);
-    let mut results = execute(&plan, &options, cancel, &mut |event| {
+    let executed = execute(&plan, &options, cancel, &mut |event| {
         terminal.on_event(event)
     })
     .await
     .map_err(|e| Failure::system("preparing the run", e))?;
+    let mut results = crate::results::Results::from_run(&plan, executed);
     let was_interrupted = interrupted.load(Ordering::SeqCst);
     if was_interrupted {
         results.partial = true;

@@ -103,12 +103,11 @@ pub enum ColorChoice {
 impl ColorChoice {
     /// The terminal reporter's style for this choice.
     pub fn style(self) -> crate::report::terminal::Style {
-        let name = match self {
-            ColorChoice::Auto => "auto",
-            ColorChoice::Always => "always",
-            ColorChoice::Never => "never",
-        };
-        crate::report::terminal::Style::detect(name)
+        crate::report::terminal::Style::detect(match self {
+            ColorChoice::Auto => None,
+            ColorChoice::Always => Some(true),
+            ColorChoice::Never => Some(false),
+        })
     }
 }
 

@@ -83,6 +83,21 @@ impl Source {
             Source::Bisect => "bisect",
         }
     }
+
+    /// The source a report names (`pyenv`, `PATH`…), if it is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            Source::PythonsToml,
+            Source::Path,
+            Source::Pyenv,
+            Source::Uv,
+            Source::Conda,
+            Source::Request,
+            Source::Bisect,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
 }
 
 impl fmt::Display for Source {

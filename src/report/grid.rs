@@ -1,10 +1,12 @@
-//! The matrix the Markdown and HTML reports draw: one row per case and param combination (per
-//! producer too, for a round trip), one column per interpreter, each cell one run.
+//! The matrix every report draws (terminal, Markdown, HTML): one row per case and param
+//! combination (per producer too, for a round trip), one column per interpreter, each cell one
+//! run.
 
 use std::collections::HashMap;
 
+use crate::case::run_name;
 use crate::python::Interpreter;
-use crate::results::{Results, RunRecord};
+use crate::results::Results;
 
 /// One interpreter column.
 #[derive(Debug)]
@@ -62,17 +64,16 @@ impl<'a> Grid<'a> {
             .enumerate()
             .map(|(i, c)| (c.label.as_str(), i))
             .collect();
-        let header_of = |label: &str| columns[column_of[label]].header.clone();
+        // A producer is named by its column's header, when it has a column.
+        let header_of = |label: &str| match column_of.get(label) {
+            Some(&c) => columns[c].header.clone(),
+            None => label.to_string(),
+        };
         let mut rows: Vec<Row> = Vec::new();
         let mut row_of: HashMap<String, usize> = HashMap::new();
         for (index, r) in results.runs.iter().enumerate() {
-            let name = match &r.dump_python {
-                Some(p) if column_of.contains_key(p.as_str()) => {
-                    format!("{} {} ->", base_name(r), header_of(p))
-                }
-                Some(p) => format!("{} {p} ->", base_name(r)),
-                None => base_name(r),
-            };
+            let producer = r.dump_python.as_deref().map(header_of);
+            let name = run_name(&r.case, &r.params, producer.as_deref(), None);
             let row = *row_of.entry(name.clone()).or_insert_with(|| {
                 rows.push(Row {
                     name,
@@ -84,14 +85,5 @@ impl<'a> Grid<'a> {
             rows[row].cells[column_of[r.python.as_str()]] = Some(index);
         }
         Grid { columns, rows }
-    }
-}
-
-/// `id[params]`, or `id` without params.
-pub fn base_name(r: &RunRecord) -> String {
-    if r.params.is_empty() {
-        r.case.clone()
-    } else {
-        format!("{}[{}]", r.case, r.params)
     }
 }

@@ -1,7 +1,8 @@
 //! `--html FILE`: one self-contained page (inline style and script, a Content-Security-Policy
 //! that loads nothing from the network): the matrix of cases × interpreters coloured by
-//! verdict, filters by verdict and tag, and the details of each run (rule, outcome, message,
-//! traceback, output) opened by clicking its cell.
+//! verdict ([`Grid`]), filters by verdict and tag, and the details of each run opened by
+//! clicking its cell: every fact of its [`RunView`] (the brief ones and the full ones: links,
+//! exception, message, signal, tags), then its traceback and output.
 //!
 //! Every text from the results is cleaned ([`text::clean`]) and HTML-escaped; links are made
 //! only of http(s) URLs. The page honours a URL fragment on load and when it changes:
@@ -9,14 +10,14 @@
 //! filters (joined with `&`). Cell ids are `cell-<name>--<label>`, with every character
 //! outside `[A-Za-z0-9._-]` of the run's name and label replaced by `_`.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 
-use super::grid::Grid;
-use super::markdown::is_web_link;
-use super::text::{self, Budget};
+use super::grid::{Grid, Row};
+use super::text::{self, escape, is_web_link, Budget};
+use super::view::{self, RunView, Value};
 use crate::errors::Error;
-use crate::results::{describe_expected, Results, RunRecord};
+use crate::results::{Results, RunRecord};
 use crate::verdict::Verdict;
 
 /// Bytes of text (message, traceback, output) the details of one run may carry.
@@ -28,22 +29,6 @@ pub const MIN_PER_RUN: usize = 2 * 1024;
 pub fn write(path: &std::path::Path, results: &Results) -> Result<(), Error> {
     crate::sys::fs::write_atomic(path, render(results).as_bytes())
         .map_err(|e| Error::io(format!("writing {}", path.display()), e))
-}
-
-/// `&`, `<`, `>`, `"` and `'` as character references.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Cleaned, then escaped.
@@ -71,20 +56,7 @@ pub fn cell_id(r: &RunRecord) -> String {
 
 pub fn render(results: &Results) -> String {
     let grid = Grid::new(results);
-    // Unique ids, in run order.
-    let mut ids: Vec<String> = Vec::with_capacity(results.runs.len());
-    let mut taken: HashSet<String> = HashSet::new();
-    for r in &results.runs {
-        let base = cell_id(r);
-        let mut id = base.clone();
-        let mut n = 2;
-        while !taken.insert(id.clone()) {
-            id = format!("{base}-{n}");
-            n += 1;
-        }
-        ids.push(id);
-    }
-
+    let ids = cell_ids(results);
     let mut out = String::with_capacity(64 * 1024);
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n");
@@ -108,31 +80,7 @@ pub fn render(results: &Results) -> String {
         );
     }
     out.push_str(&summary(results));
-    if !results.conflicts.is_empty() {
-        let _ = writeln!(
-            out,
-            "<div class=\"banner conflicts\" id=\"conflicts\"><strong>{} conflicts between merged results</strong> (each counts as a failure):<ul>",
-            results.conflicts.len()
-        );
-        for c in &results.conflicts {
-            let run = results.runs.iter().position(|r| c.concerns(r));
-            let name = match run {
-                Some(i) => format!(
-                    "<a href=\"#open={}\">{}</a>",
-                    escape(&ids[i]),
-                    t(&results.runs[i].name())
-                ),
-                None => t(&c.case),
-            };
-            let _ = writeln!(
-                out,
-                "<li>{name} on {}: {}</li>",
-                t(&c.python),
-                escape(&text::clean_head(&c.describe(), 4096))
-            );
-        }
-        out.push_str("</ul></div>\n");
-    }
+    out.push_str(&conflicts(results, &ids));
     out.push_str("</header>\n");
     out.push_str(&filters(results));
     out.push_str(&matrix(results, &grid, &ids));
@@ -140,13 +88,60 @@ pub fn render(results: &Results) -> String {
 
     out.push_str("<aside id=\"details-panel\" hidden aria-live=\"polite\">\n<button type=\"button\" id=\"close-details\" aria-label=\"Close\">×</button>\n");
     let mut budget = Budget::new(TOTAL, PER_RUN, MIN_PER_RUN);
-    for (i, r) in results.runs.iter().enumerate() {
-        let section = details(r, results, &ids[i], budget.allowance());
+    for (v, id) in view::views(results).zip(&ids) {
+        let section = details(&v, id, budget.allowance());
         budget.spend(section.len());
         out.push_str(&section);
     }
     out.push_str("</aside>\n");
     let _ = writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>");
+    out
+}
+
+/// The id of each run's cell, unique, in run order.
+fn cell_ids(results: &Results) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::with_capacity(results.runs.len());
+    let mut taken: HashSet<String> = HashSet::new();
+    for r in &results.runs {
+        let base = cell_id(r);
+        let mut id = base.clone();
+        let mut n = 2;
+        while !taken.insert(id.clone()) {
+            id = format!("{base}-{n}");
+            n += 1;
+        }
+        ids.push(id);
+    }
+    ids
+}
+
+/// The banner listing the runs merged inputs disagree about, each linking to its cell.
+fn conflicts(results: &Results, ids: &[String]) -> String {
+    if results.conflicts.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<div class=\"banner conflicts\" id=\"conflicts\"><strong>{} conflicts between merged results</strong> (each counts as a failure):<ul>\n",
+        results.conflicts.len()
+    );
+    for c in &results.conflicts {
+        let run = results.runs.iter().position(|r| c.concerns(r));
+        let name = match run {
+            Some(i) => format!(
+                "<a href=\"#open={}\">{}</a>",
+                escape(&ids[i]),
+                t(&results.runs[i].name())
+            ),
+            None => t(&c.case),
+        };
+        let _ = writeln!(
+            out,
+            "<li>{name} on {}: {}</li>",
+            t(&c.python),
+            escape(&text::clean_head(&c.describe(), 4096))
+        );
+    }
+    out.push_str("</ul></div>\n");
     out
 }
 
@@ -215,41 +210,7 @@ fn matrix(results: &Results, grid: &Grid<'_>, ids: &[String]) -> String {
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for row in &grid.rows {
-        let info = results.cases.get(&row.case);
-        let tags: Vec<String> = info.map(|i| i.tags.clone()).unwrap_or_default();
-        let tags_json = serde_json::to_string(&tags).unwrap_or_else(|_| "[]".into());
-        let _ = write!(
-            out,
-            "<tr data-tags=\"{}\"><th scope=\"row\">",
-            t(&tags_json)
-        );
-        let links: Vec<&String> = info
-            .map(|i| i.links.iter().filter(|l| is_web_link(l)).collect())
-            .unwrap_or_default();
-        match links.first() {
-            Some(url) => {
-                let _ = write!(
-                    out,
-                    "<a class=\"case-link\" href=\"{}\">{}</a>",
-                    escape(url.trim()),
-                    t(&row.name)
-                );
-            }
-            None => {
-                let _ = write!(out, "<span class=\"case-name\">{}</span>", t(&row.name));
-            }
-        }
-        for (n, url) in links.iter().enumerate().skip(1) {
-            let _ = write!(
-                out,
-                " <a class=\"more-link\" href=\"{}\">[{}]</a>",
-                escape(url.trim()),
-                n + 1
-            );
-        }
-        if let Some(info) = info {
-            let _ = write!(out, "<div class=\"case-title\">{}</div>", t(&info.title));
-        }
+        out.push_str(&row_header(results, row));
         out.push_str("</th>");
         for cell in &row.cells {
             match cell {
@@ -282,6 +243,43 @@ fn matrix(results: &Results, grid: &Grid<'_>, ids: &[String]) -> String {
     out
 }
 
+/// A row's opening and its header cell: the case named and linked to its first web link,
+/// the other links numbered, its title; its tags for the filters.
+fn row_header(results: &Results, row: &Row) -> String {
+    let info = results.cases.get(&row.case);
+    let tags: Vec<String> = info.map(|i| i.tags.clone()).unwrap_or_default();
+    let tags_json = serde_json::to_string(&tags).unwrap_or_else(|_| "[]".into());
+    let mut out = format!("<tr data-tags=\"{}\"><th scope=\"row\">", t(&tags_json));
+    let links: Vec<&String> = info
+        .map(|i| i.links.iter().filter(|l| is_web_link(l)).collect())
+        .unwrap_or_default();
+    match links.first() {
+        Some(url) => {
+            let _ = write!(
+                out,
+                "<a class=\"case-link\" href=\"{}\">{}</a>",
+                escape(url.trim()),
+                t(&row.name)
+            );
+        }
+        None => {
+            let _ = write!(out, "<span class=\"case-name\">{}</span>", t(&row.name));
+        }
+    }
+    for (n, url) in links.iter().enumerate().skip(1) {
+        let _ = write!(
+            out,
+            " <a class=\"more-link\" href=\"{}\">[{}]</a>",
+            escape(url.trim()),
+            n + 1
+        );
+    }
+    if let Some(info) = info {
+        let _ = write!(out, "<div class=\"case-title\">{}</div>", t(&info.title));
+    }
+    out
+}
+
 fn interpreters(results: &Results) -> String {
     if results.interpreters.is_empty() {
         return String::new();
@@ -306,111 +304,61 @@ fn interpreters(results: &Results) -> String {
     out
 }
 
-/// The hidden section a cell opens.
-fn details(r: &RunRecord, results: &Results, id: &str, allowance: usize) -> String {
-    let conflict = results.conflict_for(r);
-    let v = r.verdict;
+/// The hidden section a cell opens: the run's facts, then its traceback and output.
+fn details(v: &RunView<'_>, id: &str, allowance: usize) -> String {
     let mut out = format!(
-        "<section id=\"details-{}\" class=\"details\" hidden>\n<h2><span class=\"chip v-{v}\">{v}</span> {} <small>on {}</small></h2>\n<dl>\n",
+        "<section id=\"details-{}\" class=\"details\" hidden>\n<h2><span class=\"chip v-{}{}\">{}</span> {} <small>on {}</small></h2>\n<dl>\n",
         escape(id),
-        t(&r.name()),
-        t(&r.python)
+        v.verdict(),
+        if v.conflict.is_some() { " conflict" } else { "" },
+        v.status(),
+        t(&v.name),
+        t(v.python())
     );
-    let mut field = |name: &str, html: String| {
+    for fact in &v.facts {
         let _ = writeln!(
             out,
-            "<dt>{name}</dt><dd class=\"{}\">{html}</dd>",
-            name.replace(' ', "-")
+            "<dt>{}</dt><dd class=\"{}\">{}</dd>",
+            fact.label,
+            fact.label.replace(' ', "-"),
+            value(&fact.value, allowance / 8)
         );
-    };
-    if let Some(c) = conflict {
-        field("conflict", t(&c.describe()));
-    }
-    let mut facts: BTreeMap<&str, String> = BTreeMap::new();
-    if let Some(info) = results.cases.get(&r.case) {
-        field(
-            "case",
-            format!("{} <small>{}</small>", t(&info.title), t(&info.path)),
-        );
-        let links: Vec<String> = info
-            .links
-            .iter()
-            .map(|l| {
-                if is_web_link(l) {
-                    format!("<a href=\"{}\">{}</a>", escape(l.trim()), t(l))
-                } else {
-                    t(l)
-                }
-            })
-            .collect();
-        if !links.is_empty() {
-            field("links", links.join("<br>"));
-        }
-        if !info.tags.is_empty() {
-            facts.insert("tags", t(&info.tags.join(", ")));
-        }
-    }
-    if let (Some(d), Some(l)) = (&r.dump_python, &r.load_python) {
-        field("pair", format!("dumped by {}, loaded by {}", t(d), t(l)));
-    }
-    let mut rule = format!("expected {}", t(&describe_expected(&r.expected)));
-    if let Some(reason) = &r.expected.reason {
-        let _ = write!(rule, "<br><em>because {}</em>", t(reason));
-    }
-    field("rule", rule);
-    match &r.observed {
-        Some(o) => {
-            field("outcome", t(&o.summary()));
-            if let Some(e) = &o.exception {
-                field("exception", format!("<code>{}</code>", t(e)));
-            }
-            if let Some(m) = &o.message {
-                field(
-                    "message",
-                    format!("<pre>{}</pre>", escape(&text::clean_head(m, allowance / 8))),
-                );
-            }
-            if let Some(p) = o.phase {
-                field("phase", p.to_string());
-            }
-            if let Some(s) = &o.signal {
-                field("signal", t(s));
-            }
-            if let Some(c) = o.exit_code.filter(|c| *c != 0) {
-                field("exit code", c.to_string());
-            }
-            field("duration", format!("{:.3}s", o.duration_s));
-        }
-        None => field("reason", t(r.reason.as_deref().unwrap_or(""))),
-    }
-    for (k, v) in facts {
-        field(k, v);
     }
     out.push_str("</dl>\n");
-    if let Some(o) = &r.observed {
-        let parts = [
-            ("traceback", o.traceback.as_deref().unwrap_or("")),
-            ("stdout", &o.stdout),
-            ("stderr", &o.stderr),
-        ];
-        let present = parts
-            .iter()
-            .filter(|(_, s)| !s.trim().is_empty())
-            .count()
-            .max(1);
-        for (name, s) in parts {
-            if !s.trim().is_empty() {
-                let shown = text::cut_for(name)(s.trim_end(), allowance / (present + 1));
-                let _ = writeln!(
-                    out,
-                    "<h3>{name}</h3>\n<pre class=\"{name}\">{}</pre>",
-                    escape(&shown)
-                );
-            }
-        }
+    let each = allowance / (v.output.len() + 1);
+    for section in &v.output {
+        let _ = writeln!(
+            out,
+            "<h3>{name}</h3>\n<pre class=\"{name}\">{}</pre>",
+            escape(&section.cut(each)),
+            name = section.name
+        );
     }
     out.push_str("</section>\n");
     out
+}
+
+/// A fact's value as HTML; a block gets at most `block_budget` bytes.
+fn value(value: &Value, block_budget: usize) -> String {
+    match value {
+        Value::Text(s) => t(s),
+        Value::Noted(s, note) => format!("{} <small>{}</small>", t(s), t(note)),
+        Value::Code(s) => format!("<code>{}</code>", t(s)),
+        Value::Block(s) => format!("<pre>{}</pre>", escape(&text::clean_head(s, block_budget))),
+        Value::Links(links) => {
+            let links: Vec<String> = links
+                .iter()
+                .map(|l| {
+                    if is_web_link(l) {
+                        format!("<a href=\"{}\">{}</a>", escape(l.trim()), t(l))
+                    } else {
+                        t(l)
+                    }
+                })
+                .collect();
+            links.join("<br>")
+        }
+    }
 }
 
 const STYLE: &str = r#"
@@ -564,8 +512,7 @@ mod tests {
     }
 
     #[test]
-    fn escapes_and_slugs() {
-        assert_eq!(escape("<script>\"'&"), "&lt;script&gt;&quot;&#39;&amp;");
+    fn slugs() {
         assert_eq!(slug("case[p=a b] 3.8 -> 3.12"), "case_p_a_b__3.8_-__3.12");
     }
 }

@@ -18,9 +18,10 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::text::{self, Budget};
+use super::view::RunView;
 use crate::errors::Error;
 use crate::python::Interpreter;
-use crate::results::{describe_expected, Results, RunRecord};
+use crate::results::Results;
 use crate::verdict::Verdict;
 
 /// Bytes of text (message, traceback, output) one testcase may carry.
@@ -81,7 +82,7 @@ pub fn render(results: &Results) -> String {
         let mut time = 0.0;
         for r in results.runs.iter().filter(|r| r.python == label) {
             time += r.observed.as_ref().map(|o| o.duration_s).unwrap_or(0.0);
-            suite.add_test_case(test_case(r, results, label, &mut budget));
+            suite.add_test_case(test_case(&RunView::new(r, results), &mut budget));
         }
         if let Some(t) = seconds(time) {
             suite.set_time(t);
@@ -121,11 +122,8 @@ fn seconds(s: f64) -> Option<Duration> {
 
 /// The interpreter's facts, one property each, in the JSON report's names.
 fn interpreter_properties(interpreter: &Interpreter) -> Vec<Property> {
-    let value = serde_json::to_value(interpreter).unwrap_or_default();
-    let Some(map) = value.as_object() else {
-        return Vec::new();
-    };
-    map.iter()
+    crate::results::wire::interpreter_fields(interpreter)
+        .iter()
         .map(|(k, v)| {
             let v = match v {
                 serde_json::Value::String(s) => s.clone(),
@@ -146,31 +144,27 @@ fn interpreter_properties(interpreter: &Interpreter) -> Vec<Property> {
         .collect()
 }
 
-fn test_case(r: &RunRecord, results: &Results, label: &str, budget: &mut Budget) -> TestCase {
+fn test_case(v: &RunView<'_>, budget: &mut Budget) -> TestCase {
     let allowance = budget.allowance();
-    let conflict = results.conflict_for(r);
-    let verdict_line = format!("{}: {}", r.verdict, r.explanation());
-    let status = match (conflict, r.verdict) {
-        (Some(c), _) => {
-            let message = format!("conflict between merged results: {}", c.describe());
-            non_success(
-                NonSuccessKind::Failure,
-                "conflict",
-                &message,
-                &details(r, results, Some(&message), allowance),
-            )
-        }
+    let r = v.record;
+    let status = match (v.conflict, r.verdict) {
+        (Some(c), _) => non_success(
+            NonSuccessKind::Failure,
+            "conflict",
+            &format!("conflict between merged results: {}", c.describe()),
+            &details(v, allowance),
+        ),
         (None, Verdict::Regression | Verdict::Fixed | Verdict::Changed) => non_success(
             NonSuccessKind::Failure,
             r.verdict.as_str(),
-            &verdict_line,
-            &details(r, results, None, allowance),
+            &format!("{}: {}", r.verdict, v.explanation()),
+            &details(v, allowance),
         ),
         (None, Verdict::EnvError) => non_success(
             NonSuccessKind::Error,
             r.verdict.as_str(),
-            &verdict_line,
-            &details(r, results, None, allowance),
+            &format!("{}: {}", r.verdict, v.explanation()),
+            &details(v, allowance),
         ),
         (None, Verdict::Skipped) => {
             let mut status = TestCaseStatus::skipped();
@@ -182,14 +176,14 @@ fn test_case(r: &RunRecord, results: &Results, label: &str, budget: &mut Budget)
         }
         (None, Verdict::Ok | Verdict::Xfail) => TestCaseStatus::success(),
     };
-    let mut case = TestCase::new(text::clean(&r.name()), status);
-    case.set_classname(text::clean(&format!("crosspickle.{label}.{}", r.case)));
+    let mut case = TestCase::new(text::clean(&v.name), status);
+    case.set_classname(text::clean(&format!("crosspickle.{}.{}", r.python, r.case)));
     if let Some(t) = r.observed.as_ref().and_then(|o| seconds(o.duration_s)) {
         case.set_time(t);
     }
     let mut used = 0;
-    if r.verdict == Verdict::Xfail && conflict.is_none() {
-        let out = details(r, results, None, allowance);
+    if r.verdict == Verdict::Xfail && v.conflict.is_none() {
+        let out = details(v, allowance);
         used += text::escaped_size(&out);
         case.set_system_out(format!("xfail: the known behaviour was reproduced\n{out}"));
     }
@@ -214,43 +208,14 @@ fn non_success(kind: NonSuccessKind, ty: &str, message: &str, body: &str) -> Tes
     status
 }
 
-/// The body of a failure, or the output of an xfail: the rule, what happened, the traceback and
-/// the tails of stdout and stderr, cleaned and within `allowance` bytes.
-fn details(r: &RunRecord, results: &Results, conflict: Option<&str>, allowance: usize) -> String {
-    let mut lines = Vec::new();
-    if let Some(c) = conflict {
-        lines.push(c.to_string());
-    }
-    lines.push(format!("verdict:  {}", r.verdict));
-    if let Some(info) = results.cases.get(&r.case) {
-        lines.push(format!("case:     {} ({})", info.title, info.path));
-    }
-    if let (Some(d), Some(l)) = (&r.dump_python, &r.load_python) {
-        lines.push(format!("pair:     dumped by {d}, loaded by {l}"));
-    }
-    lines.push(format!("expected: {}", describe_expected(&r.expected)));
-    if let Some(reason) = &r.expected.reason {
-        lines.push(format!("because:  {reason}"));
-    }
-    match &r.observed {
-        Some(o) => {
-            lines.push(format!("observed: {}", o.summary()));
-            if let Some(phase) = o.phase {
-                lines.push(format!("phase:    {phase}"));
-            }
-            if let Some(code) = o.exit_code.filter(|c| *c != 0) {
-                lines.push(format!("exit code: {code}"));
-            }
-        }
-        None => lines.push(format!("reason:   {}", r.reason.as_deref().unwrap_or(""))),
-    }
-    let head = text::clean_head(&lines.join("\n"), allowance / 4);
-    let mut out = head;
-    if let Some(o) = &r.observed {
-        // What is left goes to the traceback and the output tails, in that order of need.
-        let left = allowance.saturating_sub(text::escaped_size(&out));
-        out.push_str(&text::output_sections(o, left));
-    }
+/// The body of a failure, or the output of an xfail: the verdict, the run's facts, then its
+/// traceback and the tails of its output, cleaned and within `allowance` bytes.
+fn details(v: &RunView<'_>, allowance: usize) -> String {
+    let lines = format!("verdict:   {}\n{}", v.verdict(), v.plain_facts());
+    let mut out = text::clean_head(&lines, allowance / 4);
+    // What is left goes to the traceback and the output tails, in that order of need.
+    let left = allowance.saturating_sub(text::escaped_size(&out));
+    out.push_str(&v.plain_output(left));
     out
 }
 

@@ -8,10 +8,10 @@
 use std::fmt::Write as _;
 
 use super::grid::Grid;
-use super::html::escape;
-use super::text::{self, Budget};
+use super::text::{self, escape, is_web_link, Budget};
+use super::view::{self, RunView};
 use crate::errors::Error;
-use crate::results::{describe_expected, Results, RunRecord};
+use crate::results::Results;
 use crate::verdict::Verdict;
 
 /// Bytes of the whole summary before the details of failing runs stop.
@@ -69,21 +69,17 @@ pub fn render(results: &Results) -> String {
             );
         }
     }
-    let failing: Vec<&RunRecord> = results
-        .runs
-        .iter()
-        .filter(|r| r.verdict.fails_run() || results.conflict_for(r).is_some())
-        .collect();
+    let failing: Vec<RunView<'_>> = view::views(results).filter(|v| v.fails()).collect();
     if !failing.is_empty() {
         let _ = writeln!(out, "\n### Failing runs ({})\n", failing.len());
         let mut budget = Budget::new(TOTAL.saturating_sub(out.len()), PER_RUN, 0);
         let mut left_out = 0;
-        for r in &failing {
+        for v in &failing {
             if budget.exhausted() {
                 left_out += 1;
                 continue;
             }
-            let block = details(r, results, budget.allowance());
+            let block = details(v, budget.allowance());
             budget.spend(block.len());
             out.push_str(&block);
         }
@@ -181,48 +177,24 @@ fn matrix(results: &Results) -> String {
     out
 }
 
-/// One failing run, folded: the summary line shows verdict, name and explanation.
-fn details(r: &RunRecord, results: &Results, allowance: usize) -> String {
-    let conflict = results.conflict_for(r);
-    let mark = if conflict.is_some() {
+/// One failing run, folded: the summary line shows status, name and explanation; the body its
+/// facts and output in a code block.
+fn details(v: &RunView<'_>, allowance: usize) -> String {
+    let mark = if v.conflict.is_some() {
         CONFLICT
     } else {
-        symbol(r.verdict)
+        symbol(v.verdict())
     };
-    let explanation = text::clean_head(&r.explanation(), 300);
-    let mut out =
-        format!(
+    let mut out = format!(
         "<details><summary>{mark} <b>{}</b> <code>{}</code> on <code>{}</code>: {}</summary>\n\n",
-        if conflict.is_some() { "conflict".to_string() } else { r.verdict.to_string() },
-        escape(&text::clean(&r.name())),
-        escape(&text::clean(&r.python)),
-        escape(&explanation)
+        v.status(),
+        escape(&text::clean(&v.name)),
+        escape(&text::clean(v.python())),
+        escape(&text::clean_head(&v.explanation(), 300))
     );
-    let mut body = Vec::new();
-    if let Some(c) = conflict {
-        body.push(format!("conflict: {}", c.describe()));
-    }
-    if let Some(info) = results.cases.get(&r.case) {
-        body.push(format!("case:      {} ({})", info.title, info.path));
-    }
-    body.push(format!("expected:  {}", describe_expected(&r.expected)));
-    if let Some(reason) = &r.expected.reason {
-        body.push(format!("because:   {reason}"));
-    }
-    match &r.observed {
-        Some(o) => {
-            body.push(format!("observed:  {}", o.summary()));
-            if let Some(p) = o.phase {
-                body.push(format!("phase:     {p}"));
-            }
-        }
-        None => body.push(format!("reason:    {}", r.reason.as_deref().unwrap_or(""))),
-    }
-    let mut text_block = text::clean_head(&body.join("\n"), allowance / 4);
-    if let Some(o) = &r.observed {
-        let left = allowance.saturating_sub(text_block.len());
-        text_block.push_str(&text::output_sections(o, left));
-    }
+    let mut text_block = text::clean_head(&v.plain_facts(), allowance / 4);
+    let left = allowance.saturating_sub(text_block.len());
+    text_block.push_str(&v.plain_output(left));
     let fence = "`".repeat(longest_run(&text_block, '`').max(2) + 1);
     let _ = writeln!(out, "{fence}text\n{text_block}\n{fence}\n\n</details>\n");
     out
@@ -260,13 +232,6 @@ pub fn md_escape(s: &str) -> String {
     out
 }
 
-/// Only http(s) links are made links; anything else stays text.
-pub fn is_web_link(url: &str) -> bool {
-    let lower = url.trim().to_ascii_lowercase();
-    (lower.starts_with("https://") || lower.starts_with("http://"))
-        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,12 +260,5 @@ mod tests {
     #[test]
     fn fences_outlast_backticks() {
         assert_eq!(longest_run("a ``` b ````", '`'), 4);
-    }
-
-    #[test]
-    fn web_links_only() {
-        assert!(is_web_link("https://bugs.python.org/issue39492"));
-        assert!(!is_web_link("javascript:alert(1)"));
-        assert!(!is_web_link("https://x y"));
     }
 }

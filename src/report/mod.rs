@@ -1,14 +1,17 @@
 //! Reporters: they consume the runner's events and the final [`Results`], and know every
-//! output format; the runner knows none. Every report file is written atomically.
+//! output format; the runner knows none. Every report draws the same [`grid`] and shows each
+//! run through the same [`view`], with the [`text`] helpers below them all; each format
+//! (terminal, JSON, JUnit, Markdown, HTML) only renders them in its own syntax. Every report
+//! file is written atomically.
 
 pub mod grid;
 pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
-pub mod merge;
 pub mod terminal;
 pub mod text;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 

@@ -1,12 +1,14 @@
 //! The terminal report: a progress bar while running (on a terminal only), then the matrix of
-//! cases × interpreters, the details of every run that fails, and a summary line.
+//! cases × interpreters ([`Grid`]), the details of every failing run ([`RunView`]), and a
+//! summary line.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::grid::Grid;
+use super::view::{self, RunView};
 use crate::results::{Results, RunRecord};
 use crate::run::Event;
 use crate::verdict::Verdict;
@@ -18,16 +20,13 @@ pub struct Style {
 }
 
 impl Style {
-    /// `choice` is `auto`, `always` or `never`.
-    pub fn detect(choice: &str) -> Self {
-        let color = match choice {
-            "always" => true,
-            "never" => false,
-            _ => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stdout().is_terminal()
-            }
-        };
+    /// Colour as `forced` says, or, without it, when stdout is a terminal and `NO_COLOR` is
+    /// not set.
+    pub fn detect(forced: Option<bool>) -> Self {
+        let color = forced.unwrap_or_else(|| {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        });
         Style { color }
     }
 
@@ -126,12 +125,7 @@ impl TerminalReporter {
             .as_ref()
             .map(|o| format!("{:.2}s", o.duration_s))
             .unwrap_or_default();
-        let what = match (&r.observed, &r.reason) {
-            (Some(o), _) => o.summary(),
-            (None, Some(reason)) => reason.clone(),
-            _ => String::new(),
-        };
-        let what: String = what.chars().take(120).collect();
+        let what: String = r.summary().chars().take(120).collect();
         format!(
             "{verdict} {} on {} {} {}",
             r.name(),
@@ -151,15 +145,11 @@ impl TerminalReporter {
         if self.verbose {
             out.push_str(&columns_legend(results, self.style));
         }
-        let failing: Vec<&RunRecord> = results
-            .runs
-            .iter()
-            .filter(|r| r.verdict.fails_run())
-            .collect();
+        let failing: Vec<RunView<'_>> = view::views(results).filter(|v| v.fails()).collect();
         if !failing.is_empty() {
             let _ = writeln!(out, "\n{}", self.style.bold("Failures"));
-            for r in failing {
-                out.push_str(&details(r, results, self.style));
+            for v in &failing {
+                out.push_str(&details(v, self.style));
             }
         }
         out.push('\n');
@@ -190,56 +180,35 @@ pub fn summary(results: &Results, style: Style) -> String {
 
 /// Rows: cases with params (round trips: one row per producer); columns: interpreters.
 pub fn matrix(results: &Results, style: Style) -> String {
-    let columns: Vec<(String, String)> = results
-        .interpreters
+    let grid = Grid::new(results);
+    let name_width = grid
+        .rows
         .iter()
-        .map(|i| {
-            (
-                i.label.clone(),
-                if i.unusable.is_some() {
-                    i.label.clone()
-                } else {
-                    i.short_label()
-                },
-            )
-        })
-        .collect();
-    let mut rows: Vec<String> = Vec::new();
-    let mut cells: HashMap<(String, String), Verdict> = HashMap::new();
-    for r in &results.runs {
-        let row = match &r.dump_python {
-            Some(p) => format!("{} {} ->", base_name(r), short(results, p)),
-            None => base_name(r),
-        };
-        if !rows.contains(&row) {
-            rows.push(row.clone());
-        }
-        cells.insert((row, r.python.clone()), r.verdict);
-    }
-    let name_width = rows
-        .iter()
-        .map(|r| r.chars().count())
+        .map(|r| r.name.chars().count())
         .max()
         .unwrap_or(4)
         .clamp(4, 70);
     let mut out = String::new();
     let _ = write!(out, "{:name_width$}", "");
-    for (_, header) in &columns {
-        let _ = write!(out, " {header:>w$}", w = header.len().max(1));
+    for c in &grid.columns {
+        let _ = write!(out, " {:>w$}", c.header, w = c.header.len().max(1));
     }
     out.push('\n');
-    for row in &rows {
-        let shown: String = if row.chars().count() > name_width {
-            let cut: String = row.chars().take(name_width - 1).collect();
+    for row in &grid.rows {
+        let shown: String = if row.name.chars().count() > name_width {
+            let cut: String = row.name.chars().take(name_width - 1).collect();
             format!("{cut}…")
         } else {
-            row.clone()
+            row.name.clone()
         };
         let _ = write!(out, "{shown:name_width$}");
-        for (label, header) in &columns {
-            let w = header.len().max(1);
-            let cell = match cells.get(&(row.clone(), label.clone())) {
-                Some(v) => style.verdict(*v, &format!("{:>w$}", v.symbol())),
+        for (cell, column) in row.cells.iter().zip(&grid.columns) {
+            let w = column.header.len().max(1);
+            let cell = match cell {
+                Some(i) => {
+                    let v = results.runs[*i].verdict;
+                    style.verdict(v, &format!("{:>w$}", v.symbol()))
+                }
                 None => format!("{:>w$}", " "),
             };
             let _ = write!(out, " {cell}");
@@ -271,62 +240,26 @@ pub fn columns_legend(results: &Results, style: Style) -> String {
     style.dim(&lines.join("\n")) + "\n"
 }
 
-fn base_name(r: &RunRecord) -> String {
-    if r.params.is_empty() {
-        r.case.clone()
-    } else {
-        format!("{}[{}]", r.case, r.params)
-    }
-}
-
-fn short(results: &Results, label: &str) -> String {
-    results
-        .interpreters
-        .iter()
-        .find(|i| i.label == label)
-        .map(|i| i.short_label())
-        .unwrap_or_else(|| label.to_string())
-}
-
-/// The details of one failing run: the rule, what happened, and the tails of its output.
-pub fn details(r: &RunRecord, results: &Results, style: Style) -> String {
+/// The details of one failing run: its facts, then the last lines of its traceback and output.
+pub fn details(view: &RunView<'_>, style: Style) -> String {
     let mut out = String::new();
     let head = format!(
         "{} {} on {}",
-        r.verdict.as_str().to_uppercase(),
-        r.name(),
-        r.python
+        view.status().to_uppercase(),
+        view.name,
+        view.python()
     );
-    let _ = writeln!(out, "\n{}", style.verdict(r.verdict, &head));
-    if let Some(info) = results.cases.get(&r.case) {
-        let _ = writeln!(out, "  case:     {} ({})", info.title, info.path);
+    let _ = writeln!(out, "\n{}", style.verdict(view.verdict(), &head));
+    for fact in view.brief_facts() {
+        let label = format!("{}:", fact.label);
+        let _ = writeln!(out, "  {label:<11}{}", fact.value.plain());
     }
-    let _ = writeln!(
-        out,
-        "  expected: {}",
-        crate::results::describe_expected(&r.expected)
-    );
-    if let Some(reason) = &r.expected.reason {
-        let _ = writeln!(out, "            because {reason}");
-    }
-    match &r.observed {
-        Some(o) => {
-            let _ = writeln!(out, "  observed: {}", o.summary());
-            if let Some(phase) = o.phase {
-                let _ = writeln!(out, "  phase:    {phase}");
-            }
-            if let Some(tb) = &o.traceback {
-                let _ = writeln!(out, "  traceback:\n{}", indent_tail(tb, 12));
-            }
-            for (name, text) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
-                if !text.trim().is_empty() {
-                    let _ = writeln!(out, "  {name} (tail):\n{}", indent_tail(text, 15));
-                }
-            }
-        }
-        None => {
-            let _ = writeln!(out, "  reason:   {}", r.reason.as_deref().unwrap_or(""));
-        }
+    for section in &view.output {
+        let (title, lines) = match section.name {
+            "traceback" => ("traceback".to_string(), 12),
+            name => (format!("{name} (tail)"), 15),
+        };
+        let _ = writeln!(out, "  {title}:\n{}", indent_tail(section.text, lines));
     }
     out
 }

@@ -1,5 +1,7 @@
 //! Text from the cases, made safe for report files: terminal escapes removed, characters that
-//! XML (and so JUnit) cannot carry made visible, and lengths bounded to a byte budget.
+//! XML (and so JUnit) cannot carry made visible, lengths bounded to a byte budget, markup
+//! characters escaped, and which links may be made links. Every report uses these; none of
+//! them knows a report.
 
 /// `text` without ANSI escape sequences, with C0/C1 control characters (but tab, newline and
 /// carriage return) shown as their Unicode control pictures (`␀`, `␛`) or U+FFFD, and the
@@ -50,6 +52,29 @@ pub fn clean(text: &str) -> String {
     out
 }
 
+/// `&`, `<`, `>`, `"` and `'` as character references, for HTML and XML alike.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Only http(s) links are made links; anything else stays text.
+pub fn is_web_link(url: &str) -> bool {
+    let lower = url.trim().to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://"))
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
 /// Bytes `c` takes once escaped for XML or HTML (the worst of the two).
 fn escaped_len(c: char) -> usize {
     match c {
@@ -81,42 +106,6 @@ pub fn tail(text: &str, budget: usize) -> String {
         start = i;
     }
     format!("[… {} bytes left out …]\n{}", start, &text[start..])
-}
-
-/// How to show the part called `name` of a run's details, cleaned and within a budget: a
-/// traceback keeps both ends, output its tail.
-/// The traceback and the output tails of a run, each under a `--- name` line, sharing
-/// `budget` bytes between the ones that are not empty (tracebacks keep both ends, output its
-/// tail).
-pub fn output_sections(o: &crate::outcome::Observed, budget: usize) -> String {
-    let parts = [
-        ("traceback", o.traceback.as_deref().unwrap_or("")),
-        ("stderr", &o.stderr),
-        ("stdout", &o.stdout),
-    ];
-    let present = parts
-        .iter()
-        .filter(|(_, t)| !t.trim().is_empty())
-        .count()
-        .max(1);
-    let mut out = String::new();
-    for (name, t) in parts {
-        if !t.trim().is_empty() {
-            out.push_str(&format!(
-                "\n--- {name}\n{}",
-                cut_for(name)(t.trim_end(), budget / present)
-            ));
-        }
-    }
-    out
-}
-
-pub fn cut_for(name: &str) -> fn(&str, usize) -> String {
-    if name == "traceback" {
-        clean_ends
-    } else {
-        clean_tail
-    }
 }
 
 /// The smallest char boundary at or after `i`.
@@ -304,6 +293,18 @@ mod tests {
             clean_head("é".repeat(10).as_str(), 5),
             "éé… [16 bytes left out]"
         );
+    }
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(escape("<script>\"'&"), "&lt;script&gt;&quot;&#39;&amp;");
+    }
+
+    #[test]
+    fn web_links_only() {
+        assert!(is_web_link("https://bugs.python.org/issue39492"));
+        assert!(!is_web_link("javascript:alert(1)"));
+        assert!(!is_web_link("https://x y"));
     }
 
     #[test]

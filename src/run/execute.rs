@@ -13,11 +13,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::driver::{observe, Workspace};
 use super::plan::{Disposition, Plan, PlannedRun};
+use super::record::RunRecord;
 use crate::case::{Body, Case, Expected, OutcomeKind, Params, Phase, RunSide};
 use crate::env::{EnvError, EnvOptions, Environments};
 use crate::outcome::Observed;
 use crate::python::Interpreter;
-use crate::results::{CaseInfo, Results, RunRecord};
 use crate::sys::process::{self, Exit, Output, ProcessSpec, DEFAULT_CAPTURE};
 use crate::verdict::{judge, Verdict};
 
@@ -136,13 +136,22 @@ struct Context {
     environments: Environments,
 }
 
-/// Execute `plan`. `cancel` stops it (Ctrl-C); the results then say they are partial.
+/// What an execution leaves: a record per planned run, in plan order (none for a run that
+/// was cancelled before it finished), why it stopped early, if it did, and how long it took.
+#[derive(Debug)]
+pub struct Executed {
+    pub records: Vec<Option<RunRecord>>,
+    pub stop_reason: Option<String>,
+    pub duration_s: f64,
+}
+
+/// Execute `plan`. `cancel` stops it (Ctrl-C); the runs it stops have no record.
 pub async fn execute(
     plan: &Plan,
     options: &ExecuteOptions,
     cancel: CancellationToken,
     on_event: &mut (dyn FnMut(Event<'_>) + Send),
-) -> std::io::Result<Results> {
+) -> std::io::Result<Executed> {
     let started = Instant::now();
     on_event(Event::Planned { plan });
     let ctx = Arc::new(Context {
@@ -181,9 +190,11 @@ pub async fn execute(
         }
     }
     drop(stream);
-    let mut results = collect(plan, slots, stop_reason);
-    results.duration_s = started.elapsed().as_secs_f64();
-    Ok(results)
+    Ok(Executed {
+        records: slots,
+        stop_reason,
+        duration_s: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// One dump future per (case, params, producer) of the round trips to execute, started when
@@ -219,31 +230,6 @@ fn dumps(plan: &Plan, ctx: &Arc<Context>) -> HashMap<DumpKey, DumpFuture> {
         dumps.insert(key, fut.boxed().shared());
     }
     dumps
-}
-
-/// The results of the finished runs, in plan order; partial when some did not finish.
-fn collect(plan: &Plan, slots: Vec<Option<RunRecord>>, stop_reason: Option<String>) -> Results {
-    let mut results = Results::new();
-    results.interpreters = plan.interpreters.iter().map(|i| (**i).clone()).collect();
-    for run in &plan.runs {
-        results
-            .cases
-            .entry(run.case.id.clone())
-            .or_insert_with(|| CaseInfo::from(&*run.case));
-    }
-    let total = slots.len();
-    results.runs = slots.into_iter().flatten().collect();
-    if results.runs.len() < total {
-        results.partial = true;
-        results.partial_reason = Some(stop_reason.unwrap_or_else(|| {
-            format!(
-                "interrupted: {} of {} runs finished",
-                results.runs.len(),
-                total
-            )
-        }));
-    }
-    results
 }
 
 /// The record of `run`, before its timings.

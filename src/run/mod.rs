@@ -6,6 +6,8 @@
 pub mod driver;
 pub mod execute;
 pub mod plan;
+pub mod record;
 
-pub use execute::{execute, Event, ExecuteOptions, RunFailure, SetupError};
+pub use execute::{execute, Event, ExecuteOptions, Executed, RunFailure, SetupError};
 pub use plan::{Plan, PlannedRun};
+pub use record::RunRecord;

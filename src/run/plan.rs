@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::case::{Case, Params};
+use crate::case::{run_name, Case, Params};
 use crate::python::Interpreter;
 
 /// What will happen to one planned run.
@@ -28,12 +28,14 @@ pub struct PlannedRun {
 }
 
 impl PlannedRun {
+    /// `id[params]`, and ` producer -> consumer` for a round trip (see [`run_name`]).
     pub fn name(&self) -> String {
-        let mut name = self.case.display_name(&self.params);
-        if let Some(p) = &self.producer {
-            name.push_str(&format!(" {} -> {}", p.label, self.interpreter.label));
-        }
-        name
+        run_name(
+            &self.case.id,
+            &self.params,
+            self.producer.as_deref().map(|p| p.label.as_str()),
+            Some(&self.interpreter.label),
+        )
     }
 }
 

@@ -39,6 +39,12 @@ pub fn trials() -> Vec<Trial> {
             merge_unreadable_input,
         ),
         tool_trial(
+            "reports::merge_reads_a_0_1_0_report_and_every_format_shows_one_view",
+            &[],
+            &["xmllint"],
+            merge_reads_an_old_report,
+        ),
+        tool_trial(
             "reports::html_page_in_headless_chromium",
             &["3.12"],
             &["chromium"],
@@ -612,6 +618,74 @@ fn merge_unreadable_input() -> TestResult {
     Run::from(out).expect_code(2)
 }
 
+/// The JSON report crosspickle 0.1.0 wrote (tests/fixtures/results-v1/README.md): `merge` reads
+/// it into the same records, and every report shows the same facts of a run, in one order.
+fn merge_reads_an_old_report() -> TestResult {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-v1/fixture.json");
+    let dir = folder(&[]);
+    let m = merge(dir.path(), &[&path_str(&fixture)], "m");
+    m.expect_code(1)?;
+    let old = read_json(&fixture)?;
+    let new = read_json(&dir.path().join("m.json"))?;
+    let sorted = |v: &serde_json::Value| {
+        let mut runs: Vec<String> = runs(v).iter().map(|r| r.to_string()).collect();
+        runs.sort();
+        runs
+    };
+    check(sorted(&old) == sorted(&new), "merge kept the records")?;
+    check(
+        sorted(&old).len() == 25
+            && old["interpreters"] == new["interpreters"]
+            && old["cases"] == new["cases"],
+        "interpreters and cases kept",
+    )?;
+    check(new["partial"] == true, "partial kept")?;
+    xmllint(&dir.path().join("m.xml"))?;
+
+    // A failing round trip: every report names its pair.
+    let pair = "pair:      dumped by cpython-2.7.18, loaded by /tmp/sr/fixture/broken-python";
+    let xml = read(&dir.path().join("m.xml"))?;
+    let md = read(&dir.path().join("m.md"))?;
+    let html = read(&dir.path().join("m.html"))?;
+    for (what, text) in [("terminal", &m.stdout), ("JUnit", &xml), ("Markdown", &md)] {
+        check(text.contains(pair), format!("{what} lacks `{pair}`"))?;
+    }
+    check(
+        html.contains("<dt>pair</dt><dd class=\"pair\">dumped by cpython-2.7.18, loaded by /tmp/sr/fixture/broken-python</dd>"),
+        "HTML lacks the pair",
+    )?;
+    // The failing run's output: traceback, stderr, stdout, in that order everywhere.
+    let order = |what: &str, text: &str, marks: [&str; 3]| -> TestResult {
+        let at: Vec<Option<usize>> = marks.iter().map(|m| text.find(m)).collect();
+        check(
+            at.iter().all(Option::is_some) && at[0] < at[1] && at[1] < at[2],
+            format!("{what}: {marks:?} at {at:?}"),
+        )
+    };
+    let tail = |text: &str, from: &str| text[text.find(from).unwrap_or(0)..].to_string();
+    order(
+        "terminal",
+        &tail(&m.stdout, "REGRESSION prints-then-fails on cpython-2.7.18"),
+        ["  traceback:", "  stderr (tail):", "  stdout (tail):"],
+    )?;
+    for (what, text) in [("JUnit", &xml), ("Markdown", &md)] {
+        order(
+            what,
+            &tail(text, "observed:  error: ValueError: boom"),
+            ["--- traceback", "--- stderr", "--- stdout"],
+        )?;
+    }
+    order(
+        "HTML",
+        &tail(
+            &html,
+            "id=\"details-cell-prints-then-fails--cpython-2.7.18\"",
+        ),
+        ["<h3>traceback</h3>", "<h3>stderr</h3>", "<h3>stdout</h3>"],
+    )
+}
+
 /// Run chromium headless on `url` with `extra` arguments; its stdout.
 fn chromium(profile: &Path, url: &str, extra: &[&str]) -> Result<String, String> {
     let mut child = Command::new("chromium")
@@ -721,7 +795,7 @@ fn html_in_chromium() -> TestResult {
     let body = &dom[start..start + dom[start..].find("</section>").unwrap()];
     for shown in [
         "regression",
-        "expected pass",
+        "<dt>expected</dt><dd class=\"expected\">pass</dd>",
         "error: ValueError",
         "Traceback (most recent call last)",
         "&lt;/script&gt;",

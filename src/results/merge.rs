@@ -14,27 +14,17 @@
 
 use std::collections::HashMap;
 
+use super::{Conflict, Results, RunRecord, Sighting};
 use crate::case::OutcomeKind;
 use crate::errors::Error;
-use crate::results::{Conflict, Results, RunRecord, Sighting, FORMAT_VERSION};
 use crate::verdict::Verdict;
 
 /// Read every file; an unreadable one is an error (exit status 2).
 pub fn read_all(paths: &[std::path::PathBuf]) -> Result<Vec<(String, Results)>, Error> {
-    let mut inputs = Vec::with_capacity(paths.len());
-    for path in paths {
-        let results = super::json::read(path)?;
-        if results.format_version > FORMAT_VERSION {
-            return Err(Error::Usage(format!(
-                "{}: written in results format {} by crosspickle {}; this crosspickle reads format {FORMAT_VERSION}: upgrade it",
-                path.display(),
-                results.format_version,
-                results.crosspickle_version
-            )));
-        }
-        inputs.push((path.display().to_string(), results));
-    }
-    Ok(inputs)
+    paths
+        .iter()
+        .map(|path| Ok((path.display().to_string(), super::wire::read(path)?)))
+        .collect()
 }
 
 type Key = (String, String, String, Option<String>);
@@ -57,14 +47,6 @@ fn signature(r: &RunRecord) -> (Verdict, Option<OutcomeKind>, Option<&str>, Opti
         o.and_then(|o| o.exception.as_deref()),
         o.and_then(|o| o.signal.as_deref()),
     )
-}
-
-fn summary(r: &RunRecord) -> String {
-    match (&r.observed, &r.reason) {
-        (Some(o), _) => o.summary(),
-        (None, Some(reason)) => reason.clone(),
-        (None, None) => String::new(),
-    }
 }
 
 /// The merged results. `inputs` are (source name, results) in the order given.
@@ -112,44 +94,13 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Results {
             .iter()
             .position(|(_, r)| r.verdict.fails_run())
             .unwrap_or(0);
-        let mut conflict = carried
+        let carried_conflict = carried
             .iter()
-            .position(|c| {
-                (
-                    c.case.clone(),
-                    c.params.to_string(),
-                    c.python.clone(),
-                    c.dump_python.clone(),
-                ) == k
-            })
+            .position(|c| conflict_key(c) == k)
             .map(|i| carried.remove(i));
-        if records.len() > 1 {
-            let c = conflict.get_or_insert_with(|| {
-                let r = &records[0].1;
-                Conflict {
-                    case: r.case.clone(),
-                    params: r.params.clone(),
-                    python: r.python.clone(),
-                    dump_python: r.dump_python.clone(),
-                    seen: Vec::new(),
-                }
-            });
-            for (source, r) in &records {
-                let sighting = Sighting {
-                    source: source.clone(),
-                    verdict: r.verdict,
-                    summary: summary(r),
-                };
-                if !c.seen.iter().any(|s| {
-                    s.source == sighting.source
-                        && s.verdict == sighting.verdict
-                        && s.summary == sighting.summary
-                }) {
-                    c.seen.push(sighting);
-                }
-            }
-        }
-        merged.conflicts.extend(conflict);
+        merged
+            .conflicts
+            .extend(conflict(carried_conflict, &records));
         merged.runs.push(
             records
                 .into_iter()
@@ -170,6 +121,44 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Results {
     }
     merged.sort_runs();
     merged
+}
+
+fn conflict_key(c: &Conflict) -> Key {
+    (
+        c.case.clone(),
+        c.params.to_string(),
+        c.python.clone(),
+        c.dump_python.clone(),
+    )
+}
+
+/// The conflict about one run: the one an input carried, with every distinct record of this
+/// merge added when there are several.
+fn conflict(carried: Option<Conflict>, records: &[(String, RunRecord)]) -> Option<Conflict> {
+    let mut conflict = carried;
+    if records.len() > 1 {
+        let c = conflict.get_or_insert_with(|| {
+            let r = &records[0].1;
+            Conflict {
+                case: r.case.clone(),
+                params: r.params.clone(),
+                python: r.python.clone(),
+                dump_python: r.dump_python.clone(),
+                seen: Vec::new(),
+            }
+        });
+        for (source, r) in records {
+            let sighting = Sighting {
+                source: source.clone(),
+                verdict: r.verdict,
+                summary: r.summary(),
+            };
+            if !c.seen.contains(&sighting) {
+                c.seen.push(sighting);
+            }
+        }
+    }
+    conflict
 }
 
 #[cfg(test)]

@@ -1,88 +1,28 @@
 //! The results of a run as data: every interpreter and every run record, enough to rebuild any
-//! report later. This is what `--json` writes and what `merge` reads back.
+//! report later. The model is here; its serialised form, what `--json` writes and `merge`
+//! reads back, is [`wire`] (with the format version); [`merge`] unites the results of many
+//! jobs.
+
+pub mod merge;
+pub mod wire;
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use crate::case::{Case, Expected, Params, Phase};
-use crate::outcome::Observed;
+use crate::case::{run_name, Case, Params};
 use crate::python::Interpreter;
+use crate::run::{Executed, Plan};
 use crate::verdict::Verdict;
 
-pub const FORMAT_VERSION: u32 = 1;
+pub use crate::run::RunRecord;
 
-/// One run: a case with one param combination on one interpreter (or one producer/consumer
-/// pair of a round trip), what was expected and what happened.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RunRecord {
-    pub case: String,
-    pub params: Params,
-    /// The interpreter's label (for a round trip, the consumer's).
-    pub python: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dump_python: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load_python: Option<String>,
-    pub verdict: Verdict,
-    pub expected: Expected,
-    /// What happened; none for a skipped run or an environment that could not be made.
-    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-    pub observed: Option<Observed>,
-    /// For a round trip whose load ran: how long the dump that made its pickle took (the dump
-    /// runs once per producer, shared by its pairs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dump_duration_s: Option<f64>,
-    /// Why it was skipped, or why its environment could not be made.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-impl RunRecord {
-    /// `id[params]`, and ` producer -> consumer` for a round trip.
-    pub fn name(&self) -> String {
-        let mut name = if self.params.is_empty() {
-            self.case.clone()
-        } else {
-            format!("{}[{}]", self.case, self.params)
-        };
-        if let (Some(d), Some(l)) = (&self.dump_python, &self.load_python) {
-            name.push_str(&format!(" {d} -> {l}"));
-        }
-        name
-    }
-
-    pub fn phase(&self) -> Option<Phase> {
-        self.observed.as_ref().and_then(|o| o.phase)
-    }
-
-    /// `regression: expected pass, got error: ValueError: …`
-    pub fn explanation(&self) -> String {
-        let expected = describe_expected(&self.expected);
-        match (&self.observed, &self.reason) {
-            (Some(o), _) => format!("expected {expected}, got {}", o.summary()),
-            (None, Some(r)) => r.clone(),
-            (None, None) => format!("expected {expected}"),
-        }
-    }
-}
-
-pub fn describe_expected(e: &Expected) -> String {
-    let mut s = crate::outcome::head(e.outcome, e.signal.as_deref(), e.exception.as_deref());
-    if let Some(m) = &e.pattern {
-        s.push_str(&format!(" matching /{m}/"));
-    }
-    s
-}
+pub use wire::FORMAT_VERSION;
 
 /// What reports say about a case besides its runs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CaseInfo {
     pub title: String,
     pub path: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<String>,
 }
 
@@ -98,22 +38,19 @@ impl From<&Case> for CaseInfo {
 }
 
 /// A whole run's results.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Results {
-    pub format_version: u32,
+    /// The crosspickle that made them.
     pub crosspickle_version: String,
     /// True when the run was interrupted or stopped early (`-x`): not every planned run is here.
     pub partial: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_reason: Option<String>,
     pub duration_s: f64,
     pub interpreters: Vec<Interpreter>,
-    #[serde(default)]
     pub cases: BTreeMap<String, CaseInfo>,
     pub runs: Vec<RunRecord>,
     /// Runs that `merge` saw more than once with different verdicts or outcomes (see
     /// [`Conflict`]); empty for a single run.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<Conflict>,
 }
 
@@ -121,19 +58,18 @@ pub struct Results {
 /// several merged inputs with different verdicts or outcomes. `runs` keeps one record for it,
 /// the first failing one (or the first one when none fails); a conflict fails the merged
 /// results whatever that record's verdict.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Conflict {
     pub case: String,
     pub params: Params,
     pub python: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dump_python: Option<String>,
     /// Every distinct observation, in the order the inputs were given.
     pub seen: Vec<Sighting>,
 }
 
 /// One input's view of a conflicting run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Sighting {
     /// The file it came from.
     pub source: String,
@@ -143,16 +79,10 @@ pub struct Sighting {
 }
 
 impl Conflict {
-    /// `case[params]`, with ` producer ->` for a round trip (the consumer is `python`).
+    /// `case[params]`, with ` producer ->` for a round trip (the consumer is `python`; see
+    /// [`run_name`]).
     pub fn name(&self) -> String {
-        let mut name = self.case.clone();
-        if !self.params.is_empty() {
-            name = format!("{name}[{}]", self.params);
-        }
-        if let Some(d) = &self.dump_python {
-            name = format!("{name} {d} ->");
-        }
-        name
+        run_name(&self.case, &self.params, self.dump_python.as_deref(), None)
     }
 
     /// Does this conflict concern `run`?
@@ -177,7 +107,6 @@ impl Conflict {
 impl Results {
     pub fn new() -> Self {
         Results {
-            format_version: FORMAT_VERSION,
             crosspickle_version: env!("CARGO_PKG_VERSION").to_string(),
             partial: false,
             partial_reason: None,
@@ -187,6 +116,33 @@ impl Results {
             runs: Vec::new(),
             conflicts: Vec::new(),
         }
+    }
+
+    /// The results of an executed `plan`, its finished runs in plan order; partial when some
+    /// did not finish.
+    pub fn from_run(plan: &Plan, executed: Executed) -> Self {
+        let mut results = Results::new();
+        results.interpreters = plan.interpreters.iter().map(|i| (**i).clone()).collect();
+        for run in &plan.runs {
+            results
+                .cases
+                .entry(run.case.id.clone())
+                .or_insert_with(|| CaseInfo::from(&*run.case));
+        }
+        let total = executed.records.len();
+        results.runs = executed.records.into_iter().flatten().collect();
+        if results.runs.len() < total {
+            results.partial = true;
+            results.partial_reason = Some(executed.stop_reason.unwrap_or_else(|| {
+                format!(
+                    "interrupted: {} of {} runs finished",
+                    results.runs.len(),
+                    total
+                )
+            }));
+        }
+        results.duration_s = executed.duration_s;
+        results
     }
 
     pub fn failed(&self) -> bool {

@@ -1,0 +1,344 @@
+//! One view of a run for every report: its name, the conflict merged inputs had about it, then
+//! its facts (case, pair, expected rule and why, what was observed, phase, exit code,
+//! duration, why it did not run) and its output sections (traceback, stderr, stdout), built
+//! once from the [`Results`]. The terminal, Markdown, HTML and JUnit reports only render it,
+//! each in its own syntax, so they show the same facts under the same names in the same order.
+//!
+//! A fact is [`Detail::Brief`] (every report shows it) or [`Detail::Full`] (only the report
+//! with room for every detail, the HTML page, shows it). Adding a fact is one push in
+//! [`RunView::new`]; a report renders it like any other unless it has markup of its own for it.
+
+use crate::case::Expected;
+use crate::outcome::Observed;
+use crate::results::{Conflict, Results, RunRecord};
+use crate::verdict::Verdict;
+
+use super::text;
+
+/// What the reports show of one run.
+#[derive(Debug)]
+pub struct RunView<'a> {
+    pub record: &'a RunRecord,
+    /// `id[params]`, and ` producer -> consumer` for a round trip.
+    pub name: String,
+    /// What merged inputs disagreed about, when they did.
+    pub conflict: Option<&'a Conflict>,
+    /// In the order every report shows them.
+    pub facts: Vec<Fact>,
+    /// The traceback and the output the run printed, the empty ones left out, in the order
+    /// every report shows them.
+    pub output: Vec<Section<'a>>,
+}
+
+/// One named fact about a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fact {
+    /// `expected`, `exit code`: the same name in every report.
+    pub label: &'static str,
+    pub value: Value,
+    pub detail: Detail,
+}
+
+/// What a fact holds, for the reports that mark some of them up.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Text(String),
+    /// Text with a note in a smaller voice: `title (path)`.
+    Noted(String, String),
+    /// A name from the code (an exception type).
+    Code(String),
+    /// Text that may be long (a message): a report cuts it to its budget.
+    Block(String),
+    /// Links; only http(s) ones may be made links ([`text::is_web_link`]).
+    Links(Vec<String>),
+}
+
+/// Which reports show a fact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Every report.
+    Brief,
+    /// Only the report with room for every detail (the HTML page).
+    Full,
+}
+
+/// One part of what a run left: `traceback`, `stderr` or `stdout`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Section<'a> {
+    pub name: &'static str,
+    pub text: &'a str,
+}
+
+impl Section<'_> {
+    /// Cleaned and cut to `budget` bytes: a traceback keeps both ends (where it started, the
+    /// exception), output its tail.
+    pub fn cut(&self, budget: usize) -> String {
+        let text = self.text.trim_end();
+        if self.name == "traceback" {
+            text::clean_ends(text, budget)
+        } else {
+            text::clean_tail(text, budget)
+        }
+    }
+}
+
+impl<'a> RunView<'a> {
+    pub fn new(record: &'a RunRecord, results: &'a Results) -> Self {
+        let case = results.cases.get(&record.case);
+        let conflict = results.conflict_for(record);
+        let mut facts = Vec::new();
+        let mut push = |label, value, detail| {
+            facts.push(Fact {
+                label,
+                value,
+                detail,
+            })
+        };
+        use Detail::{Brief, Full};
+        use Value::{Block, Code, Links, Noted, Text};
+        if let Some(c) = conflict {
+            push("conflict", Text(c.describe()), Brief);
+        }
+        if let Some(info) = case {
+            push("case", Noted(info.title.clone(), info.path.clone()), Brief);
+            if !info.links.is_empty() {
+                push("links", Links(info.links.clone()), Full);
+            }
+        }
+        if let (Some(d), Some(l)) = (&record.dump_python, &record.load_python) {
+            push("pair", Text(format!("dumped by {d}, loaded by {l}")), Brief);
+        }
+        push("expected", Text(describe_expected(&record.expected)), Brief);
+        if let Some(reason) = &record.expected.reason {
+            push("because", Text(reason.clone()), Brief);
+        }
+        if let Some(o) = &record.observed {
+            push("observed", Text(o.summary()), Brief);
+            if let Some(e) = &o.exception {
+                push("exception", Code(e.clone()), Full);
+            }
+            if let Some(m) = &o.message {
+                push("message", Block(m.clone()), Full);
+            }
+            if let Some(p) = o.phase {
+                push("phase", Text(p.to_string()), Brief);
+            }
+            if let Some(s) = &o.signal {
+                push("signal", Text(s.clone()), Full);
+            }
+            if let Some(c) = o.exit_code.filter(|c| *c != 0) {
+                push("exit code", Text(c.to_string()), Brief);
+            }
+            let dump = record.dump_duration_s.map(|d| format!(" (dump {d:.3}s)"));
+            let duration = format!("{:.3}s{}", o.duration_s, dump.unwrap_or_default());
+            push("duration", Text(duration), Brief);
+        } else {
+            push(
+                "reason",
+                Text(record.reason.clone().unwrap_or_default()),
+                Brief,
+            );
+        }
+        if let Some(info) = case.filter(|i| !i.tags.is_empty()) {
+            push("tags", Text(info.tags.join(", ")), Full);
+        }
+        RunView {
+            record,
+            name: record.name(),
+            conflict,
+            facts,
+            output: record.observed.as_ref().map(sections).unwrap_or_default(),
+        }
+    }
+
+    pub fn verdict(&self) -> Verdict {
+        self.record.verdict
+    }
+
+    /// The interpreter's label (for a round trip, the consumer's).
+    pub fn python(&self) -> &'a str {
+        &self.record.python
+    }
+
+    /// `conflict` when merged inputs disagree about the run, else its verdict.
+    pub fn status(&self) -> &'static str {
+        if self.conflict.is_some() {
+            "conflict"
+        } else {
+            self.record.verdict.as_str()
+        }
+    }
+
+    /// Whether reports list it among the failing runs: its verdict fails, or merged inputs
+    /// disagree about it.
+    pub fn fails(&self) -> bool {
+        self.record.verdict.fails_run() || self.conflict.is_some()
+    }
+
+    /// `expected pass, got error: ValueError: …`, or why it did not run.
+    pub fn explanation(&self) -> String {
+        let expected = describe_expected(&self.record.expected);
+        match (&self.record.observed, &self.record.reason) {
+            (Some(o), _) => format!("expected {expected}, got {}", o.summary()),
+            (None, Some(r)) => r.clone(),
+            (None, None) => format!("expected {expected}"),
+        }
+    }
+
+    /// The facts every report shows.
+    pub fn brief_facts(&self) -> impl Iterator<Item = &Fact> {
+        self.facts.iter().filter(|f| f.detail == Detail::Brief)
+    }
+
+    /// The brief facts as plain text, one `label:    value` line each (not cleaned): the
+    /// body of the Markdown and JUnit details.
+    pub fn plain_facts(&self) -> String {
+        let lines: Vec<String> = self
+            .brief_facts()
+            .map(|f| format!("{:<11}{}", format!("{}:", f.label), f.value.plain()))
+            .collect();
+        lines.join("\n")
+    }
+
+    /// The output sections as plain text, each under a `--- name` line and cleaned, sharing
+    /// `budget` bytes.
+    pub fn plain_output(&self, budget: usize) -> String {
+        let each = budget / self.output.len().max(1);
+        self.output
+            .iter()
+            .map(|s| format!("\n--- {}\n{}", s.name, s.cut(each)))
+            .collect()
+    }
+}
+
+impl Value {
+    /// As plain text: a note in parentheses, links one after the other.
+    pub fn plain(&self) -> String {
+        match self {
+            Value::Text(t) | Value::Code(t) | Value::Block(t) => t.clone(),
+            Value::Noted(t, note) => format!("{t} ({note})"),
+            Value::Links(links) => links.join(" "),
+        }
+    }
+}
+
+/// The traceback, then stderr, then stdout, the empty ones left out.
+fn sections(o: &Observed) -> Vec<Section<'_>> {
+    [
+        ("traceback", o.traceback.as_deref().unwrap_or("")),
+        ("stderr", o.stderr.as_str()),
+        ("stdout", o.stdout.as_str()),
+    ]
+    .into_iter()
+    .filter(|(_, t)| !t.trim().is_empty())
+    .map(|(name, text)| Section { name, text })
+    .collect()
+}
+
+/// `error: ValueError matching /boom/`
+fn describe_expected(e: &Expected) -> String {
+    let mut s = crate::outcome::head(e.outcome, e.signal.as_deref(), e.exception.as_deref());
+    if let Some(m) = &e.pattern {
+        s.push_str(&format!(" matching /{m}/"));
+    }
+    s
+}
+
+/// Every run of `results` as a view, in their order.
+pub fn views(results: &Results) -> impl Iterator<Item = RunView<'_>> {
+    results.runs.iter().map(move |r| RunView::new(r, results))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> Results {
+        let json = include_str!("../../tests/fixtures/results-v1/fixture.json");
+        crate::results::wire::from_json(json.as_bytes()).unwrap()
+    }
+
+    fn labels(view: &RunView<'_>, detail: Detail) -> Vec<&'static str> {
+        view.facts
+            .iter()
+            .filter(|f| f.detail == detail)
+            .map(|f| f.label)
+            .collect()
+    }
+
+    #[test]
+    fn a_failing_run_in_one_order() {
+        let results = fixture();
+        let view = views(&results)
+            .find(|v| v.name == "prints-then-fails" && v.python() == "cpython-3.12.1")
+            .unwrap();
+        assert!(view.fails());
+        assert_eq!(
+            labels(&view, Detail::Brief),
+            ["case", "expected", "observed", "duration"]
+        );
+        assert_eq!(
+            labels(&view, Detail::Full),
+            ["exception", "message", "tags"]
+        );
+        let names: Vec<&str> = view.output.iter().map(|s| s.name).collect();
+        assert_eq!(names, ["traceback", "stderr", "stdout"]);
+        assert_eq!(
+            view.plain_facts(),
+            "case:      Prints to stdout and stderr, then raises (cases/prints-then-fails.yaml)\n\
+             expected:  pass\n\
+             observed:  error: ValueError: boom\n\
+             duration:  0.133s"
+        );
+        assert_eq!(
+            view.explanation(),
+            "expected pass, got error: ValueError: boom"
+        );
+        let output = view.plain_output(1000);
+        assert!(
+            output.starts_with("\n--- traceback\nTraceback (most recent call last):")
+                && output
+                    .ends_with("ValueError: boom\n--- stderr\nto stderr\n--- stdout\nto stdout"),
+            "{output}"
+        );
+    }
+
+    #[test]
+    fn a_round_trip_names_its_pair_and_phase() {
+        let results = fixture();
+        let view = views(&results)
+            .find(|v| v.name == "default-protocol-py3-to-py2 cpython-3.12.1 -> cpython-2.7.18")
+            .unwrap();
+        assert!(!view.fails());
+        assert_eq!(
+            labels(&view, Detail::Brief),
+            ["case", "pair", "expected", "because", "observed", "phase", "duration"]
+        );
+        let value = |label| &view.facts.iter().find(|f| f.label == label).unwrap().value;
+        assert_eq!(
+            value("pair"),
+            &Value::Text("dumped by cpython-3.12.1, loaded by cpython-2.7.18".into())
+        );
+        assert_eq!(
+            value("duration"),
+            &Value::Text("0.011s (dump 0.092s)".into())
+        );
+    }
+
+    #[test]
+    fn runs_that_did_not_run_say_why() {
+        let results = fixture();
+        let view = views(&results)
+            .find(|v| v.name == "exits-without-reporting" && v.verdict() == Verdict::EnvError)
+            .unwrap();
+        assert_eq!(
+            labels(&view, Detail::Brief),
+            ["case", "expected", "because", "reason"]
+        );
+        assert!(view.output.is_empty());
+        let exit = views(&results)
+            .find(|v| v.name == "exits-without-reporting" && v.verdict() == Verdict::Xfail)
+            .unwrap();
+        assert!(exit.plain_facts().contains("\nexit code: 3"));
+    }
+}

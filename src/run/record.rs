@@ -1,0 +1,48 @@
+//! The record of one judged run: what the run loop hands to reporters as each run finishes,
+//! and what [`crate::results`] gathers into the results of a whole run.
+
+use crate::case::{run_name, Expected, Params};
+use crate::outcome::Observed;
+use crate::verdict::Verdict;
+
+/// One run: a case with one param combination on one interpreter (or one producer/consumer
+/// pair of a round trip), what was expected and what happened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    pub case: String,
+    pub params: Params,
+    /// The interpreter's label (for a round trip, the consumer's).
+    pub python: String,
+    pub dump_python: Option<String>,
+    pub load_python: Option<String>,
+    pub verdict: Verdict,
+    pub expected: Expected,
+    /// What happened; none for a skipped run or an environment that could not be made.
+    pub observed: Option<Observed>,
+    /// For a round trip whose load ran: how long the dump that made its pickle took (the dump
+    /// runs once per producer, shared by its pairs).
+    pub dump_duration_s: Option<f64>,
+    /// Why it was skipped, or why its environment could not be made.
+    pub reason: Option<String>,
+}
+
+impl RunRecord {
+    /// `id[params]`, and ` producer -> consumer` for a round trip (see [`run_name`]).
+    pub fn name(&self) -> String {
+        run_name(
+            &self.case,
+            &self.params,
+            self.dump_python.as_deref(),
+            self.load_python.as_deref(),
+        )
+    }
+
+    /// What happened in one line (`error: ValueError: boom`), or why it did not run.
+    pub fn summary(&self) -> String {
+        match (&self.observed, &self.reason) {
+            (Some(o), _) => o.summary(),
+            (None, Some(reason)) => reason.clone(),
+            (None, None) => String::new(),
+        }
+    }
+}
