@@ -240,11 +240,40 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
         .buffered(jobs.max(1))
         .collect()
         .await;
-    let mut interpreters = Vec::new();
+    let mut interpreters: Vec<Interpreter> = Vec::new();
+    // Each interpreter's real executable, as its probe reported it: a wrapper script or shim
+    // that execs an interpreter found already is that interpreter, listed once.
+    let mut reals: Vec<Option<PathBuf>> = Vec::new();
     for (exe, result) in probed {
         let (sources, name, _) = groups.remove(&exe).expect("grouped");
+        let real = result
+            .as_ref()
+            .ok()
+            .and_then(|info| info.executable.as_deref())
+            .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.to_path_buf()));
         match result.and_then(|info| interpreter_from(&exe, info, sources.clone(), name.clone())) {
-            Ok(i) => interpreters.push(i),
+            Ok(i) => {
+                let same = real
+                    .as_ref()
+                    .and_then(|real| reals.iter().position(|r| r.as_ref() == Some(real)));
+                match same {
+                    None => {
+                        interpreters.push(i);
+                        reals.push(real);
+                    }
+                    Some(at) => {
+                        let kept = &mut interpreters[at];
+                        // Keep the real executable itself when it is one of the two.
+                        if real.as_deref() == Some(i.executable.as_path()) {
+                            let mut i = i;
+                            merge_found(&mut i, kept);
+                            *kept = i;
+                        } else {
+                            merge_found(kept, &i);
+                        }
+                    }
+                }
+            }
             Err(reason) => unusable.push(Unusable {
                 path: exe,
                 sources,
@@ -257,6 +286,18 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
     Discovery {
         interpreters,
         unusable,
+    }
+}
+
+/// `into` is kept for `other` too: their sources and the first name.
+fn merge_found(into: &mut Interpreter, other: &Interpreter) {
+    for s in &other.sources {
+        if !into.sources.contains(s) {
+            into.sources.push(*s);
+        }
+    }
+    if into.name.is_none() {
+        into.name = other.name.clone();
     }
 }
 
