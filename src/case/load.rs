@@ -10,6 +10,7 @@ use indexmap::IndexMap;
 
 use super::schema::{RawCase, RawRule};
 use super::yaml::{self, Kind, Node, Pos};
+use super::params::python_float_repr;
 use super::{Body, Case, Expected, OutcomeKind, ParamValue, Rule};
 use crate::errors::{CaseError, Error};
 use crate::version::{PythonVersion, VersionRequest};
@@ -261,12 +262,18 @@ impl Validator<'_> {
             if !(t.is_finite() && t > 0.0) {
                 self.err(
                     at,
-                    format!("`timeout` must be a positive number of seconds, not {t}"),
+                    format!(
+                        "`timeout` must be a positive number of seconds, not {}",
+                        python_float_repr(t)
+                    ),
                 );
             } else if t > MAX_TIMEOUT_S {
                 self.err(
                     at,
-                    format!("`timeout` {t} is too long: at most {MAX_TIMEOUT_S} seconds (a week)"),
+                    format!(
+                        "`timeout` {} is too long: at most {MAX_TIMEOUT_S} seconds (a week)",
+                        python_float_repr(t)
+                    ),
                 );
             }
         }

@@ -107,14 +107,15 @@ impl Settings {
 /// [`Duration`] and the clocks can hold, with room to spare).
 pub fn seconds(flag: &str, value: f64) -> Result<Duration, Error> {
     let max = crate::case::MAX_TIMEOUT_S;
+    let shown = crate::case::python_float_repr(value);
     if !(value.is_finite() && value > 0.0) {
         return Err(Error::Usage(format!(
-            "{flag} must be a positive number of seconds, not {value}"
+            "{flag} must be a positive number of seconds, not {shown}"
         )));
     }
     if value > max {
         return Err(Error::Usage(format!(
-            "{flag} {value} is too long: at most {max} seconds (a week)"
+            "{flag} {shown} is too long: at most {max} seconds (a week)"
         )));
     }
     Ok(Duration::from_secs_f64(value))
