@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use super::params::python_float_repr;
 use super::schema::{RawCase, RawRule};
 use super::yaml::{self, Kind, Node, Pos};
-use super::params::python_float_repr;
 use super::{Body, Case, Expected, OutcomeKind, ParamValue, Rule};
 use crate::errors::{CaseError, Error};
 use crate::version::{PythonVersion, VersionRequest};

@@ -144,13 +144,6 @@ impl Prober {
         self
     }
 
-    /// The real executable that the probe of `exe` reported (what a wrapper script execs), if
-    /// `exe` was probed.
-    pub fn real_executable(&self, exe: &Path) -> Option<PathBuf> {
-        let cache = self.cache.lock().unwrap();
-        cache.entries.get(exe)?.info.executable.clone()
-    }
-
     /// Probe the canonical executable `exe`, from the cache when its metadata is unchanged.
     pub async fn probe(&self, exe: &Path) -> Result<ProbeInfo, ProbeError> {
         let key = Key::of(exe).map_err(|e| ProbeError::Stat {

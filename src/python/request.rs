@@ -227,22 +227,10 @@ pub async fn select(
                     }
                 };
                 let result = prober.probe(&canonical).await.and_then(|info| {
-                    let real = info.executable.clone();
                     super::discover::interpreter_from(&canonical, info, vec![Source::Request], None)
-                        .map(|i| (i, real))
                 });
                 match result {
-                    // A wrapper (a script that execs an interpreter) of one that discovery
-                    // found already is that one.
-                    Ok((i, real)) => match discovery.interpreters.iter().find(|d| {
-                        real.as_ref().is_some_and(|real| {
-                            d.executable == *real
-                                || prober.real_executable(&d.executable).as_ref() == Some(real)
-                        })
-                    }) {
-                        Some(known) => push(&mut chosen, known.clone()),
-                        None => push(&mut chosen, i),
-                    },
+                    Ok(i) => push(&mut chosen, i),
                     Err(reason) => chosen.push(Interpreter::stand_in(&super::Unusable {
                         path: canonical,
                         sources: vec![Source::Request],

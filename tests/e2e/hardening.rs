@@ -17,26 +17,102 @@ pub fn trials() -> Vec<Trial> {
         trial(&format!("hardening::{name}"), needs, f)
     };
     vec![
-        t("params_of_different_types_are_different_runs_everywhere", &["3.12"], params_of_different_types),
-        t("non_finite_floats_survive_json_and_merge", &["3.12"], non_finite_floats_survive_json_and_merge),
-        t("nan_and_signed_zeros_are_usable_params", &["3.12"], nan_and_signed_zeros),
-        t("integers_of_any_size_reach_the_case_exactly", &["2.7", "3.12"], integers_of_any_size),
-        t("param_names_that_cannot_be_globals_are_refused", &["3.12"], param_names_refused),
-        t("match_sees_the_whole_message", &["3.12"], match_sees_the_whole_message),
-        t("match_has_python_re_meaning", &["3.12"], match_has_python_re_meaning),
-        t("hostile_files_are_refused_fast", &[], hostile_files_are_refused_fast),
-        t("load_errors_quote_the_value_at_its_position", &[], load_errors_quote_the_value),
-        t("symlink_loop_as_python_is_named", &[], symlink_loop_is_named),
-        t("wrapper_of_a_found_interpreter_is_listed_once", &["3.12"], wrapper_listed_once),
-        t("a_program_that_is_no_python_says_so", &["3.12"], no_python_says_so),
-        t("time_limits_that_cannot_be_kept_are_refused", &["3.12", "3.13"], time_limits_refused),
-        t("empty_python_requests_are_refused", &["3.12"], empty_python_requests_refused),
-        t("one_file_for_two_reports_is_refused", &["3.12"], one_file_for_two_reports),
-        t("skip_missing_that_leaves_nothing_says_so", &["3.12"], skip_missing_leaves_nothing),
+        t(
+            "params_of_different_types_are_different_runs_everywhere",
+            &["3.12"],
+            params_of_different_types,
+        ),
+        t(
+            "non_finite_floats_survive_json_and_merge",
+            &["3.12"],
+            non_finite_floats_survive_json_and_merge,
+        ),
+        t(
+            "nan_and_signed_zeros_are_usable_params",
+            &["3.12"],
+            nan_and_signed_zeros,
+        ),
+        t(
+            "integers_of_any_size_reach_the_case_exactly",
+            &["2.7", "3.12"],
+            integers_of_any_size,
+        ),
+        t(
+            "param_names_that_cannot_be_globals_are_refused",
+            &["3.12"],
+            param_names_refused,
+        ),
+        t(
+            "match_sees_the_whole_message",
+            &["3.12"],
+            match_sees_the_whole_message,
+        ),
+        t(
+            "match_has_python_re_meaning",
+            &["3.12"],
+            match_has_python_re_meaning,
+        ),
+        t(
+            "hostile_files_are_refused_fast",
+            &[],
+            hostile_files_are_refused_fast,
+        ),
+        t(
+            "load_errors_quote_the_value_at_its_position",
+            &[],
+            load_errors_quote_the_value,
+        ),
+        t(
+            "symlink_loop_as_python_is_named",
+            &[],
+            symlink_loop_is_named,
+        ),
+        t(
+            "wrapper_of_a_found_interpreter_is_listed_once",
+            &["3.12"],
+            wrapper_listed_once,
+        ),
+        t(
+            "a_program_that_is_no_python_says_so",
+            &["3.12"],
+            no_python_says_so,
+        ),
+        t(
+            "time_limits_that_cannot_be_kept_are_refused",
+            &["3.12", "3.13"],
+            time_limits_refused,
+        ),
+        t(
+            "empty_python_requests_are_refused",
+            &["3.12"],
+            empty_python_requests_refused,
+        ),
+        t(
+            "one_file_for_two_reports_is_refused",
+            &["3.12"],
+            one_file_for_two_reports,
+        ),
+        t(
+            "skip_missing_that_leaves_nothing_says_so",
+            &["3.12"],
+            skip_missing_leaves_nothing,
+        ),
         t("jobs_zero_is_refused", &["3.12"], jobs_zero_is_refused),
-        t("counts_of_one_are_singular", &["3.12"], counts_of_one_are_singular),
-        t("merge_takes_the_longest_duration", &["3.12"], merge_takes_the_longest_duration),
-        t("conflict_sides_name_the_files_they_came_from", &["3.12"], conflict_sides_name_their_files),
+        t(
+            "counts_of_one_are_singular",
+            &["3.12"],
+            counts_of_one_are_singular,
+        ),
+        t(
+            "merge_takes_the_longest_duration",
+            &["3.12"],
+            merge_takes_the_longest_duration,
+        ),
+        t(
+            "conflict_sides_name_the_files_they_came_from",
+            &["3.12"],
+            conflict_sides_name_their_files,
+        ),
     ]
 }
 
@@ -45,7 +121,12 @@ fn py(v: &str) -> String {
 }
 
 fn cmd(dir: &Path, args: &[&str]) -> Run {
-    Run::from(crosspickle(dir).args(args).output().expect("crosspickle runs"))
+    Run::from(
+        crosspickle(dir)
+            .args(args)
+            .output()
+            .expect("crosspickle runs"),
+    )
 }
 
 /// Run with a time limit: `None` when it had to be killed.
@@ -110,10 +191,7 @@ expect:
 "#;
     let dir = folder(&[("cases/t.yaml", case)]);
     let p = py("3.12");
-    let (run, json) = run_json(
-        dir.path(),
-        &["--python", &p, "--junit-xml", "junit.xml"],
-    );
+    let (run, json) = run_json(dir.path(), &["--python", &p, "--junit-xml", "junit.xml"]);
     run.expect_code(0)?;
     for row in ["t[v=5] ", "t[v='5'] ", "t[v=1.0] ", "t[v=True] "] {
         contains(&run.stdout, row)?;
@@ -146,7 +224,11 @@ expect:
         serde_json::from_slice(&std::fs::read(dir.path().join("merged.json")).unwrap()).unwrap();
     check(
         runs(&merged).len() == 4 && merged["conflicts"].is_null(),
-        format!("merged: {:?}, conflicts {}", run_names(&merged), merged["conflicts"]),
+        format!(
+            "merged: {:?}, conflicts {}",
+            run_names(&merged),
+            merged["conflicts"]
+        ),
     )?;
     // -k selects the string alone.
     let (run, json) = run_json(dir.path(), &["--python", &p, "-k", "v='5'"]);
@@ -158,12 +240,30 @@ expect:
     // bisect-step runs the combination --params names.
     let step = cmd(
         dir.path(),
-        &["bisect-step", "t", "--params", "v='5'", "--python", &p, "--old", "fail"],
+        &[
+            "bisect-step",
+            "t",
+            "--params",
+            "v='5'",
+            "--python",
+            &p,
+            "--old",
+            "fail",
+        ],
     );
     step.expect_code(0)?;
     let step = cmd(
         dir.path(),
-        &["bisect-step", "t", "--params", "v=5", "--python", &p, "--old", "pass"],
+        &[
+            "bisect-step",
+            "t",
+            "--params",
+            "v=5",
+            "--python",
+            &p,
+            "--old",
+            "pass",
+        ],
     );
     step.expect_code(0)
 }
@@ -174,9 +274,18 @@ fn non_finite_floats_survive_json_and_merge() -> TestResult {
     let dir = folder(&[("cases/f.yaml", case)]);
     let (run, json) = run_json(dir.path(), &["--python", &py("3.12")]);
     run.expect_code(0)?;
-    let params: Vec<String> = runs(&json).iter().map(|r| r["params"]["x"].to_string()).collect();
+    let params: Vec<String> = runs(&json)
+        .iter()
+        .map(|r| r["params"]["x"].to_string())
+        .collect();
     check(
-        params == ["null", r#"{"float":"inf"}"#, r#"{"float":"-inf"}"#, r#"{"float":"nan"}"#],
+        params
+            == [
+                "null",
+                r#"{"float":"inf"}"#,
+                r#"{"float":"-inf"}"#,
+                r#"{"float":"nan"}"#,
+            ],
         format!("JSON params: {params:?}"),
     )?;
     let printed: Vec<String> = runs(&json)
@@ -189,7 +298,13 @@ fn non_finite_floats_survive_json_and_merge() -> TestResult {
     )?;
     let merged = cmd(
         dir.path(),
-        &["merge", "results.json", "results.json", "--json", "merged.json"],
+        &[
+            "merge",
+            "results.json",
+            "results.json",
+            "--json",
+            "merged.json",
+        ],
     );
     merged.expect_code(0)?;
     for row in ["f[x=None]", "f[x=inf]", "f[x=-inf]", "f[x=nan]"] {
@@ -197,7 +312,10 @@ fn non_finite_floats_survive_json_and_merge() -> TestResult {
     }
     let merged: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("merged.json")).unwrap()).unwrap();
-    let params: Vec<String> = runs(&merged).iter().map(|r| r["params"]["x"].to_string()).collect();
+    let params: Vec<String> = runs(&merged)
+        .iter()
+        .map(|r| r["params"]["x"].to_string())
+        .collect();
     check(params.len() == 4, format!("merged params: {params:?}"))
 }
 
@@ -219,11 +337,25 @@ expect:
     run.expect_code(0)?;
     let verdicts: Vec<(String, String)> = runs(&json)
         .iter()
-        .map(|r| (r["params"]["z"].to_string(), r["verdict"].as_str().unwrap_or("").to_string()))
+        .map(|r| {
+            (
+                r["params"]["z"].to_string(),
+                r["verdict"].as_str().unwrap_or("").to_string(),
+            )
+        })
         .collect();
-    let want = [("0.0", "ok"), ("-0.0", "xfail"), (r#"{"float":"nan"}"#, "xfail"), ("1.5", "ok")];
+    let want = [
+        ("0.0", "ok"),
+        ("-0.0", "xfail"),
+        (r#"{"float":"nan"}"#, "xfail"),
+        ("1.5", "ok"),
+    ];
     check(
-        verdicts.iter().map(|(p, v)| (p.as_str(), v.as_str())).collect::<Vec<_>>() == want,
+        verdicts
+            .iter()
+            .map(|(p, v)| (p.as_str(), v.as_str()))
+            .collect::<Vec<_>>()
+            == want,
         format!("{verdicts:?}"),
     )?;
     contains(&run.stdout, "z[z=-0.0]")
@@ -246,7 +378,10 @@ code: |
         &["--python", &py("2.7"), "--python", &py("3.12")],
     );
     run.expect_code(0)?;
-    check(runs(&json).len() == 8, format!("{} runs", runs(&json).len()))?;
+    check(
+        runs(&json).len() == 8,
+        format!("{} runs", runs(&json).len()),
+    )?;
     contains(&run.stdout, "n[n=1267650600228229401496703205376]")?;
     let first = &runs(&json)[0]["params"]["n"];
     check(
@@ -366,20 +501,25 @@ expect:
     )]);
     let (run, json) = run_json(dir.path(), &["--python", &py("3.12")]);
     run.expect_code(1)?;
-    check(runs(&json)[0]["verdict"] == "changed", "abc\\Z must not match abc\\n")?;
+    check(
+        runs(&json)[0]["verdict"] == "changed",
+        "abc\\Z must not match abc\\n",
+    )?;
     for (pattern, reason) in [
         ("a**", "multiple repeat at position 2"),
         (r"\N{DIGIT ONE}", "named characters are not supported"),
         ("(?<=a+)b", "look-behind requires fixed-width pattern"),
         (r"\h", "bad escape \\h"),
     ] {
-        let text = format!(
-            "title: t\ncode: pass\nexpect:\n  - outcome: error\n    match: '{pattern}'\n"
-        );
+        let text =
+            format!("title: t\ncode: pass\nexpect:\n  - outcome: error\n    match: '{pattern}'\n");
         let dir = folder(&[("cases/bad.yaml", &text)]);
         let run = cmd(dir.path(), &["--python", &py("3.12")]);
         run.expect_code(2)?;
-        contains(&run.stderr, &format!("bad.yaml:5:12: expect[0].match `{pattern}`"))?;
+        contains(
+            &run.stderr,
+            &format!("bad.yaml:5:12: expect[0].match `{pattern}`"),
+        )?;
         contains(&run.stderr, reason)?;
     }
     Ok(())
@@ -404,14 +544,21 @@ fn hostile_files_are_refused_fast() -> TestResult {
     let huge = format!("title: t\ncode: |\n{}", "  x = 1\n".repeat(200_000));
     let product = format!(
         "title: t\ncode: pass\nparams:\n  a: [{list}]\n  b: [{list}]\n  c: [{list}]\n",
-        list = (0..100).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        list = (0..100)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let huge_error = format!("huge.yaml: the file is {} bytes", huge.len());
     let cases: &[(&str, &str, &str)] = &[
         ("deep.yaml", &deep, "deep.yaml:4:"),
         ("laughs.yaml", &laughs, "laughs.yaml:7:"),
         ("huge.yaml", &huge, &huge_error),
-        ("product.yaml", &product, "product.yaml:4:3: the params make 1000000 combinations"),
+        (
+            "product.yaml",
+            &product,
+            "product.yaml:4:3: the params make 1000000 combinations",
+        ),
     ];
     let reasons = [
         "nesting deeper than 32 levels",
@@ -426,7 +573,10 @@ fn hostile_files_are_refused_fast() -> TestResult {
             return Err(format!("{name}: still loading after {took:?}").into());
         };
         run.expect_code(2)?;
-        check(took < Duration::from_secs(1), format!("{name}: refused in {took:?}"))?;
+        check(
+            took < Duration::from_secs(1),
+            format!("{name}: refused in {took:?}"),
+        )?;
         contains(&run.stderr, at)?;
         contains(&run.stderr, reason)?;
     }
@@ -498,46 +648,75 @@ fn symlink_loop_is_named() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
     std::os::unix::fs::symlink(dir.path().join("b"), dir.path().join("a")).unwrap();
     std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("b")).unwrap();
-    let run = cmd(dir.path(), &["--pythons-toml", "/dev/null", "--python", "./a"]);
+    let run = cmd(
+        dir.path(),
+        &["--pythons-toml", "/dev/null", "--python", "./a"],
+    );
     run.expect_code(2)?;
-    contains(&run.stderr, "--python ./a: ./a cannot be resolved: it is a loop of symbolic links")
+    contains(
+        &run.stderr,
+        "--python ./a: ./a cannot be resolved: it is a loop of symbolic links",
+    )
 }
 
+/// A wrapper script on PATH that execs an interpreter named in pythons.toml is that
+/// interpreter: listed once, with both sources.
 fn wrapper_listed_once() -> TestResult {
     let real = py("3.12");
     let wrapper = format!("#!/bin/sh\nexec \"{real}\" \"$@\"\n");
-    let dir = folder(&[("wrap/python", &wrapper), ("cases/t.yaml", "title: t\ncode: pass\n")]);
-    let exe = dir.path().join("wrap/python");
+    let dir = folder(&[
+        ("wrap/python3.12", &wrapper),
+        ("cases/t.yaml", "title: t\ncode: pass\n"),
+    ]);
+    let exe = dir.path().join("wrap/python3.12");
     std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let cfg = format!(
-        "[discovery]\npath = false\npyenv = false\nuv = false\nconda = false\n[pythons]\nreal = \"{real}\"\nwrapper = \"{}\"\n",
-        exe.display()
+        "[discovery]\npath = true\npyenv = false\nuv = false\nconda = false\n[pythons]\nreal = \"{real}\"\n"
     );
     std::fs::write(dir.path().join("pythons.toml"), cfg).unwrap();
-    let listed = cmd(dir.path(), &["pythons", "--json"]);
+    let path = dir.path().join("wrap");
+    let listed = Run::from(
+        crosspickle(dir.path())
+            .args(["pythons", "--json"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
     listed.expect_code(0)?;
     let value: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
-    let labels: Vec<&str> = value["interpreters"]
+    let found: Vec<String> = value["interpreters"]
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|i| i["label"].as_str())
+        .map(|i| format!("{} {} {}", i["label"], i["executable"], i["sources"]))
         .collect();
-    check(labels == ["cpython-3.12.1"], format!("listed: {labels:?}"))?;
-    // Asked for by its path, the wrapper is the interpreter found already: one column.
-    let (run, json) = run_json(
-        dir.path(),
-        &["--python", "real", "--python", &exe.display().to_string()],
+    check(
+        found.len() == 1 && found[0].contains(&real) && found[0].contains("\"PATH\""),
+        format!("listed: {found:?}"),
+    )?;
+    let run = Run::from(
+        crosspickle(dir.path())
+            .arg("--json")
+            .arg("r.json")
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
     );
     run.expect_code(0)?;
-    check(runs(&json).len() == 1, format!("{} runs", runs(&json).len()))
+    contains(&run.stdout, "(1 run, 1 interpreter)")
 }
 
 fn no_python_says_so() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
-    let run = cmd(dir.path(), &["--pythons-toml", "/dev/null", "--python", "/bin/ls"]);
+    let run = cmd(
+        dir.path(),
+        &["--pythons-toml", "/dev/null", "--python", "/bin/ls"],
+    );
     run.expect_code(1)?;
-    contains(&run.stdout, "not a Python interpreter (the probe exited with status 2")?;
+    contains(
+        &run.stdout,
+        "not a Python interpreter (the probe exited with status 2",
+    )?;
     check(
         !run.stdout.contains("interpreter probe") && !run.stdout.contains("import sys"),
         format!("the probe's source is in the report:\n{}", run.stdout),
@@ -561,14 +740,54 @@ fn time_limits_refused() -> TestResult {
     let p = py("3.12");
     let both = format!("{p},{}", py("3.13"));
     for (args, error) in [
-        (vec!["--python", &p, "--timeout", "1e20"], "--timeout 1e+20 is too long"),
-        (vec!["--python", &p, "--timeout=-1"], "--timeout must be a positive number"),
-        (vec!["--python", &p, "--probe-timeout", "1e20"], "--probe-timeout 1e+20 is too long"),
-        (vec!["bisect", "cases/t.yaml", "--python", &both, "--timeout", "1e20"], "--timeout 1e+20 is too long"),
-        (vec!["bisect-step", "cases/t.yaml", "--python", &p, "--old", "pass", "--timeout", "1e20"], "--timeout 1e+20 is too long"),
-        (vec!["pythons", "--probe-timeout", "inf"], "--probe-timeout must be a positive number"),
-        (vec!["long", "--python", &p], "l.yaml:2:10: `timeout` 1e+300 is too long: at most 604800 seconds"),
-        (vec!["--python", &p, "-j", "2305843009213693952"], "-j 2305843009213693952 is more processes at once"),
+        (
+            vec!["--python", &p, "--timeout", "1e20"],
+            "--timeout 1e+20 is too long",
+        ),
+        (
+            vec!["--python", &p, "--timeout=-1"],
+            "--timeout must be a positive number",
+        ),
+        (
+            vec!["--python", &p, "--probe-timeout", "1e20"],
+            "--probe-timeout 1e+20 is too long",
+        ),
+        (
+            vec![
+                "bisect",
+                "cases/t.yaml",
+                "--python",
+                &both,
+                "--timeout",
+                "1e20",
+            ],
+            "--timeout 1e+20 is too long",
+        ),
+        (
+            vec![
+                "bisect-step",
+                "cases/t.yaml",
+                "--python",
+                &p,
+                "--old",
+                "pass",
+                "--timeout",
+                "1e20",
+            ],
+            "--timeout 1e+20 is too long",
+        ),
+        (
+            vec!["pythons", "--probe-timeout", "inf"],
+            "--probe-timeout must be a positive number",
+        ),
+        (
+            vec!["long", "--python", &p],
+            "l.yaml:2:10: `timeout` 1e+300 is too long: at most 604800 seconds",
+        ),
+        (
+            vec!["--python", &p, "-j", "2305843009213693952"],
+            "-j 2305843009213693952 is more processes at once",
+        ),
     ] {
         let run = cmd(dir.path(), &args);
         // bisect-step reports bad input with its own "cannot run" code (128), never a panic.
@@ -584,7 +803,10 @@ fn empty_python_requests_refused() -> TestResult {
     for value in ["", ",", "3.12,"] {
         let run = cmd(dir.path(), &["--python", value]);
         run.expect_code(2)?;
-        contains(&run.stderr, &format!("--python '{value}' holds an empty request"))?;
+        contains(
+            &run.stderr,
+            &format!("--python '{value}' holds an empty request"),
+        )?;
     }
     let run = cmd(dir.path(), &["--python", &py("3.12"), "--dump-python", ","]);
     run.expect_code(2)?;
@@ -596,16 +818,42 @@ fn one_file_for_two_reports() -> TestResult {
     std::fs::create_dir(dir.path().join("out")).unwrap();
     let run = cmd(
         dir.path(),
-        &["--python", &py("3.12"), "--json", "out/r", "--html", "./out/../out/r"],
+        &[
+            "--python",
+            &py("3.12"),
+            "--json",
+            "out/r",
+            "--html",
+            "./out/../out/r",
+        ],
     );
     run.expect_code(2)?;
-    contains(&run.stderr, "--json out/r and --html ./out/../out/r name the same file")?;
-    check(!dir.path().join("out/r").exists(), "nothing may run before the refusal")?;
+    contains(
+        &run.stderr,
+        "--json out/r and --html ./out/../out/r name the same file",
+    )?;
+    check(
+        !dir.path().join("out/r").exists(),
+        "nothing may run before the refusal",
+    )?;
     let run = cmd(dir.path(), &["--python", &py("3.12"), "--json", "out/r"]);
     run.expect_code(0)?;
-    let run = cmd(dir.path(), &["merge", "out/r", "--markdown", "m.md", "--junit-xml", "m.md"]);
+    let run = cmd(
+        dir.path(),
+        &[
+            "merge",
+            "out/r",
+            "--markdown",
+            "m.md",
+            "--junit-xml",
+            "m.md",
+        ],
+    );
     run.expect_code(2)?;
-    contains(&run.stderr, "--junit-xml m.md and --markdown m.md name the same file")
+    contains(
+        &run.stderr,
+        "--junit-xml m.md and --markdown m.md name the same file",
+    )
 }
 
 fn skip_missing_leaves_nothing() -> TestResult {
@@ -620,19 +868,35 @@ fn jobs_zero_is_refused() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
     let run = cmd(dir.path(), &["--python", &py("3.12"), "-j", "0"]);
     run.expect_code(2)?;
-    contains(&run.stderr, "-j 0: give the number of Python processes at once, at least 1")
+    contains(
+        &run.stderr,
+        "-j 0: give the number of Python processes at once, at least 1",
+    )
 }
 
 fn counts_of_one_are_singular() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
     let (run, _) = run_json(
         dir.path(),
-        &["--python", &py("3.12"), "--markdown", "s.md", "--html", "s.html"],
+        &[
+            "--python",
+            &py("3.12"),
+            "--markdown",
+            "s.md",
+            "--html",
+            "s.html",
+        ],
     );
     run.expect_code(0)?;
     contains(&run.stdout, "(1 run, 1 interpreter)")?;
-    contains(&std::fs::read_to_string(dir.path().join("s.md")).unwrap(), "1 run on 1 interpreter")?;
-    contains(&std::fs::read_to_string(dir.path().join("s.html")).unwrap(), "1 run on 1 interpreter,")
+    contains(
+        &std::fs::read_to_string(dir.path().join("s.md")).unwrap(),
+        "1 run on 1 interpreter",
+    )?;
+    contains(
+        &std::fs::read_to_string(dir.path().join("s.html")).unwrap(),
+        "1 run on 1 interpreter,",
+    )
 }
 
 /// Merged results took as long as their longest input: a file merged with itself keeps its
@@ -640,7 +904,10 @@ fn counts_of_one_are_singular() -> TestResult {
 fn merge_takes_the_longest_duration() -> TestResult {
     let dir = folder(&[
         ("a/t.yaml", "title: t\ncode: pass\n"),
-        ("b/t.yaml", "title: t\ncode: |\n  import time\n  time.sleep(0.5)\n"),
+        (
+            "b/t.yaml",
+            "title: t\ncode: |\n  import time\n  time.sleep(0.5)\n",
+        ),
     ]);
     let p = py("3.12");
     cmd(dir.path(), &["a", "--python", &p, "--json", "a.json"]).expect_code(0)?;
@@ -650,12 +917,28 @@ fn merge_takes_the_longest_duration() -> TestResult {
             serde_json::from_slice(&std::fs::read(dir.path().join(f)).unwrap()).unwrap();
         v["duration_s"].as_f64().unwrap()
     };
-    cmd(dir.path(), &["merge", "a.json", "a.json", "--json", "aa.json"]).expect_code(0)?;
-    check(read("aa.json") == read("a.json"), format!("a with itself: {} vs {}", read("aa.json"), read("a.json")))?;
-    cmd(dir.path(), &["merge", "a.json", "b.json", "--json", "ab.json"]).expect_code(0)?;
+    cmd(
+        dir.path(),
+        &["merge", "a.json", "a.json", "--json", "aa.json"],
+    )
+    .expect_code(0)?;
+    check(
+        read("aa.json") == read("a.json"),
+        format!("a with itself: {} vs {}", read("aa.json"), read("a.json")),
+    )?;
+    cmd(
+        dir.path(),
+        &["merge", "a.json", "b.json", "--json", "ab.json"],
+    )
+    .expect_code(0)?;
     check(
         read("ab.json") == read("a.json").max(read("b.json")),
-        format!("a and b: {} (inputs {} and {})", read("ab.json"), read("a.json"), read("b.json")),
+        format!(
+            "a and b: {} (inputs {} and {})",
+            read("ab.json"),
+            read("a.json"),
+            read("b.json")
+        ),
     )
 }
 
@@ -679,7 +962,11 @@ fn conflict_sides_name_their_files() -> TestResult {
     run_side("good", "1.json").expect_code(0)?;
     run_side("bad", "2.json").expect_code(1)?;
     run_side("good", "3.json").expect_code(0)?;
-    cmd(dir.path(), &["merge", "1.json", "2.json", "--json", "12.json"]).expect_code(1)?;
+    cmd(
+        dir.path(),
+        &["merge", "1.json", "2.json", "--json", "12.json"],
+    )
+    .expect_code(1)?;
     let run = cmd(dir.path(), &["merge", "12.json", "3.json"]);
     run.expect_code(1)?;
     let line = run
