@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::mem::MaybeUninit;
 use std::rc::Rc;
 
-use unsafe_libyaml_norway as sys;
+use unsafe_libyaml_norway as unsafe_libyaml;
 
 /// The largest case file read, in bytes (checked before reading it).
 pub const MAX_BYTES: u64 = 1024 * 1024;
@@ -309,23 +309,23 @@ impl Builder {
 /// handler's data) and into the text, so it lives in a box that never moves, and the text
 /// outlives it.
 struct Parser<'a> {
-    sys: Box<MaybeUninit<sys::yaml_parser_t>>,
+    sys: Box<MaybeUninit<unsafe_libyaml::yaml_parser_t>>,
     _text: &'a [u8],
 }
 
 impl<'a> Parser<'a> {
     fn new(text: &'a [u8]) -> Parser<'a> {
-        let mut boxed = Box::new(MaybeUninit::<sys::yaml_parser_t>::uninit());
+        let mut boxed = Box::new(MaybeUninit::<unsafe_libyaml::yaml_parser_t>::uninit());
         // SAFETY: `yaml_parser_initialize` initialises the whole struct in place (it fails
         // only when allocation fails, which aborts in Rust anyway); the box never moves, so
         // the self-pointer libyaml stores stays valid; `text` outlives the parser (`'a`).
         unsafe {
             let parser = boxed.as_mut_ptr();
-            if sys::yaml_parser_initialize(parser).fail {
+            if unsafe_libyaml::yaml_parser_initialize(parser).fail {
                 panic!("libyaml could not allocate its parser");
             }
-            sys::yaml_parser_set_encoding(parser, sys::YAML_UTF8_ENCODING);
-            sys::yaml_parser_set_input_string(parser, text.as_ptr(), text.len() as u64);
+            unsafe_libyaml::yaml_parser_set_encoding(parser, unsafe_libyaml::YAML_UTF8_ENCODING);
+            unsafe_libyaml::yaml_parser_set_input_string(parser, text.as_ptr(), text.len() as u64);
         }
         Parser {
             sys: boxed,
@@ -334,20 +334,20 @@ impl<'a> Parser<'a> {
     }
 
     fn next(&mut self) -> Result<(Event, Pos), YamlError> {
-        let mut event = MaybeUninit::<sys::yaml_event_t>::uninit();
+        let mut event = MaybeUninit::<unsafe_libyaml::yaml_event_t>::uninit();
         // SAFETY: the parser was initialised in `new`; an event that `yaml_parser_parse`
         // filled in is read, then freed once with `yaml_event_delete`.
         unsafe {
             let parser = self.sys.as_mut_ptr();
-            if (&*parser).error != sys::YAML_NO_ERROR
-                || sys::yaml_parser_parse(parser, event.as_mut_ptr()).fail
+            if (&*parser).error != unsafe_libyaml::YAML_NO_ERROR
+                || unsafe_libyaml::yaml_parser_parse(parser, event.as_mut_ptr()).fail
             {
                 return Err(parse_error(parser));
             }
             let event = event.as_mut_ptr();
             let at = pos((*event).start_mark);
             let converted = convert(&*event);
-            sys::yaml_event_delete(event);
+            unsafe_libyaml::yaml_event_delete(event);
             Ok((converted, at))
         }
     }
@@ -356,16 +356,16 @@ impl<'a> Parser<'a> {
 impl Drop for Parser<'_> {
     fn drop(&mut self) {
         // SAFETY: initialised in `new`, deleted once.
-        unsafe { sys::yaml_parser_delete(self.sys.as_mut_ptr()) }
+        unsafe { unsafe_libyaml::yaml_parser_delete(self.sys.as_mut_ptr()) }
     }
 }
 
-fn pos(mark: sys::yaml_mark_t) -> Pos {
+fn pos(mark: unsafe_libyaml::yaml_mark_t) -> Pos {
     (mark.line as usize + 1, mark.column as usize + 1)
 }
 
 /// libyaml's error: its problem, its context, where it was found.
-unsafe fn parse_error(parser: *const sys::yaml_parser_t) -> YamlError {
+unsafe fn parse_error(parser: *const unsafe_libyaml::yaml_parser_t) -> YamlError {
     let text = |ptr: *const std::ffi::c_char| {
         (!ptr.is_null()).then(|| {
             // SAFETY: libyaml's problem and context are NUL-terminated static strings.
@@ -402,34 +402,34 @@ unsafe fn owned(ptr: *const u8) -> Option<String> {
 }
 
 /// The event as owned data (the caller deletes the libyaml event afterwards).
-unsafe fn convert(event: &sys::yaml_event_t) -> Event {
+unsafe fn convert(event: &unsafe_libyaml::yaml_event_t) -> Event {
     // SAFETY: each arm reads the union member that the event's type says is filled in.
     unsafe {
         match event.type_ {
-            sys::YAML_STREAM_START_EVENT => Event::StreamStart,
-            sys::YAML_STREAM_END_EVENT => Event::StreamEnd,
-            sys::YAML_DOCUMENT_START_EVENT => Event::DocumentStart,
-            sys::YAML_DOCUMENT_END_EVENT => Event::DocumentEnd,
-            sys::YAML_ALIAS_EVENT => {
+            unsafe_libyaml::YAML_STREAM_START_EVENT => Event::StreamStart,
+            unsafe_libyaml::YAML_STREAM_END_EVENT => Event::StreamEnd,
+            unsafe_libyaml::YAML_DOCUMENT_START_EVENT => Event::DocumentStart,
+            unsafe_libyaml::YAML_DOCUMENT_END_EVENT => Event::DocumentEnd,
+            unsafe_libyaml::YAML_ALIAS_EVENT => {
                 Event::Alias(owned(event.data.alias.anchor).unwrap_or_default())
             }
-            sys::YAML_SCALAR_EVENT => {
+            unsafe_libyaml::YAML_SCALAR_EVENT => {
                 let s = &event.data.scalar;
                 let bytes = std::slice::from_raw_parts(s.value, s.length as usize);
                 Event::Scalar(
                     Scalar {
                         text: String::from_utf8_lossy(bytes).into_owned(),
-                        plain: s.style == sys::YAML_PLAIN_SCALAR_STYLE,
+                        plain: s.style == unsafe_libyaml::YAML_PLAIN_SCALAR_STYLE,
                         tag: owned(s.tag),
                     },
                     owned(s.anchor),
                 )
             }
-            sys::YAML_SEQUENCE_START_EVENT => {
+            unsafe_libyaml::YAML_SEQUENCE_START_EVENT => {
                 Event::SequenceStart(owned(event.data.sequence_start.anchor))
             }
-            sys::YAML_SEQUENCE_END_EVENT => Event::SequenceEnd,
-            sys::YAML_MAPPING_START_EVENT => {
+            unsafe_libyaml::YAML_SEQUENCE_END_EVENT => Event::SequenceEnd,
+            unsafe_libyaml::YAML_MAPPING_START_EVENT => {
                 Event::MappingStart(owned(event.data.mapping_start.anchor))
             }
             _ => Event::MappingEnd,

@@ -385,7 +385,7 @@ code: |
     contains(&run.stdout, "n[n=1267650600228229401496703205376]")?;
     let first = &runs(&json)[0]["params"]["n"];
     check(
-        first.to_string() == r#"{"int":"18446744073709551616"}"#,
+        first["int"] == "18446744073709551616" && first.as_object().is_some_and(|o| o.len() == 1),
         format!("JSON: {first}"),
     )
 }
