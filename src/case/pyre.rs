@@ -263,9 +263,9 @@ impl Translator {
                 }
             }
             match c {
-                '*' | '+' | '?' => self.repeat(&mut items, flags, start, c)?,
+                '*' | '+' | '?' => self.repeat(&mut items, start, c)?,
                 '{' => {
-                    if !self.brace_repeat(&mut items, flags, start)? {
+                    if !self.brace_repeat(&mut items, start)? {
                         items.push(Piece::atom(r"\{", 1));
                     }
                 }
@@ -298,29 +298,18 @@ impl Translator {
     }
 
     /// `*`, `+`, `?` applied to the last item, with a lazy `?` or possessive `+` after it.
-    fn repeat(
-        &mut self,
-        items: &mut [Piece],
-        flags: Flags,
-        at: usize,
-        op: char,
-    ) -> Result<(), String> {
+    fn repeat(&mut self, items: &mut [Piece], at: usize, op: char) -> Result<(), String> {
         let (min, max) = match op {
             '*' => (0, None),
             '+' => (1, None),
             _ => (0, Some(1)),
         };
-        self.apply_repeat(items, flags, at, op.to_string(), min, max)
+        self.apply_repeat(items, at, op.to_string(), min, max)
     }
 
     /// `{m}`, `{m,}`, `{,n}`, `{m,n}`; `false` (and nothing consumed) when the brace does not
     /// open one: then it is a literal, as in Python.
-    fn brace_repeat(
-        &mut self,
-        items: &mut [Piece],
-        flags: Flags,
-        at: usize,
-    ) -> Result<bool, String> {
+    fn brace_repeat(&mut self, items: &mut [Piece], at: usize) -> Result<bool, String> {
         let save = self.pos;
         let digits = |t: &mut Translator| {
             let start = t.pos;
@@ -361,14 +350,13 @@ impl Translator {
             (Some(max), true) => format!("{{{min},{max}}}"),
             (None, _) => format!("{{{min},}}"),
         };
-        self.apply_repeat(items, flags, at, op, min, max)?;
+        self.apply_repeat(items, at, op, min, max)?;
         Ok(true)
     }
 
     fn apply_repeat(
         &mut self,
         items: &mut [Piece],
-        _flags: Flags,
         at: usize,
         op: String,
         min: u64,
@@ -780,7 +768,6 @@ impl Translator {
             // A range `a-z`, unless the `-` ends the class.
             if self.peek() == Some('-') && self.peek_at(1).is_some_and(|c| c != ']') {
                 self.pos += 1;
-                let hi_at = self.pos;
                 let hi = self.class_item(flags)?;
                 let (ClassItem::Char(lo), ClassItem::Char(hi)) = (&lo, &hi) else {
                     let text: String = self.chars[item_at..self.pos].iter().collect();
@@ -790,7 +777,6 @@ impl Translator {
                     let text: String = self.chars[item_at..self.pos].iter().collect();
                     return Err(self.error_at(&format!("bad character range {text}"), item_at));
                 }
-                let _ = hi_at;
                 out.push_str(&class_literal(*lo));
                 out.push('-');
                 out.push_str(&class_literal(*hi));
@@ -800,9 +786,6 @@ impl Translator {
                 ClassItem::Char(c) => out.push_str(&class_literal(c)),
                 ClassItem::Set(s) => out.push_str(&s),
             }
-        }
-        if out == "[" {
-            unreachable!("a class holds at least one item");
         }
         out.push(']');
         Ok(out)
