@@ -4,6 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::case::{OutcomeKind, Phase};
 
+/// How many characters of a message the reports and the JSON keep (the first and last half).
+pub const STORED_MESSAGE: usize = 16384;
+
 /// The observed side of a run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Observed {
@@ -48,6 +51,24 @@ impl Observed {
         }
     }
 
+    /// What is kept of a judged outcome: the message is matched whole, then cut to its first
+    /// and last [`STORED_MESSAGE`]/2 characters for the reports and the JSON.
+    pub fn for_storage(mut self) -> Self {
+        if let Some(message) = &mut self.message {
+            let count = message.chars().count();
+            if count > STORED_MESSAGE {
+                let half = STORED_MESSAGE / 2;
+                let head: String = message.chars().take(half).collect();
+                let tail: String = message.chars().skip(count - half).collect();
+                *message = format!(
+                    "{head}\n[... {} characters omitted ...]\n{tail}",
+                    count - STORED_MESSAGE
+                );
+            }
+        }
+        self
+    }
+
     /// One line: `error: _pickle.PicklingError: Can't pickle <lambda>` or `crash: SIGSEGV`.
     pub fn summary(&self) -> String {
         let mut s = head(
@@ -77,4 +98,31 @@ pub fn head(outcome: OutcomeKind, signal: Option<&str>, exception: Option<&str>)
         s.push_str(&format!(": {e}"));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_messages_are_cut_for_storage_only() {
+        let long = format!("{}MIDDLE{}", "a".repeat(20_000), "z".repeat(20_000));
+        let observed = Observed {
+            message: Some(long.clone()),
+            ..Observed::new(OutcomeKind::Error, 0.0)
+        };
+        let stored = observed.for_storage().message.unwrap();
+        assert!(stored.starts_with(&"a".repeat(8192)) && stored.ends_with(&"z".repeat(8192)));
+        assert!(
+            stored.contains("[... 23622 characters omitted ...]"),
+            "{}",
+            &stored[8000..8300]
+        );
+        assert!(!stored.contains("MIDDLE"));
+        let short = Observed {
+            message: Some("short".into()),
+            ..Observed::new(OutcomeKind::Error, 0.0)
+        };
+        assert_eq!(short.for_storage().message.as_deref(), Some("short"));
+    }
 }

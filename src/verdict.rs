@@ -90,8 +90,10 @@ pub fn matches(expected: &Expected, observed: &Observed) -> bool {
             .as_deref()
             .is_none_or(|want| observed.signal.as_deref() == Some(want))
         && expected.pattern.as_deref().is_none_or(|pattern| {
+            // Python's `re` meaning, searched in the whole message (the loader has refused
+            // patterns that cannot be given it).
             let message = observed.message.as_deref().unwrap_or("");
-            fancy_regex::Regex::new(pattern)
+            crate::case::compile_match(pattern)
                 .ok()
                 .and_then(|re| re.is_match(message).ok())
                 .unwrap_or(false)

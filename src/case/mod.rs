@@ -4,10 +4,14 @@
 
 mod load;
 mod params;
+mod pyre;
 mod schema;
+pub mod yaml;
 
 pub use load::{find_case_files, load_cases, load_file, parse_case};
-pub use params::{run_name, ParamValue, Params};
+pub use load::{MAX_COMBINATIONS, MAX_TIMEOUT_S};
+pub use params::{python_float_repr, run_name, ParamValue, Params};
+pub use pyre::compile as compile_match;
 pub use schema::{OutcomeKind, Phase};
 
 use std::collections::BTreeMap;

@@ -29,7 +29,9 @@ pub(super) struct RawCase {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     pub timeout: Option<f64>,
+    /// Read for its shape only: the loader types each value from the YAML tree.
     #[serde(default)]
+    #[allow(dead_code)]
     pub params: IndexMap<String, Vec<ParamValue>>,
     pub code: Option<String>,
     pub dump: Option<String>,
@@ -44,7 +46,9 @@ pub(super) struct RawRule {
     pub python: Option<VersionRequest>,
     #[serde(default, deserialize_with = "one_or_many")]
     pub implementation: Vec<Implementation>,
+    /// Read for its shape only: the loader types each value from the YAML tree.
     #[serde(rename = "where", default)]
+    #[allow(dead_code)]
     pub where_: IndexMap<String, OneOrMany<ParamValue>>,
     pub dump_python: Option<VersionRequest>,
     pub load_python: Option<VersionRequest>,
@@ -57,9 +61,10 @@ pub(super) struct RawRule {
     pub reason: Option<String>,
 }
 
-/// A value or a list of them (`where: {protocol: 5}` or `{protocol: [4, 5]}`).
-#[derive(Debug, Deserialize)]
-#[serde(untagged, expecting = "a scalar or a list of scalars")]
+/// A value or a list of them (`where: {protocol: 5}` or `{protocol: [4, 5]}`). Read by hand,
+/// not as an untagged enum: an error in a value then points at that value and quotes it
+/// (`unknown variant `jython``), instead of at the mapping that holds it.
+#[derive(Debug)]
 pub(super) enum OneOrMany<T> {
     Many(Vec<T>),
     One(T),
@@ -71,6 +76,56 @@ impl<T> OneOrMany<T> {
             OneOrMany::One(t) => vec![t],
             OneOrMany::Many(v) => v,
         }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::value::{
+            BoolDeserializer, F64Deserializer, I64Deserializer, MapAccessDeserializer,
+            SeqAccessDeserializer, StrDeserializer, U64Deserializer, UnitDeserializer,
+        };
+        use serde::de::{Error, MapAccess, SeqAccess, Visitor};
+        use std::marker::PhantomData;
+
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = OneOrMany<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a scalar or a list of scalars")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Vec::<T>::deserialize(SeqAccessDeserializer::new(seq)).map(OneOrMany::Many)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map)).map(OneOrMany::One)
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<Self::Value, E> {
+                T::deserialize(StrDeserializer::<E>::new(v)).map(OneOrMany::One)
+            }
+            fn visit_bool<E: Error>(self, v: bool) -> Result<Self::Value, E> {
+                T::deserialize(BoolDeserializer::<E>::new(v)).map(OneOrMany::One)
+            }
+            fn visit_i64<E: Error>(self, v: i64) -> Result<Self::Value, E> {
+                T::deserialize(I64Deserializer::<E>::new(v)).map(OneOrMany::One)
+            }
+            fn visit_u64<E: Error>(self, v: u64) -> Result<Self::Value, E> {
+                T::deserialize(U64Deserializer::<E>::new(v)).map(OneOrMany::One)
+            }
+            fn visit_i128<E: Error>(self, v: i128) -> Result<Self::Value, E> {
+                T::deserialize(serde::de::value::I128Deserializer::<E>::new(v)).map(OneOrMany::One)
+            }
+            fn visit_u128<E: Error>(self, v: u128) -> Result<Self::Value, E> {
+                T::deserialize(serde::de::value::U128Deserializer::<E>::new(v)).map(OneOrMany::One)
+            }
+            fn visit_f64<E: Error>(self, v: f64) -> Result<Self::Value, E> {
+                T::deserialize(F64Deserializer::<E>::new(v)).map(OneOrMany::One)
+            }
+            fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+                T::deserialize(UnitDeserializer::<E>::new()).map(OneOrMany::One)
+            }
+        }
+        d.deserialize_any(V(PhantomData))
     }
 }
 

@@ -75,7 +75,9 @@ pub fn main() -> i32 {
     let result = runtime.block_on(async {
         match cli.command {
             Some(Command::Run(args)) => run::run(args).await,
-            Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
+            Some(Command::Pythons(args)) => {
+                pythons::pythons(&args.pythons, args.json, args.verbose).await
+            }
             Some(Command::Cache(args)) => cache::cache(&args),
             Some(Command::Bisect(args)) => bisect::bisect(args).await,
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),

@@ -7,9 +7,11 @@ use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
 use crate::sys::stdout::emit;
 
-pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Failure> {
+pub async fn pythons(options: &PythonOptions, json: bool, verbose: bool) -> Result<i32, Failure> {
     let settings = Settings::resolve(Given {
         cache_dir: options.cache_dir.as_deref(),
+        probe_timeout: options.probe_timeout,
+        verbose,
         ..Given::default()
     })?;
     let chosen = super::interpreters::choose(options, &settings).await?;

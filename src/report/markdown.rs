@@ -97,17 +97,15 @@ pub fn render(results: &Results) -> String {
 fn summary_line(results: &Results) -> String {
     let counts = results.counts_text(|v, n| format!("{} {n} {v}", symbol(v)));
     let mut line = format!(
-        "**{counts}** in {:.2}s: {} runs on {} interpreters",
+        "**{counts}** in {:.2}s: {} on {}",
         results.duration_s,
-        results.runs.len(),
-        results.interpreters.len()
+        text::count(results.runs.len(), "run", "runs"),
+        text::count(results.interpreters.len(), "interpreter", "interpreters")
     );
     if !results.conflicts.is_empty() {
-        let _ = write!(
-            line,
-            ", **{} {CONFLICT} conflicts**",
-            results.conflicts.len()
-        );
+        let n = results.conflicts.len();
+        let noun = if n == 1 { "conflict" } else { "conflicts" };
+        let _ = write!(line, ", **{n} {CONFLICT} {noun}**");
     }
     if results.partial {
         line.push_str(" (**partial**)");

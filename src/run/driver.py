@@ -10,9 +10,12 @@ import sys
 _HEAD_FRAMES = 12
 _TAIL_FRAMES = 24
 _MAX_TEXT = 16384
+# Messages go to crosspickle whole (up to this), which matches `match` on all of it and cuts
+# only what it shows and stores.
+_MAX_MESSAGE = 8 * 1024 * 1024
 
 
-def _text(value):
+def _text(value, limit=_MAX_TEXT):
     try:
         text = value if isinstance(value, str) else str(value)
     except Exception:
@@ -20,8 +23,8 @@ def _text(value):
             text = repr(value)
         except Exception:
             text = "<unprintable %s object>" % type(value).__name__
-    if len(text) > _MAX_TEXT:
-        text = text[: _MAX_TEXT // 2] + "\n[... %d characters omitted ...]\n" % (len(text) - _MAX_TEXT) + text[-_MAX_TEXT // 2 :]
+    if len(text) > limit:
+        text = text[: limit // 2] + "\n[... %d characters omitted ...]\n" % (len(text) - limit) + text[-limit // 2 :]
     return text
 
 
@@ -142,12 +145,12 @@ def _main():
         if e.code is not None and e.code != 0:
             outcome = "error"
             exc_name = "SystemExit"
-            message = _text(e.code)
+            message = _text(e.code, _MAX_MESSAGE)
     except BaseException as e:
         exc_type, exc, tb = sys.exc_info()
         outcome = "fail" if isinstance(e, AssertionError) else "error"
         exc_name = _type_name(exc_type)
-        message = _text(exc)
+        message = _text(exc, _MAX_MESSAGE)
         try:
             tb_text = _traceback(exc_type, exc, tb)
         except BaseException:

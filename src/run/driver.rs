@@ -57,7 +57,9 @@ pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
         let (name, len) = header.split_once(' ')?;
         let len: usize = len.parse().ok()?;
         let start = nl + 1;
-        let value = rest.get(start..start + len)?;
+        // The file is in the case's reach: a forged length must not overflow.
+        let end = start.checked_add(len)?;
+        let value = rest.get(start..end)?;
         let value = String::from_utf8_lossy(value).into_owned();
         match name {
             "outcome" => report.outcome = Some(value),
@@ -66,7 +68,7 @@ pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
             "traceback" => report.traceback = Some(value),
             _ => {}
         }
-        rest = rest.get(start + len + 1..)?;
+        rest = rest.get(end.checked_add(1)?..)?;
     }
     report.outcome.is_some().then_some(report)
 }
@@ -152,5 +154,7 @@ mod tests {
         assert_eq!(r.message.as_deref(), Some("a\nb\u{fffd}c"));
         assert!(parse_report(b"crosspickle-result 1\noutcome 50\nerr").is_none());
         assert!(parse_report(b"garbage").is_none());
+        let forged = format!("crosspickle-result 1\noutcome {}\npass\n", usize::MAX);
+        assert!(parse_report(forged.as_bytes()).is_none());
     }
 }

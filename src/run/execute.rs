@@ -293,7 +293,7 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
                 .case
                 .expected_for(&run.params, side(run, observed.phase));
             let verdict = judge(&expected, &observed);
-            let mut r = record(run, verdict, expected, Some(observed), None);
+            let mut r = record(run, verdict, expected, Some(observed.for_storage()), None);
             r.dump_duration_s = dump_duration_s;
             Some(r)
         }

@@ -4,6 +4,7 @@
 
 mod bisect;
 mod corpus;
+mod hardening;
 mod harness;
 mod reports;
 mod requires;
@@ -15,6 +16,7 @@ fn main() {
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
     trials.extend(harness::trials());
+    trials.extend(hardening::trials());
     trials.extend(requires::trials());
     trials.extend(bisect::trials());
     trials.extend(reports::trials());
