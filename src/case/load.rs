@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::schema::{RawCase, RawRule};
+use super::selectors::InterpreterSelector;
 use super::{Body, Case, Expected, OutcomeKind, Rule};
 use crate::errors::{CaseError, Error};
 
@@ -302,8 +303,12 @@ impl Validator<'_> {
             description: raw.description,
             links: raw.links,
             tags: raw.tags,
-            python: raw.python,
-            implementation: raw.implementation,
+            applies_to: InterpreterSelector {
+                python: raw.python,
+                implementation: raw.implementation,
+                implementation_version: raw.implementation_version,
+                features: raw.features,
+            },
             requires: raw.requires,
             env: raw.env,
             timeout: raw.timeout,
@@ -325,8 +330,11 @@ impl Validator<'_> {
                 .or_else(|| loc.rule_key(index, "outcome"))
         };
         let mut where_ = indexmap::IndexMap::new();
+        for problem in super::checks::rule(index, &raw, params, round_trip) {
+            let at = here(&self.loc, problem.key);
+            self.err(at, problem.message);
+        }
         for (name, values) in raw.where_ {
-            let values = values.into_vec();
             match params.get(&name) {
                 None => {
                     let at = here(&self.loc, "where");
@@ -348,7 +356,7 @@ impl Validator<'_> {
                     );
                 }
                 Some(declared) => {
-                    for v in &values {
+                    for v in values.values() {
                         if !declared.contains(v) {
                             let at = here(&self.loc, "where");
                             let list = declared
@@ -414,15 +422,30 @@ impl Validator<'_> {
             }
         }
         Rule {
-            python: raw.python,
-            implementation: raw.implementation,
+            on: InterpreterSelector {
+                python: raw.python,
+                implementation: raw.implementation,
+                implementation_version: raw.implementation_version,
+                features: raw.features,
+            },
+            dump: InterpreterSelector {
+                python: raw.dump_python,
+                implementation: raw.dump_implementation,
+                implementation_version: None,
+                features: raw.dump_features,
+            },
+            load: InterpreterSelector {
+                python: raw.load_python,
+                implementation: raw.load_implementation,
+                implementation_version: None,
+                features: raw.load_features,
+            },
             where_,
-            dump_python: raw.dump_python,
-            load_python: raw.load_python,
             phase: raw.phase,
             expected: Expected {
                 outcome: raw.outcome,
                 exception: raw.exception,
+                instance_of: raw.instance_of,
                 signal: raw.signal,
                 pattern: raw.pattern,
                 reason: raw.reason,

@@ -1,5 +1,6 @@
-//! The case file as serde reads it: every key of format version 1, unknown keys refused, so a
-//! typo can never silently drop an expectation.
+//! The case file as serde reads it: every key of format version 2 (a superset of version 1),
+//! unknown keys refused, so a typo can never silently drop an expectation. The JSON Schema
+//! that `crosspickle schema` prints is derived from these same types (`json_schema.rs`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -7,58 +8,141 @@ use std::fmt;
 use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::json_schema::NonEmpty;
 use super::params::ParamValue;
+use super::selectors::{Features, VersionRequests, WhereValue};
 use crate::python::Implementation;
-use crate::version::VersionRequest;
 
-#[derive(Debug, Deserialize)]
+/// A case file: one case (format version 2, which every version-1 file is too).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "crosspickle case",
+    description = "One crosspickle case: a short Python program (or a dump and a load) with its expected outcome per interpreter. See docs/case-format.md.",
+    transform = super::json_schema::case_constraints
+)]
 pub(super) struct RawCase {
+    /// Unique in the corpus; defaults to the file stem. Names the case in reports and filters.
+    #[schemars(pattern(r"^[a-z0-9][a-z0-9._-]*$"))]
     pub id: Option<String>,
+    /// One line.
+    #[schemars(required)]
     pub title: Option<String>,
+    /// What happens and why, in prose.
     pub description: Option<String>,
+    /// Upstream issues, pull requests, commits, release notes (http:// or https:// URLs).
     #[serde(default)]
+    #[schemars(inner(pattern(r"^https?://")))]
     pub links: Vec<String>,
+    /// Words for selection with --tag.
     #[serde(default)]
+    #[schemars(inner(pattern(r"^\S+$")))]
     pub tags: Vec<String>,
-    pub python: Option<VersionRequest>,
+    /// The Python versions the case applies to (a request or a list: any of them); on the
+    /// others its runs are skipped.
+    pub python: Option<VersionRequests>,
+    /// The implementations the case applies to.
     #[serde(default, deserialize_with = "one_or_many")]
+    #[schemars(with = "OneOrMany<Implementation>")]
     pub implementation: Vec<Implementation>,
+    /// A version request on `sys.implementation.version` (PyPy's own release such as 7.3.19;
+    /// for CPython its Python version) that the case applies to.
+    pub implementation_version: Option<VersionRequests>,
+    /// Probed capabilities the interpreter must have (true) or lack (false) for the case to
+    /// apply.
+    pub features: Option<Features>,
+    /// PEP 508 requirements installed into a cached environment per interpreter; `{name}`
+    /// stands for the value of param `name`.
     #[serde(default)]
     pub requires: Vec<String>,
+    /// Extra environment variables for the case's process.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Seconds each run may take (default 60).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub timeout: Option<f64>,
+    /// Param name to a non-empty list of scalar values: one run per combination, each name a
+    /// global of the code.
     #[serde(default)]
+    #[schemars(with = "IndexMap<String, NonEmpty<ParamValue>>")]
     pub params: IndexMap<String, Vec<ParamValue>>,
+    /// Python source run as `__main__` in a fresh interpreter.
     pub code: Option<String>,
+    /// A round trip: runs once per producer and must leave bytes in the global `data`.
     pub dump: Option<String>,
+    /// A round trip: runs once per (producer, consumer) pair with `data` bound.
     pub load: Option<String>,
+    /// Rules tried in order: the first whose selectors all hold decides what a run must show;
+    /// a run no rule selects must pass.
     #[serde(default)]
     pub expect: Vec<RawRule>,
 }
 
-#[derive(Debug, Deserialize)]
+/// One rule of `expect`: selectors (all must hold), then what is expected where they do.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::json_schema::rule_constraints)]
 pub(super) struct RawRule {
-    pub python: Option<VersionRequest>,
+    /// A version request or a list of them (any of them) on the interpreter whose phase
+    /// decided the outcome.
+    pub python: Option<VersionRequests>,
+    /// `cpython`, `pypy`, or a list of them.
     #[serde(default, deserialize_with = "one_or_many")]
+    #[schemars(with = "OneOrMany<Implementation>")]
     pub implementation: Vec<Implementation>,
+    /// A version request on `sys.implementation.version` (PyPy's own release; CPython's
+    /// Python version).
+    pub implementation_version: Option<VersionRequests>,
+    /// Probed capabilities the interpreter must have (true) or lack (false).
+    pub features: Option<Features>,
+    /// Param name to a value, a list of values, or `{not: VALUE}` / `{not: [VALUES]}`.
     #[serde(rename = "where", default)]
-    pub where_: IndexMap<String, OneOrMany<ParamValue>>,
-    pub dump_python: Option<VersionRequest>,
-    pub load_python: Option<VersionRequest>,
+    pub where_: IndexMap<String, WhereValue>,
+    /// Round trips: a version request (or a list) on the producer.
+    pub dump_python: Option<VersionRequests>,
+    /// Round trips: a version request (or a list) on the consumer.
+    pub load_python: Option<VersionRequests>,
+    /// Round trips: the producer's implementation(s).
+    #[serde(default, deserialize_with = "one_or_many")]
+    #[schemars(with = "OneOrMany<Implementation>")]
+    pub dump_implementation: Vec<Implementation>,
+    /// Round trips: the consumer's implementation(s).
+    #[serde(default, deserialize_with = "one_or_many")]
+    #[schemars(with = "OneOrMany<Implementation>")]
+    pub load_implementation: Vec<Implementation>,
+    /// Round trips: features the producer must have (true) or lack (false).
+    pub dump_features: Option<Features>,
+    /// Round trips: features the consumer must have (true) or lack (false).
+    pub load_features: Option<Features>,
+    /// Round trips: the phase that decided the outcome.
     pub phase: Option<Phase>,
+    /// What the run must show, or `skip`: the run is not executed.
     pub outcome: OutcomeKind,
+    /// The exception's type: the same class (an alias names it too) or the same dotted name;
+    /// a bare name matches the last part of a dotted one.
+    #[schemars(pattern(r"^[^.\s]+(\.[^.\s]+)*$"))]
     pub exception: Option<String>,
+    /// A class the exception must be an instance of (the class or any subclass), resolved in
+    /// the interpreter that ran the case.
+    #[schemars(pattern(r"^[^.\s]+(\.[^.\s]+)*$"))]
+    pub instance_of: Option<String>,
+    /// For `crash`: the signal's name, such as SIGSEGV.
     pub signal: Option<String>,
+    /// A regular expression searched in the exception's message.
     #[serde(rename = "match")]
     pub pattern: Option<String>,
+    /// Why this is expected (required with `outcome: skip`); shown in reports.
     pub reason: Option<String>,
 }
 
+/// The JSON Schema of a case file (draft 2020-12), as `crosspickle schema` prints it.
+pub fn case_schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    generator.into_root_schema_for::<RawCase>().to_value()
+}
+
 /// A value or a list of them (`where: {protocol: 5}` or `{protocol: [4, 5]}`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(untagged, expecting = "a scalar or a list of scalars")]
 pub(super) enum OneOrMany<T> {
     Many(Vec<T>),
@@ -78,8 +162,9 @@ fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Implementation>, D
     Ok(OneOrMany::<Implementation>::deserialize(d)?.into_vec())
 }
 
-/// What a run showed, as the format names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// What a run showed, as the format names it; `skip` is only ever expected: a run a `skip`
+/// rule decides is not executed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OutcomeKind {
     Pass,
@@ -87,6 +172,7 @@ pub enum OutcomeKind {
     Error,
     Crash,
     Timeout,
+    Skip,
 }
 
 impl OutcomeKind {
@@ -97,6 +183,7 @@ impl OutcomeKind {
             OutcomeKind::Error => "error",
             OutcomeKind::Crash => "crash",
             OutcomeKind::Timeout => "timeout",
+            OutcomeKind::Skip => "skip",
         }
     }
 }
@@ -108,7 +195,7 @@ impl fmt::Display for OutcomeKind {
 }
 
 /// The phase of a round trip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     Dump,
