@@ -130,21 +130,21 @@ impl Case {
             .map(|m| format!("case applies to {m}"))
     }
 
-    /// The reason of the `skip` rule that decides `params` on `interpreter` (a plain run), or
-    /// on the pair `producer -> interpreter` (a round trip) whichever phase decides it, before
-    /// anything runs. A round trip whose rule depends on the phase is decided after its dump.
-    pub fn skip_rule_reason(
+    /// The `skip` rule that decides `params` on `interpreter` (a plain run), or on the pair
+    /// `producer -> interpreter` (a round trip) whichever phase decides it, known before
+    /// anything runs. A pair that only one phase's rule skips is decided after its dump.
+    pub fn skip_rule(
         &self,
         params: &Params,
         producer: Option<&Interpreter>,
         interpreter: &Interpreter,
-    ) -> Option<String> {
+    ) -> Option<Expected> {
         let skip_of = |side: RunSide<'_>| {
-            let expected = self.expected_for(params, side);
-            (expected.outcome == OutcomeKind::Skip).then(|| expected.reason.unwrap_or_default())
+            let rule = self.expect.iter().find(|rule| rule.selects(params, side))?;
+            (rule.expected.outcome == OutcomeKind::Skip).then_some(rule)
         };
-        match producer {
-            None => skip_of(RunSide::single(interpreter)),
+        let rule = match producer {
+            None => skip_of(RunSide::single(interpreter))?,
             Some(producer) => {
                 let pair = |phase, deciding| RunSide {
                     deciding,
@@ -154,24 +154,16 @@ impl Case {
                 };
                 let dump = skip_of(pair(Phase::Dump, producer))?;
                 let load = skip_of(pair(Phase::Load, interpreter))?;
-                Some(
-                    if self.first_rule(params, pair(Phase::Dump, producer))
-                        <= self.first_rule(params, pair(Phase::Load, interpreter))
-                    {
-                        dump
-                    } else {
-                        load
-                    },
-                )
+                // Both phases skip: the rule written first says why.
+                let position = |r: &Rule| self.expect.iter().position(|e| std::ptr::eq(e, r));
+                if position(dump) <= position(load) {
+                    dump
+                } else {
+                    load
+                }
             }
-        }
-    }
-
-    /// The position of the rule that decides `params` on `side`, if one does.
-    fn first_rule(&self, params: &Params, side: RunSide<'_>) -> Option<usize> {
-        self.expect
-            .iter()
-            .position(|rule| rule.selects(params, side))
+        };
+        Some(rule.expected.clone())
     }
 
     /// The class names the rules ask the interpreter about (`exception`, `instance_of`),
