@@ -50,7 +50,31 @@ impl JsonSchema for Implementation {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "string", "enum": ["cpython", "pypy"] })
+        // The loader takes the names in any case (`PyPy`); editors offer the enum.
+        json_schema!({
+            "anyOf": [
+                { "type": "string", "enum": ["cpython", "pypy"] },
+                { "type": "string", "pattern": "^([cC][pP][yY][tT][hH][oO][nN]|[pP][yY][pP][yY])$" }
+            ]
+        })
+    }
+}
+
+/// `implementation: pypy` or `[cpython, pypy]`, for the schema only (the loader reads it with
+/// `selectors::implementations`).
+pub struct Implementations;
+
+impl JsonSchema for Implementations {
+    fn schema_name() -> Cow<'static, str> {
+        "Implementations".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let one = generator.subschema_for::<Implementation>();
+        json_schema!({
+            "description": "`cpython`, `pypy`, or a list of them.",
+            "anyOf": [one.clone(), { "type": "array", "items": one, "minItems": 1 }]
+        })
     }
 }
 
@@ -98,6 +122,59 @@ impl JsonSchema for WhereValue {
             ]
         })
     }
+}
+
+/// The finishing touches of the generated schema: a key is there with a value or not there at
+/// all (the derive would also allow `null` for every optional key, which no case means to
+/// write, and which would let `code: null` count as `code`); descriptions read as one
+/// paragraph each, not as the doc comments' lines.
+pub fn tidy(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    fn no_null(property: &mut Value) {
+        let Some(map) = property.as_object_mut() else {
+            return;
+        };
+        if let Some(Value::Array(types)) = map.get_mut("type") {
+            types.retain(|t| t != "null");
+            if types.len() == 1 {
+                let only = types[0].clone();
+                map.insert("type".into(), only);
+            }
+        }
+        if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+            branches.retain(|b| b.get("type") != Some(&Value::from("null")));
+            if branches.len() == 1 {
+                let only = branches.remove(0);
+                map.remove("anyOf");
+                if let Value::Object(inner) = only {
+                    map.extend(inner);
+                }
+            }
+        }
+    }
+    fn unwrap_descriptions(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(d)) = map.get_mut("description") {
+                    *d = d
+                        .split("\n\n")
+                        .map(|p| p.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+                        .collect::<Vec<_>>()
+                        .join("\n\n");
+                }
+                map.values_mut().for_each(unwrap_descriptions);
+            }
+            Value::Array(items) => items.iter_mut().for_each(unwrap_descriptions),
+            _ => {}
+        }
+    }
+    let objects = ["", "/$defs/RawRule", "/$defs/Features"];
+    for pointer in objects {
+        if let Some(Value::Object(props)) = schema.pointer_mut(&format!("{pointer}/properties")) {
+            props.values_mut().for_each(no_null);
+        }
+    }
+    unwrap_descriptions(schema);
 }
 
 /// What the loader says of a whole case that a derive cannot: `code`, or `dump` and `load`;
@@ -155,6 +232,7 @@ pub fn rule_constraints(schema: &mut Schema) {
                 "if": when(&["skip"]),
                 "then": {
                     "required": ["reason"],
+                    "properties": { "reason": { "pattern": "\\S" } },
                     "not": any_of(&["exception", "instance_of", "match", "signal"])
                 }
             },

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use indexmap::IndexMap;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
-use super::json_schema::NonEmpty;
+use super::json_schema::{Implementations, NonEmpty};
 use super::params::ParamValue;
 use super::selectors::{Features, VersionRequests, WhereValue};
 use crate::python::Implementation;
@@ -42,8 +42,8 @@ pub(super) struct RawCase {
     /// others its runs are skipped.
     pub python: Option<VersionRequests>,
     /// The implementations the case applies to.
-    #[serde(default, deserialize_with = "one_or_many")]
-    #[schemars(with = "OneOrMany<Implementation>")]
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
     pub implementation: Vec<Implementation>,
     /// A version request on `sys.implementation.version` (PyPy's own release such as 7.3.19;
     /// for CPython its Python version) that the case applies to.
@@ -87,8 +87,8 @@ pub(super) struct RawRule {
     /// decided the outcome.
     pub python: Option<VersionRequests>,
     /// `cpython`, `pypy`, or a list of them.
-    #[serde(default, deserialize_with = "one_or_many")]
-    #[schemars(with = "OneOrMany<Implementation>")]
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
     pub implementation: Vec<Implementation>,
     /// A version request on `sys.implementation.version` (PyPy's own release; CPython's
     /// Python version).
@@ -103,12 +103,12 @@ pub(super) struct RawRule {
     /// Round trips: a version request (or a list) on the consumer.
     pub load_python: Option<VersionRequests>,
     /// Round trips: the producer's implementation(s).
-    #[serde(default, deserialize_with = "one_or_many")]
-    #[schemars(with = "OneOrMany<Implementation>")]
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
     pub dump_implementation: Vec<Implementation>,
     /// Round trips: the consumer's implementation(s).
-    #[serde(default, deserialize_with = "one_or_many")]
-    #[schemars(with = "OneOrMany<Implementation>")]
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
     pub load_implementation: Vec<Implementation>,
     /// Round trips: features the producer must have (true) or lack (false).
     pub dump_features: Option<Features>,
@@ -138,28 +138,9 @@ pub(super) struct RawRule {
 /// The JSON Schema of a case file (draft 2020-12), as `crosspickle schema` prints it.
 pub fn case_schema() -> serde_json::Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-    generator.into_root_schema_for::<RawCase>().to_value()
-}
-
-/// A value or a list of them (`where: {protocol: 5}` or `{protocol: [4, 5]}`).
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(untagged, expecting = "a scalar or a list of scalars")]
-pub(super) enum OneOrMany<T> {
-    Many(Vec<T>),
-    One(T),
-}
-
-impl<T> OneOrMany<T> {
-    pub fn into_vec(self) -> Vec<T> {
-        match self {
-            OneOrMany::One(t) => vec![t],
-            OneOrMany::Many(v) => v,
-        }
-    }
-}
-
-fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Implementation>, D::Error> {
-    Ok(OneOrMany::<Implementation>::deserialize(d)?.into_vec())
+    let mut schema = generator.into_root_schema_for::<RawCase>().to_value();
+    super::json_schema::tidy(&mut schema);
+    schema
 }
 
 /// What a run showed, as the format names it; `skip` is only ever expected: a run a `skip`

@@ -27,6 +27,11 @@ impl VersionRequests {
     pub fn requests(&self) -> &[VersionRequest] {
         &self.0
     }
+
+    /// Whether no version is in both (see [`VersionRequest::disjoint`]).
+    pub fn disjoint(&self, other: &VersionRequests) -> bool {
+        self.0.iter().all(|a| other.0.iter().all(|b| a.disjoint(b)))
+    }
 }
 
 impl fmt::Display for VersionRequests {
@@ -90,6 +95,64 @@ impl<'de> Deserialize<'de> for VersionRequests {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// `implementation: pypy` or `[cpython, pypy]` (and the `dump_`/`load_` forms), read where
+/// the value stands so that an unknown name is reported at its own line and column.
+pub fn implementations<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Implementation>, D::Error> {
+    d.deserialize_any(ImplementationsVisitor { in_list: false })
+}
+
+struct ImplementationsVisitor {
+    in_list: bool,
+}
+
+/// One name of a list of implementations.
+struct ImplementationName(Implementation);
+
+impl<'de> Deserialize<'de> for ImplementationName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let found = d.deserialize_any(ImplementationsVisitor { in_list: true })?;
+        Ok(ImplementationName(found[0]))
+    }
+}
+
+impl<'de> de::Visitor<'de> for ImplementationsVisitor {
+    type Value = Vec<Implementation>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.in_list {
+            "`cpython` or `pypy`"
+        } else {
+            "`cpython`, `pypy`, or a list of them"
+        })
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Vec<Implementation>, E> {
+        Implementation::from_name(v)
+            .map(|i| vec![i])
+            .ok_or_else(|| {
+                E::custom(format!(
+                    "unknown implementation `{v}`: crosspickle knows `cpython` and `pypy`"
+                ))
+            })
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Implementation>, A::Error> {
+        if self.in_list {
+            return Err(de::Error::invalid_type(de::Unexpected::Seq, &self));
+        }
+        let mut all = Vec::new();
+        while let Some(ImplementationName(i)) = seq.next_element()? {
+            all.push(i);
+        }
+        if all.is_empty() {
+            return Err(de::Error::custom(
+                "an empty list of implementations matches no interpreter: give at least one, or leave the key out",
+            ));
+        }
+        Ok(all)
     }
 }
 
@@ -232,56 +295,101 @@ impl Serialize for WhereValue {
 
 impl<'de> Deserialize<'de> for WhereValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = serde_norway::Value::deserialize(d)?;
-        let shown = quote(&value);
-        let expecting = "a `where` value is a param's value, a list of them, or `{not: VALUE}` / `{not: [VALUES]}`";
-        let scalars = |v: serde_norway::Value| -> Result<Vec<ParamValue>, String> {
-            match v {
-                serde_norway::Value::Sequence(items) => items
-                    .into_iter()
-                    .map(|i| {
-                        let shown = quote(&i);
-                        ParamValue::deserialize(i).map_err(|e| format!("`{shown}`: {e}"))
-                    })
-                    .collect(),
-                other => {
-                    let shown = quote(&other);
-                    ParamValue::deserialize(other)
-                        .map(|p| vec![p])
-                        .map_err(|e| format!("`{shown}`: {e}"))
-                }
-            }
-        };
-        match value {
-            serde_norway::Value::Mapping(map) => {
-                let mut entries = map.into_iter();
-                match (entries.next(), entries.next()) {
-                    (Some((serde_norway::Value::String(key), inner)), None) if key == "not" => {
-                        scalars(inner)
-                            .map(WhereValue::NoneOf)
-                            .map_err(|e| de::Error::custom(format!("{expecting}; {e}")))
-                    }
-                    _ => Err(de::Error::custom(format!("{expecting}, not `{shown}`"))),
-                }
-            }
-            serde_norway::Value::Tagged(_) => {
-                Err(de::Error::custom(format!("{expecting}, not `{shown}`")))
-            }
-            other => scalars(other)
-                .map(WhereValue::AnyOf)
-                .map_err(|e| de::Error::custom(format!("{expecting}; {e}"))),
-        }
+        d.deserialize_any(WhereVisitor { inside_not: false })
     }
 }
 
-/// A YAML value as a short flow-style text for messages: `{nto: 5}` shows as `{"nto":5}`.
-fn quote(value: &serde_norway::Value) -> String {
-    let text = serde_json::to_string(value).unwrap_or_else(|_| format!("{value:?}"));
-    if text.chars().count() > 80 {
-        let cut: String = text.chars().take(77).collect();
-        format!("{cut}...")
-    } else {
-        text
+/// Reads a `where` value where it stands, so that an error points at the value itself: a
+/// scalar or a list (given to [`ParamValue`] to read), or, outside a `not`, `{not: ...}`.
+struct WhereVisitor {
+    inside_not: bool,
+}
+
+const WHERE_EXPECTING: &str = "a param's value, a list of them, or {not: VALUE} / {not: [VALUES]}";
+
+/// Passes one scalar to [`ParamValue`]'s own reading of it.
+macro_rules! scalar_to_param {
+    ($($method:ident($ty:ty) => $de:ident),+ $(,)?) => {
+        $(fn $method<E: de::Error>(self, v: $ty) -> Result<WhereValue, E> {
+            ParamValue::deserialize(de::value::$de::<E>::new(v)).map(|p| WhereValue::AnyOf(vec![p]))
+        })+
+    };
+}
+
+impl<'de> de::Visitor<'de> for WhereVisitor {
+    type Value = WhereValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(WHERE_EXPECTING)
+    }
+
+    scalar_to_param! {
+        visit_bool(bool) => BoolDeserializer,
+        visit_i64(i64) => I64Deserializer,
+        visit_u64(u64) => U64Deserializer,
+        visit_i128(i128) => I128Deserializer,
+        visit_u128(u128) => U128Deserializer,
+        visit_f64(f64) => F64Deserializer,
+        visit_str(&str) => StrDeserializer,
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<WhereValue, E> {
+        ParamValue::deserialize(de::value::UnitDeserializer::<E>::new())
+            .map(|p| WhereValue::AnyOf(vec![p]))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<WhereValue, E> {
+        self.visit_unit()
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<WhereValue, A::Error> {
+        let mut values = Vec::new();
+        while let Some(v) = seq.next_element::<ParamValue>()? {
+            values.push(v);
+        }
+        Ok(WhereValue::AnyOf(values))
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<WhereValue, A::Error> {
+        if self.inside_not {
+            return Err(de::Error::custom(
+                "`not` takes a param's value or a list of them, not a map",
+            ));
+        }
+        let key: Option<String> = map.next_key()?;
+        match key.as_deref() {
+            Some("not") => {}
+            Some(other) => {
+                return Err(de::Error::custom(format!(
+                    "a `where` value is {WHERE_EXPECTING}, not a map with `{other}`"
+                )))
+            }
+            None => {
+                return Err(de::Error::custom(format!(
+                    "a `where` value is {WHERE_EXPECTING}, not an empty map"
+                )))
+            }
+        }
+        let excluded = map.next_value_seed(NotSeed)?;
+        if let Some(extra) = map.next_key::<String>()? {
+            return Err(de::Error::custom(format!(
+                "`{{not: ...}}` takes nothing else, not `{extra}`"
+            )));
+        }
+        Ok(WhereValue::NoneOf(excluded))
+    }
+}
+
+/// The values under `not`.
+struct NotSeed;
+
+impl<'de> de::DeserializeSeed<'de> for NotSeed {
+    type Value = Vec<ParamValue>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<ParamValue>, D::Error> {
+        match d.deserialize_any(WhereVisitor { inside_not: true })? {
+            WhereValue::AnyOf(values) | WhereValue::NoneOf(values) => Ok(values),
+        }
     }
 }
 
@@ -331,7 +439,7 @@ impl InterpreterSelector {
         }
         if let Some(features) = &self.features {
             if !features.hold_for(interpreter) {
-                return Some(format!("features {features}"));
+                return Some(format!("interpreters with {features}"));
             }
         }
         None
@@ -356,9 +464,20 @@ impl InterpreterSelector {
         out
     }
 
-    /// Whether no interpreter can satisfy both (different implementations or contradicting
-    /// features); `false` when that cannot be told without the interpreters.
+    /// Whether no interpreter can satisfy both (version requests that share no version,
+    /// different implementations, contradicting features); `false` when that cannot be told
+    /// without the interpreters.
     pub fn excludes(&self, other: &InterpreterSelector) -> bool {
+        let versions_apart = |a: &Option<VersionRequests>, b: &Option<VersionRequests>| match (a, b)
+        {
+            (Some(a), Some(b)) => a.disjoint(b),
+            _ => false,
+        };
+        if versions_apart(&self.python, &other.python)
+            || versions_apart(&self.implementation_version, &other.implementation_version)
+        {
+            return true;
+        }
         let implementations_apart = !self.implementation.is_empty()
             && !other.implementation.is_empty()
             && !self
@@ -401,11 +520,16 @@ mod tests {
             WhereValue::NoneOf(vec![ParamValue::Int(1), ParamValue::Int(2)])
         );
         let e = where_value("{nto: c}").unwrap_err();
-        assert!(e.contains("not `{\"nto\":\"c\"}`"), "{e}");
+        assert!(e.contains("not a map with `nto`"), "{e}");
         let e = where_value("{not: {a: 1}}").unwrap_err();
-        assert!(e.contains("`{\"a\":1}`") && e.contains("not maps"), "{e}");
+        assert!(
+            e.contains("`not` takes a param's value or a list of them, not a map"),
+            "{e}"
+        );
+        let e = where_value("{not: 1, also: 2}").unwrap_err();
+        assert!(e.contains("not `also`"), "{e}");
         let e = where_value("[1, [2]]").unwrap_err();
-        assert!(e.contains("`[2]`"), "{e}");
+        assert!(e.contains("not lists"), "{e}");
     }
 
     #[test]
@@ -431,6 +555,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("put it in quotes"), "{e}");
+    }
+
+    #[test]
+    fn implementations_name_themselves() {
+        let read = |text: &str| {
+            implementations(serde_norway::Deserializer::from_str(text)).map_err(|e| e.to_string())
+        };
+        assert_eq!(read("pypy").unwrap(), vec![Implementation::Pypy]);
+        assert_eq!(
+            read("[cpython, PyPy]").unwrap(),
+            vec![Implementation::Cpython, Implementation::Pypy]
+        );
+        let e = read("jython").unwrap_err();
+        assert!(e.contains("unknown implementation `jython`"), "{e}");
+        let e = read("[pypy, [cpython]]").unwrap_err();
+        assert!(e.contains("invalid type: sequence"), "{e}");
+        assert!(read("[]").unwrap_err().contains("empty list"));
+        assert!(read("3").unwrap_err().contains("invalid type: integer `3`"));
     }
 
     #[test]
