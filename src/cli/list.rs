@@ -5,7 +5,10 @@
 use super::args::ListArgs;
 use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
-use crate::case::{find_case_files, load_cases, Case, Expected, OutcomeKind, Params, Rule};
+use crate::case::{
+    find_case_files, load_cases, Case, Expected, InterpreterSelector, OutcomeKind, Params, Rule,
+    VersionRequests,
+};
 use crate::errors::Error;
 use crate::select::Keyword;
 
@@ -16,9 +19,6 @@ use crate::select::Keyword;
 /// `everywhere`; `pass` and `skip` rules are shown like the others.
 pub fn summary(case: &Case) -> Vec<String> {
     let combos = case.param_combinations();
-    let all: Vec<usize> = (0..combos.len()).collect();
-    let mut decided = vec![false; combos.len()];
-    let mut lines = Vec::new();
     let default_pass = Rule {
         on: Default::default(),
         dump: Default::default(),
@@ -27,19 +27,24 @@ pub fn summary(case: &Case) -> Vec<String> {
         phase: None,
         expected: Expected::default_pass(),
     };
-    for (i, rule) in case
+    let rules: Vec<&Rule> = case
         .expect
         .iter()
         .chain(std::iter::once(&default_pass))
-        .enumerate()
-    {
+        .collect();
+    let mut lines = Vec::new();
+    for (i, &rule) in rules.iter().enumerate() {
         let implicit = i == case.expect.len();
-        let selected: Vec<usize> = all
-            .iter()
-            .copied()
+        let earlier = &rules[..i];
+        // The params left to this rule: those no earlier rule takes whenever this one holds.
+        let left: Vec<usize> = (0..combos.len())
             .filter(|&c| rule.selects_params(&combos[c]))
+            .filter(|&c| {
+                !earlier
+                    .iter()
+                    .any(|e| implied_by(e, rule) && e.selects_params(&combos[c]))
+            })
             .collect();
-        let left: Vec<usize> = selected.iter().copied().filter(|&c| !decided[c]).collect();
         if left.is_empty() {
             if !implicit {
                 lines.push(format!(
@@ -49,8 +54,8 @@ pub fn summary(case: &Case) -> Vec<String> {
             }
             continue;
         }
-        let earlier_may_decide = case.expect[..i.min(case.expect.len())].iter().any(|e| {
-            !e.selects_by_params_only()
+        let earlier_may_decide = earlier.iter().any(|e| {
+            !implied_by(e, rule)
                 && !excludes(e, rule)
                 && left.iter().any(|&c| e.selects_params(&combos[c]))
         });
@@ -65,13 +70,36 @@ pub fn summary(case: &Case) -> Vec<String> {
             (false, false) => scope.join(", "),
         };
         lines.push(format!("{scope}: {}", describe_outcome(&rule.expected)));
-        if rule.selects_by_params_only() {
-            for c in left {
-                decided[c] = true;
-            }
-        }
     }
     lines
+}
+
+/// Whether `earlier`'s selectors other than `where` hold wherever `rule`'s do (each one it
+/// has, `rule` has too, the same or narrower): then `earlier` decides every run of its params
+/// that `rule` would select.
+fn implied_by(earlier: &Rule, rule: &Rule) -> bool {
+    let side = |e: &InterpreterSelector, r: &InterpreterSelector| {
+        let same = |a: &Option<VersionRequests>, b: &Option<VersionRequests>| match (a, b) {
+            (None, _) => true,
+            (Some(a), Some(b)) => a.to_string() == b.to_string(),
+            (Some(_), None) => false,
+        };
+        same(&e.python, &r.python)
+            && same(&e.implementation_version, &r.implementation_version)
+            && (e.implementation.is_empty()
+                || (!r.implementation.is_empty()
+                    && r.implementation
+                        .iter()
+                        .all(|i| e.implementation.contains(i))))
+            && e.features.as_ref().is_none_or(|ef| {
+                let asked = r.features.as_ref().map(|f| f.asked()).unwrap_or_default();
+                ef.asked().iter().all(|f| asked.contains(f))
+            })
+    };
+    side(&earlier.on, &rule.on)
+        && side(&earlier.dump, &rule.dump)
+        && side(&earlier.load, &rule.load)
+        && (earlier.phase.is_none() || earlier.phase == rule.phase)
 }
 
 /// Whether no run can be selected by both rules, as far as their selectors tell without the
@@ -139,7 +167,7 @@ fn describe_outcome(expected: &Expected) -> String {
         outcome.push_str(&format!(" {e}"));
     }
     if let Some(c) = &expected.instance_of {
-        outcome.push_str(&format!(" (an instance of {c})"));
+        outcome.push_str(&format!(", an instance of {c}"));
     }
     if let Some(s) = &expected.signal {
         outcome.push_str(&format!(" {s}"));
