@@ -4,6 +4,7 @@
 
 mod bisect;
 mod corpus;
+mod format2;
 mod harness;
 mod reports;
 mod requires;
@@ -14,6 +15,7 @@ fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
+    trials.extend(format2::trials());
     trials.extend(harness::trials());
     trials.extend(requires::trials());
     trials.extend(bisect::trials());
