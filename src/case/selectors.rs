@@ -233,16 +233,16 @@ impl Features {
 }
 
 impl fmt::Display for Features {
-    /// `c_pickle, not debug`.
+    /// `with c_pickle, without debug`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let parts: Vec<String> = self
             .asked()
             .into_iter()
             .map(|(feature, v)| {
                 if v {
-                    feature.name().to_string()
+                    format!("with {}", feature.name())
                 } else {
-                    format!("not {}", feature.name())
+                    format!("without {}", feature.name())
                 }
             })
             .collect();
@@ -439,27 +439,37 @@ impl InterpreterSelector {
         }
         if let Some(features) = &self.features {
             if !features.hold_for(interpreter) {
-                return Some(format!("interpreters with {features}"));
+                return Some(format!("interpreters {features}"));
             }
         }
         None
     }
 
-    /// Each selector in words, prefixed for the side it is on (`dumped by ` …).
+    /// Each selector in words, for the side it is on (`dumped`, `loaded`, or `""` for the
+    /// interpreter that decided): `dumped by python <3`, `loaded by pypy`, `with c_pickle`.
     pub fn describe(&self, side: &str) -> Vec<String> {
+        let by = if side.is_empty() {
+            String::new()
+        } else {
+            format!("{side} by ")
+        };
         let mut out = Vec::new();
         if let Some(p) = &self.python {
-            out.push(format!("{side}python {p}"));
+            out.push(format!("{by}python {p}"));
         }
         if !self.implementation.is_empty() {
             let names: Vec<_> = self.implementation.iter().map(|i| i.as_str()).collect();
-            out.push(format!("{side}{}", names.join("/")));
+            out.push(format!("{by}{}", names.join("/")));
         }
         if let Some(v) = &self.implementation_version {
-            out.push(format!("{side}implementation_version {v}"));
+            out.push(format!("{by}implementation_version {v}"));
         }
         if let Some(f) = self.features.as_ref().filter(|f| !f.is_empty()) {
-            out.push(format!("{side}{f}"));
+            if side.is_empty() {
+                out.push(f.to_string());
+            } else {
+                out.push(format!("{side} {f}"));
+            }
         }
         out
     }
@@ -578,7 +588,7 @@ mod tests {
     #[test]
     fn features_read_and_contradict() {
         let f: Features = serde_norway::from_str("{c_pickle: true, debug: false}").unwrap();
-        assert_eq!(f.to_string(), "c_pickle, not debug");
+        assert_eq!(f.to_string(), "with c_pickle, without debug");
         let g: Features = serde_norway::from_str("{c_pickle: false}").unwrap();
         assert!(f.contradict(&g) && g.contradict(&f));
         assert!(!f.contradict(&Features::default()));

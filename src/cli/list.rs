@@ -114,8 +114,8 @@ fn excludes(a: &Rule, b: &Rule) -> bool {
 /// A rule's selectors other than `where`, in words.
 fn selectors(rule: &Rule) -> Vec<String> {
     let mut out = rule.on.describe("");
-    out.extend(rule.dump.describe("dumped by "));
-    out.extend(rule.load.describe("loaded by "));
+    out.extend(rule.dump.describe("dumped"));
+    out.extend(rule.load.describe("loaded"));
     if let Some(p) = &rule.phase {
         out.push(format!("{p} phase"));
     }
