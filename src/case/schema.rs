@@ -191,3 +191,43 @@ impl fmt::Display for Phase {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_names_every_key_of_the_loader() {
+        let schema = case_schema();
+        let props = schema["properties"].as_object().unwrap();
+        for key in [
+            "id",
+            "title",
+            "python",
+            "implementation",
+            "implementation_version",
+            "features",
+            "params",
+            "code",
+            "dump",
+            "load",
+            "expect",
+        ] {
+            assert!(props.contains_key(key), "{key}");
+        }
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["required"], serde_json::json!(["title"]));
+        let rule = &schema["$defs"]["RawRule"];
+        assert_eq!(rule["additionalProperties"], false);
+        for key in [
+            "where",
+            "instance_of",
+            "dump_features",
+            "load_implementation",
+        ] {
+            assert!(rule["properties"].get(key).is_some(), "{key}");
+        }
+        let outcomes = schema["$defs"]["OutcomeKind"].to_string();
+        assert!(outcomes.contains("skip"), "{outcomes}");
+    }
+}

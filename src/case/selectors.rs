@@ -8,7 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::de::{self, Deserializer};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::params::ParamValue;
 use crate::python::{Implementation, Interpreter};
@@ -24,10 +24,6 @@ impl VersionRequests {
         self.0.iter().any(|r| r.contains(version))
     }
 
-    pub fn requests(&self) -> &[VersionRequest] {
-        &self.0
-    }
-
     /// Whether no version is in both (see [`VersionRequest::disjoint`]).
     pub fn disjoint(&self, other: &VersionRequests) -> bool {
         self.0.iter().all(|a| other.0.iter().all(|b| a.disjoint(b)))
@@ -39,15 +35,6 @@ impl fmt::Display for VersionRequests {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let parts: Vec<&str> = self.0.iter().map(|r| r.as_str()).collect();
         f.write_str(&parts.join(" or "))
-    }
-}
-
-impl Serialize for VersionRequests {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0.as_slice() {
-            [one] => one.serialize(s),
-            many => many.serialize(s),
-        }
     }
 }
 
@@ -269,26 +256,6 @@ impl WhereValue {
         match self {
             WhereValue::AnyOf(v) => v.contains(value),
             WhereValue::NoneOf(v) => !v.contains(value),
-        }
-    }
-}
-
-impl Serialize for WhereValue {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let one_or_many = |v: &Vec<ParamValue>| match v.as_slice() {
-            [one] => serde_json::to_value(one),
-            many => serde_json::to_value(many),
-        };
-        match self {
-            WhereValue::AnyOf(v) => one_or_many(v)
-                .map_err(serde::ser::Error::custom)?
-                .serialize(s),
-            WhereValue::NoneOf(v) => {
-                let mut map = s.serialize_map(Some(1))?;
-                map.serialize_entry("not", &one_or_many(v).map_err(serde::ser::Error::custom)?)?;
-                map.end()
-            }
         }
     }
 }
@@ -552,7 +519,7 @@ mod tests {
         assert!(!r.contains(&v("3.12.2")));
         assert_eq!(r.to_string(), "<3.11.8 or >=3.12,<3.12.2");
         let one: VersionRequests = serde_norway::from_str("'3.8'").unwrap();
-        assert_eq!(serde_json::to_string(&one).unwrap(), "\"3.8\"");
+        assert_eq!(one.to_string(), "3.8");
         let e = serde_norway::from_str::<VersionRequests>("[]")
             .unwrap_err()
             .to_string();
