@@ -1,4 +1,8 @@
-//! What a run showed: its [`Observed`] outcome and the details the reports need.
+//! What a run showed: its [`Observed`] outcome, the details the reports need, and how the
+//! raised exception's class stands to the class names the case's rules give ([`ClassRelation`],
+//! answered by the interpreter that ran it).
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +36,38 @@ pub struct Observed {
     /// Which phase of a round trip decided the outcome.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<Phase>,
+    /// For each class name of the case's rules (`exception`, `instance_of`), how the raised
+    /// exception's class stands to the class it names in the interpreter that ran the case.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub classes: BTreeMap<String, ClassRelation>,
+}
+
+/// How the raised exception's class stands to a class named in a rule, as the interpreter
+/// that raised it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClassRelation {
+    /// The name is the raised class itself (an alias included).
+    Same,
+    /// The raised class is a subclass of it.
+    Subclass,
+    /// A class, but neither.
+    Unrelated,
+    /// The name does not name a class there (no such module or attribute, or not a class).
+    Missing,
+}
+
+impl ClassRelation {
+    /// The driver's word for it.
+    pub fn parse(word: &str) -> Option<Self> {
+        match word {
+            "same" => Some(ClassRelation::Same),
+            "subclass" => Some(ClassRelation::Subclass),
+            "unrelated" => Some(ClassRelation::Unrelated),
+            "missing" => Some(ClassRelation::Missing),
+            _ => None,
+        }
+    }
 }
 
 impl Observed {
@@ -48,6 +84,7 @@ impl Observed {
             stderr: String::new(),
             duration_s,
             phase: None,
+            classes: BTreeMap::new(),
         }
     }
 

@@ -10,10 +10,11 @@ use indexmap::IndexMap;
 
 use super::params::python_float_repr;
 use super::schema::{RawCase, RawRule};
+use super::selectors::{InterpreterSelector, WhereValue};
 use super::yaml::{self, Kind, Node, Pos};
 use super::{Body, Case, Expected, OutcomeKind, ParamValue, Rule};
 use crate::errors::{CaseError, Error};
-use crate::version::{PythonVersion, VersionRequest};
+use crate::version::PythonVersion;
 
 /// Every `*.yaml` / `*.yml` file under `paths` (files are taken as given), sorted, each once.
 pub fn find_case_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
@@ -332,8 +333,12 @@ impl Validator<'_> {
             description: raw.description,
             links: raw.links,
             tags: raw.tags,
-            python: raw.python,
-            implementation: raw.implementation,
+            applies_to: InterpreterSelector {
+                python: raw.python,
+                implementation: raw.implementation,
+                implementation_version: raw.implementation_version,
+                features: raw.features,
+            },
             requires: raw.requires,
             env: raw.env,
             timeout: raw.timeout,
@@ -347,7 +352,7 @@ impl Validator<'_> {
     /// every name and value checked where it stands.
     fn params(
         &mut self,
-        python: Option<&VersionRequest>,
+        python: Option<&super::VersionRequests>,
         round_trip: bool,
     ) -> IndexMap<String, Vec<ParamValue>> {
         let mut params = IndexMap::new();
@@ -426,8 +431,17 @@ impl Validator<'_> {
             Some(Kind::Map(entries)) => entries.iter().map(|(k, v)| (k, v)).collect(),
             _ => Vec::new(),
         };
+        for problem in super::checks::rule(index, &raw, round_trip) {
+            let at = here(&self.loc, problem.key);
+            self.err(at, problem.message);
+        }
         for (key, value) in entries {
             let name = key.scalar().map(|s| s.text.clone()).unwrap_or_default();
+            // `{not: VALUE}` / `{not: [VALUES]}`: every value but these (serde checked the shape).
+            let (negated, value) = match value.get("not") {
+                Some(inner) => (true, inner),
+                None => (false, value),
+            };
             let mut values = Vec::new();
             for item in value.items_or_self() {
                 let Some(scalar) = item.scalar() else {
@@ -471,9 +485,21 @@ impl Validator<'_> {
                             self.err(Some(*at), format!("expect[{index}].where: param `{name}` has no value {} (its values are [{list}])", v.name()));
                         }
                     }
+                    if negated && declared.iter().all(|d| values.iter().any(|(v, _)| v == d)) {
+                        let list: Vec<String> = values.iter().map(|(v, _)| v.name()).collect();
+                        self.err(Some(key.at), format!("expect[{index}].where: `{name}: {{not: [{}]}}` leaves no value of param `{name}`: the rule would never be chosen", list.join(", ")));
+                    }
                 }
             }
-            where_.insert(name, values.into_iter().map(|(v, _)| v).collect());
+            let values = values.into_iter().map(|(v, _)| v).collect();
+            where_.insert(
+                name,
+                if negated {
+                    WhereValue::NoneOf(values)
+                } else {
+                    WhereValue::AnyOf(values)
+                },
+            );
         }
         if !round_trip {
             for (key, present) in [
@@ -526,15 +552,30 @@ impl Validator<'_> {
             }
         }
         Rule {
-            python: raw.python,
-            implementation: raw.implementation,
+            on: InterpreterSelector {
+                python: raw.python,
+                implementation: raw.implementation,
+                implementation_version: raw.implementation_version,
+                features: raw.features,
+            },
+            dump: InterpreterSelector {
+                python: raw.dump_python,
+                implementation: raw.dump_implementation,
+                implementation_version: None,
+                features: raw.dump_features,
+            },
+            load: InterpreterSelector {
+                python: raw.load_python,
+                implementation: raw.load_implementation,
+                implementation_version: None,
+                features: raw.load_features,
+            },
             where_,
-            dump_python: raw.dump_python,
-            load_python: raw.load_python,
             phase: raw.phase,
             expected: Expected {
                 outcome: raw.outcome,
                 exception: raw.exception,
+                instance_of: raw.instance_of,
                 signal: raw.signal,
                 pattern: raw.pattern,
                 reason: raw.reason,
@@ -580,7 +621,7 @@ struct Keywords {
 }
 
 impl Keywords {
-    fn of(request: Option<&VersionRequest>) -> Keywords {
+    fn of(request: Option<&super::VersionRequests>) -> Keywords {
         let admits = |versions: &[&str]| {
             versions.iter().any(|v| {
                 request.is_none_or(|r| PythonVersion::parse(v).is_some_and(|v| r.contains(&v)))

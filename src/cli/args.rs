@@ -16,6 +16,12 @@ pub struct ListArgs {
     /// Print Markdown (as docs/corpus.md is made)
     #[arg(long)]
     pub markdown: bool,
+    /// Only the cases whose name (with params), path or tags match this expression, as pytest's -k
+    #[arg(short = 'k', value_name = "EXPRESSION")]
+    pub keyword: Option<String>,
+    /// Only the cases with this tag (repeatable: any of them)
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
 }
 
 /// Where interpreters come from and which ones to use.

@@ -14,6 +14,7 @@ mod list;
 mod merge;
 mod pythons;
 mod run;
+mod schema;
 mod settings;
 
 use clap::{Parser, Subcommand};
@@ -55,8 +56,10 @@ enum Command {
     BisectStep(bisect::BisectStepArgs),
     /// Merge the JSON results of several jobs into one matrix and its reports
     Merge(merge::MergeArgs),
-    /// Print the catalogue of cases: id, title, tags, links, where the behaviour differs
+    /// Print the catalogue of cases: id, title, tags, links, what the rules expect where
     List(ListArgs),
+    /// Print the JSON Schema of the case format (for editors and validators)
+    Schema,
 }
 
 /// Parse the command line, run, and return the exit code.
@@ -83,6 +86,7 @@ pub fn main() -> i32 {
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
             Some(Command::List(args)) => list::list(&args),
             Some(Command::Merge(args)) => merge::merge(&args),
+            Some(Command::Schema) => schema::schema(),
             None => run::run(cli.run).await,
         }
     });

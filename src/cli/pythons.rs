@@ -40,9 +40,10 @@ pub async fn pythons(options: &PythonOptions, json: bool, verbose: bool) -> Resu
         if i.free_threaded {
             flags.push("free-threaded".to_string());
         }
-        flags.push(match &i.c_pickle {
-            Some(m) => m.clone(),
-            None => "no C pickle".to_string(),
+        flags.push(match (&i.c_pickle, i.c_pickle_used) {
+            (Some(m), true) => m.clone(),
+            (Some(m), false) => format!("{m} (pickle.Pickler is Python)"),
+            (None, _) => "no C pickle".to_string(),
         });
         if let Some(n) = &i.name {
             flags.push(format!("name={n}"));

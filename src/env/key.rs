@@ -101,6 +101,7 @@ mod tests {
             debug: false,
             free_threaded: false,
             c_pickle: None,
+            c_pickle_used: false,
             pickle_highest_protocol: None,
             pickle_default_protocol: None,
             name: None,

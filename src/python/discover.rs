@@ -332,11 +332,18 @@ pub fn interpreter_from(
         label: Interpreter::base_label(implementation, &version, info.debug, info.free_threaded),
         version,
         implementation,
-        implementation_version: info.implementation_version,
+        implementation_version: match (implementation, &info.implementation_version_info) {
+            (Implementation::Pypy, Some((major, minor, micro, level, serial))) => Some(
+                PythonVersion::from_version_info(*major, *minor, *micro, level, *serial)
+                    .to_string(),
+            ),
+            _ => info.implementation_version,
+        },
         executable: exe.to_path_buf(),
         debug: info.debug,
         free_threaded: info.free_threaded,
         c_pickle: info.c_pickle,
+        c_pickle_used: info.c_pickle_used,
         pickle_highest_protocol: info.pickle_highest_protocol,
         pickle_default_protocol: info.pickle_default_protocol,
         name,

@@ -15,7 +15,7 @@ use crate::sys::process::{self, Exit, Output, ProcessSpec};
 const PROBE_SCRIPT: &str = include_str!("probe.py");
 const MARKER: &str = "CROSSPICKLE-PROBE ";
 /// Bump when the probe's answer changes shape, to leave old cache entries behind.
-const CACHE_VERSION: u32 = 1;
+const CACHE_VERSION: u32 = 2;
 
 /// Why a candidate is not a usable interpreter (listed as unusable with this reason).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -62,11 +62,17 @@ pub struct ProbeInfo {
     pub version_info: (u64, u64, u64, String, u64),
     pub version: String,
     pub implementation_version: Option<String>,
+    /// `sys.implementation.version` as five fields (PyPy's own release; CPython's version).
+    #[serde(default)]
+    pub implementation_version_info: Option<(u64, u64, u64, String, u64)>,
     pub executable: Option<PathBuf>,
     pub prefix: String,
     pub debug: bool,
     pub free_threaded: bool,
     pub c_pickle: Option<String>,
+    /// `_pickle` imports and pickle's Pickler, Unpickler, dump(s) and load(s) are its objects.
+    #[serde(default)]
+    pub c_pickle_used: bool,
     pub pickle_highest_protocol: Option<u32>,
     pub pickle_default_protocol: Option<u32>,
     pub platform: String,

@@ -117,6 +117,9 @@ struct WireInterpreter {
     debug: bool,
     free_threaded: bool,
     c_pickle: Option<String>,
+    /// Written when true only, so that results of older versions write back unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    c_pickle_used: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pickle_highest_protocol: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -188,6 +191,8 @@ struct WireExpected {
     outcome: WireOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exception: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    instance_of: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     signal: Option<String>,
     #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
@@ -276,6 +281,7 @@ wire_enum!(WireOutcome <-> OutcomeKind {
     "error": Error = Error,
     "crash": Crash = Crash,
     "timeout": Timeout = Timeout,
+    "skip": Skip = Skip,
 });
 
 wire_enum!(WirePhase <-> Phase {
@@ -352,6 +358,7 @@ impl From<&Interpreter> for WireInterpreter {
             debug: i.debug,
             free_threaded: i.free_threaded,
             c_pickle: i.c_pickle.clone(),
+            c_pickle_used: i.c_pickle_used,
             pickle_highest_protocol: i.pickle_highest_protocol,
             pickle_default_protocol: i.pickle_default_protocol,
             name: i.name.clone(),
@@ -384,6 +391,7 @@ impl TryFrom<WireInterpreter> for Interpreter {
             debug: w.debug,
             free_threaded: w.free_threaded,
             c_pickle: w.c_pickle,
+            c_pickle_used: w.c_pickle_used,
             pickle_highest_protocol: w.pickle_highest_protocol,
             pickle_default_protocol: w.pickle_default_protocol,
             name: w.name,
@@ -512,6 +520,7 @@ impl From<&Expected> for WireExpected {
         WireExpected {
             outcome: e.outcome.into(),
             exception: e.exception.clone(),
+            instance_of: e.instance_of.clone(),
             signal: e.signal.clone(),
             pattern: e.pattern.clone(),
             reason: e.reason.clone(),
@@ -524,6 +533,7 @@ impl From<WireExpected> for Expected {
         Expected {
             outcome: w.outcome.into(),
             exception: w.exception,
+            instance_of: w.instance_of,
             signal: w.signal,
             pattern: w.pattern,
             reason: w.reason,
@@ -561,6 +571,8 @@ impl From<WireObserved> for Observed {
             stderr: w.stderr,
             duration_s: w.duration_s,
             phase: w.phase.map(Phase::from),
+            // Not in the wire form: the verdict it helped to reach is.
+            classes: Default::default(),
         }
     }
 }

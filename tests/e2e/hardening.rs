@@ -589,12 +589,12 @@ fn load_errors_quote_the_value() -> TestResult {
         (
             "impl.yaml",
             "title: t\nimplementation: jython\ncode: pass\n",
-            "impl.yaml:2:17: implementation: unknown variant `jython`",
+            "impl.yaml:2:17: implementation: unknown implementation `jython`",
         ),
         (
             "rule-impl.yaml",
             "title: t\ncode: pass\nexpect:\n  - implementation: [cpython, jython]\n    outcome: fail\n",
-            "rule-impl.yaml:4:31: expect[0].implementation[1]: unknown variant `jython`",
+            "rule-impl.yaml:4:31: expect[0].implementation[1]: unknown implementation `jython`",
         ),
         (
             "match.yaml",

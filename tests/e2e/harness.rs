@@ -172,6 +172,8 @@ fn discovery_finds_every_pyenv_python() -> TestResult {
         )?;
         let accel = if *v == "2.7" { "cPickle" } else { "_pickle" };
         check(i["c_pickle"] == accel, format!("{i}"))?;
+        // The feature `c_pickle`: pickle hands out _pickle's objects (not on 2.7).
+        check(i["c_pickle_used"] == (*v != "2.7"), format!("{i}"))?;
         check(
             i["debug"] == false && i["free_threaded"] == false,
             format!("{i}"),

@@ -4,6 +4,7 @@
 
 mod bisect;
 mod corpus;
+mod format2;
 mod hardening;
 mod harness;
 mod reports;
@@ -15,6 +16,7 @@ fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
+    trials.extend(format2::trials());
     trials.extend(harness::trials());
     trials.extend(hardening::trials());
     trials.extend(requires::trials());
