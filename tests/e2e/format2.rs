@@ -911,18 +911,18 @@ fn bad_values_are_located_and_quoted() -> TestResult {
         ("implementation-version-number.yaml", "3:25", "implementation_version: version requests are strings: YAML reads this as the number 7.3"),
         ("features-unknown.yaml", "3:12", "features: unknown field `cpickle`, expected one of `c_pickle`, `debug`, `free_threaded`"),
         ("features-not-boolean.yaml", "5:23", "expect[0].features.debug: invalid type: string \"yes\", expected a boolean"),
-        ("features-dump-in-code-case.yaml", "5:5", "expect[0].dump_features selects round trips"),
+        ("features-dump-in-code-case.yaml", "5:20", "expect[0].dump_features selects round trips"),
         ("implementation-unknown.yaml", "3:17", "implementation: unknown implementation `jython`"),
         ("load-implementation-unknown.yaml", "6:33", "expect[0].load_implementation[1]: unknown implementation `ironpython`"),
         ("where-not-misspelt.yaml", "7:16", "expect[0].where.p: a `where` value is a param's value, a list of them, or {not: VALUE} / {not: [VALUES]}, not a map with `nto`"),
         ("where-not-extra-key.yaml", "7:16", "expect[0].where.p: `{not: ...}` takes nothing else, not `also`"),
         ("where-nested-list.yaml", "7:17", "expect[0].where.p[0]: param values must be scalars, not lists"),
         ("outcome-unknown.yaml", "5:14", "expect[0].outcome: unknown variant `bogus`, expected one of `pass`, `fail`, `error`, `crash`, `timeout`, `skip`"),
-        ("skip-without-reason.yaml", "6:5", "expect[0] has `outcome: skip` without a `reason`"),
-        ("skip-with-empty-reason.yaml", "6:5", "expect[0] has `outcome: skip` without a `reason`"),
-        ("skip-with-exception.yaml", "7:5", "expect[0].exception `ValueError` cannot go with `outcome: skip`"),
-        ("instance-of-with-timeout.yaml", "6:5", "expect[0].instance_of `ValueError` cannot go with `outcome: timeout`"),
-        ("instance-of-not-a-name.yaml", "6:5", "expect[0].instance_of `value error` is not a class name"),
+        ("skip-without-reason.yaml", "6:14", "expect[0] has `outcome: skip` without a `reason`"),
+        ("skip-with-empty-reason.yaml", "6:14", "expect[0] has `outcome: skip` without a `reason`"),
+        ("skip-with-exception.yaml", "7:16", "expect[0].exception `ValueError` cannot go with `outcome: skip`"),
+        ("instance-of-with-timeout.yaml", "6:18", "expect[0].instance_of `ValueError` cannot go with `outcome: timeout`"),
+        ("instance-of-not-a-name.yaml", "6:18", "expect[0].instance_of `value error` is not a class name"),
         ("dump-features-not-boolean.yaml", "6:31", "expect[0].dump_features.c_pickle: invalid type: integer `1`, expected a boolean"),
         ("dump-implementation-unknown.yaml", "6:26", "expect[0].dump_implementation: unknown implementation `graalpy`"),
         ("dump-python-empty-list.yaml", "6:18", "expect[0].dump_python: an empty list of version requests"),
@@ -948,7 +948,7 @@ fn bad_values_are_located_and_quoted() -> TestResult {
             .contains("garbage.yaml:4:21: expect[0].python[1]: invalid version request `>=banana`"),
         &out.stderr,
     )?;
-    // A `not` that leaves no value, located at its rule's `where`.
+    // A `not` that leaves no value, located at the param's entry in `where`.
     let dir = folder(&[(
         "cases/all-not.yaml",
         "title: t\nparams:\n  p: [1, 2]\ncode: pass\nexpect:\n  - outcome: fail\n    where: {p: {not: [1, 2]}}\n",
@@ -957,7 +957,7 @@ fn bad_values_are_located_and_quoted() -> TestResult {
     out.expect_code(2)?;
     check(
         out.stderr.contains(
-            "all-not.yaml:7:5: expect[0].where: `p: {not: [1, 2]}` leaves no value of param `p`",
+            "all-not.yaml:7:13: expect[0].where: `p: {not: [1, 2]}` leaves no value of param `p`",
         ),
         &out.stderr,
     )
