@@ -67,8 +67,9 @@ struct ListArgs {
 /// Where interpreters come from and which ones to use.
 #[derive(Debug, Args, Clone)]
 pub struct PythonOptions {
-    /// Interpreters to use: `3.8`, `3.8.18`, `>=3.8,<3.11`, `cpython3.12`, `pypy3.9`, a path, or
-    /// a name from pythons.toml. Repeatable, and comma-separated. Default: every one found.
+    /// Interpreters to use: `3.8`, `3.8.18`, `>=3.8,<3.11`, `cpython3.12`, `pypy3.9`, a version
+    /// with ABI flags for debug or free-threaded builds (`3.14d`, `cpython3.15d`, `3.13t`), a
+    /// path, or a name from pythons.toml. Repeatable, and comma-separated. Default: every one found.
     #[arg(short = 'p', long = "python", value_name = "REQUEST")]
     pub python: Vec<String>,
     /// A request that matches nothing is a warning, not an error (ignored when CI is set)
