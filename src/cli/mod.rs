@@ -75,9 +75,10 @@ pub struct PythonOptions {
     /// A request that matches nothing is a warning, not an error (ignored when CI is set)
     #[arg(long)]
     pub skip_missing: bool,
-    /// The pythons.toml to read [default: ./pythons.toml when there is one]
+    /// The pythons.toml to read; repeatable: the names of every file, a discovery source off
+    /// when one file switches it off [default: ./pythons.toml when there is one]
     #[arg(long, value_name = "FILE", env = "CROSSPICKLE_PYTHONS_TOML")]
-    pub pythons_toml: Option<PathBuf>,
+    pub pythons_toml: Vec<PathBuf>,
     /// Where probe answers and environments are cached
     /// [default: $XDG_CACHE_HOME/crosspickle or ~/.cache/crosspickle]
     #[arg(long, value_name = "DIR", env = "CROSSPICKLE_CACHE_DIR")]
@@ -178,9 +179,8 @@ impl PythonOptions {
     }
 
     pub fn config(&self) -> Result<crate::python::config::PythonsConfig, Error> {
-        match &self.pythons_toml {
-            Some(path) => crate::python::config::PythonsConfig::load(path),
-            None => {
+        match self.pythons_toml.as_slice() {
+            [] => {
                 let default = PathBuf::from("pythons.toml");
                 if default.is_file() {
                     crate::python::config::PythonsConfig::load(&default)
@@ -188,6 +188,7 @@ impl PythonOptions {
                     Ok(Default::default())
                 }
             }
+            files => crate::python::config::PythonsConfig::load_all(files),
         }
     }
 }
