@@ -159,8 +159,7 @@ rm -f "$dir"/.versions-*
 install_prefix sid "$sid_pkgs"
 install_prefix trixie "$trixie_pkgs"
 
-# Verify each interpreter; compile its standard library once (cases run with
-# PYTHONDONTWRITEBYTECODE=1, and would otherwise compile pickle.py on every run).
+# Verify each interpreter.
 verify_dir="$dir/.verify"
 rm -rf "$verify_dir"
 mkdir -p "$verify_dir"
@@ -231,12 +230,13 @@ if __name__ == "__main__":
                       "extension_modules": len(imported), "openssl": got[2]}))
 EOF
 
-failed=0
-while IFS='|' read -r name p bin; do
-  py="$dir/$p/$bin"
-  prefix="$dir/$p"
-  log="$verify_dir/ld-$name"
-  why=""
+# One interpreter's checks; prints "ok: ..." or "FAILED: why". Run for all of them at once,
+# as many at a time as there are cores.
+verify() {
+  local name="$1" p="$2" bin="$3"
+  local py="$dir/$p/$bin" prefix="$dir/$p"
+  local log="$verify_dir/ld-$name" why="" out="" host="" own=0 f prog
+  local venv wheels pip_whl pip_version v
   if [ "$(patchelf --print-interpreter "$py")" != "$prefix/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" ]; then
     why="its loader is not the prefix's"
   elif ! out="$(cd "$verify_dir" && LD_DEBUG=libs LD_DEBUG_OUTPUT="$log" "$py" check.py "$prefix" 2>&1)"; then
@@ -244,8 +244,6 @@ while IFS='|' read -r name p bin; do
   else
     # Every object ld.so initialised in the interpreter's processes (the spawn child's too)
     # must come from the prefix. Logs of host programs it runs (uname, gcc) are not its own.
-    host=""
-    own=0
     for f in "$log".*; do
       prog="$(sed -n 's/.*initialize program: //p' "$f" | head -1)"
       case "$(realpath -q "$prog" || true)" in "$prefix"/*) ;; *) continue ;; esac
@@ -276,20 +274,31 @@ while IFS='|' read -r name p bin; do
     fi
   fi
   if [ -n "$why" ]; then
-    echo "newest-pythons: $name ($py) FAILED: $why" >&2
-    failed=1
-  else
-    echo "newest-pythons: $name ok ($((SECONDS - start)) s so far): $out ($pip_whl in a venv)"
+    echo "FAILED: $why"
+    return 1
   fi
+  # Byte-compile the standard library once: cases run with PYTHONDONTWRITEBYTECODE=1 and
+  # would otherwise compile pickle.py on every run (debug builds share their release's pyc).
+  "$py" -m compileall -q -j0 "$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')" >/dev/null 2>&1 || true
+  echo "ok ($((SECONDS - start)) s so far): $out ($pip_whl in a venv)"
+}
+
+jobs_max="$(nproc 2>/dev/null || echo 2)"
+while IFS='|' read -r name p bin; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  verify "$name" "$p" "$bin" >"$verify_dir/result-$name" 2>&1 &
+done <<<"$interpreters"
+wait
+failed=0
+while IFS='|' read -r name p bin; do
+  result="$(cat "$verify_dir/result-$name")"
+  case "$result" in
+    ok*) echo "newest-pythons: $name $result" ;;
+    *) echo "newest-pythons: $name ($dir/$p/$bin) $result" >&2; failed=1 ;;
+  esac
 done <<<"$interpreters"
 [ "$failed" = 0 ] || { echo "newest-pythons: not installed (see above)" >&2; exit 1; }
 
-# Byte-compile the standard libraries (the debug builds share the pyc files of their release).
-while IFS='|' read -r name p bin; do
-  py="$dir/$p/$bin"
-  stdlib="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
-  "$py" -m compileall -q -j0 "$stdlib" >/dev/null 2>&1 || true
-done <<<"$interpreters"
 rm -rf "$verify_dir"
 
 {
@@ -306,4 +315,5 @@ rm -rf "$verify_dir"
   cat "$dir"/.versions-*
 } >"$stamp"
 rm -f "$dir"/.versions-*
+rm -rf "$apt_dir"
 echo "newest-pythons: installed in $dir in $((SECONDS - start)) s; $(du -sh "$dir" | cut -f1) on disk; see $dir/pythons.toml"
