@@ -27,16 +27,18 @@ pub struct ListArgs {
 /// Where interpreters come from and which ones to use.
 #[derive(Debug, Args, Clone)]
 pub struct PythonOptions {
-    /// Interpreters to use: `3.8`, `3.8.18`, `>=3.8,<3.11`, `cpython3.12`, `pypy3.9`, a path, or
-    /// a name from pythons.toml. Repeatable, and comma-separated. Default: every one found.
+    /// Interpreters to use: `3.8`, `3.8.18`, `>=3.8,<3.11`, `cpython3.12`, `pypy3.9`, a version
+    /// with ABI flags for debug or free-threaded builds (`3.14d`, `cpython3.15d`, `3.13t`), a
+    /// path, or a name from pythons.toml. Repeatable, and comma-separated. Default: every one found.
     #[arg(short = 'p', long = "python", value_name = "REQUEST")]
     pub python: Vec<String>,
     /// A request that matches nothing is a warning, not an error (ignored when CI is set)
     #[arg(long)]
     pub skip_missing: bool,
-    /// The pythons.toml to read [default: ./pythons.toml when there is one]
+    /// The pythons.toml to read; repeatable: the names of every file, a discovery source off
+    /// when one file switches it off [default: ./pythons.toml when there is one]
     #[arg(long, value_name = "FILE", env = "CROSSPICKLE_PYTHONS_TOML")]
-    pub pythons_toml: Option<PathBuf>,
+    pub pythons_toml: Vec<PathBuf>,
     /// Where probe answers and environments are cached
     /// [default: $XDG_CACHE_HOME/crosspickle or ~/.cache/crosspickle]
     #[arg(long, value_name = "DIR", env = "CROSSPICKLE_CACHE_DIR")]
@@ -181,11 +183,10 @@ fn file_identity(path: &std::path::Path) -> PathBuf {
 }
 
 impl PythonOptions {
-    /// The pythons.toml asked for, else `./pythons.toml` when there is one.
+    /// The pythons.toml files asked for, else `./pythons.toml` when there is one.
     pub fn config(&self) -> Result<crate::python::config::PythonsConfig, Error> {
-        match &self.pythons_toml {
-            Some(path) => crate::python::config::PythonsConfig::load(path),
-            None => {
+        match self.pythons_toml.as_slice() {
+            [] => {
                 let default = PathBuf::from("pythons.toml");
                 if default.is_file() {
                     crate::python::config::PythonsConfig::load(&default)
@@ -193,6 +194,7 @@ impl PythonOptions {
                     Ok(Default::default())
                 }
             }
+            files => crate::python::config::PythonsConfig::load_all(files),
         }
     }
 }

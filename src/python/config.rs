@@ -108,6 +108,47 @@ impl PythonsConfig {
     }
 }
 
+impl PythonsConfig {
+    /// Several files as one (`--pythons-toml A --pythons-toml B`): the names of every file, a
+    /// discovery source on only when no file switches it off. A name that two files give
+    /// different paths is an error naming both files.
+    pub fn load_all(paths: &[PathBuf]) -> Result<Self, Error> {
+        let mut merged = PythonsConfig::default();
+        let mut origin: IndexMap<String, PathBuf> = IndexMap::new();
+        for path in paths {
+            let config = PythonsConfig::load(path)?;
+            merged.file.get_or_insert_with(|| path.clone());
+            let s = &config.sources;
+            let m = &mut merged.sources;
+            m.path &= s.path;
+            m.pyenv &= s.pyenv;
+            m.uv &= s.uv;
+            m.conda &= s.conda;
+            for (name, python) in config.named {
+                match merged.named.get(&name) {
+                    Some(existing) if *existing != python => {
+                        return Err(Error::Config {
+                            path: path.clone(),
+                            message: format!(
+                                "`{name}` is {} here but {} in {}; give one of them another name",
+                                python.display(),
+                                existing.display(),
+                                origin[&name].display()
+                            ),
+                        })
+                    }
+                    Some(_) => {}
+                    None => {
+                        origin.insert(name.clone(), path.clone());
+                        merged.named.insert(name, python);
+                    }
+                }
+            }
+        }
+        Ok(merged)
+    }
+}
+
 /// The file, in the cache folder, where `bisect --keep` names the interpreters it built; it has
 /// the `[pythons]` table of pythons.toml, and discovery reads it after pythons.toml.
 pub fn kept_file(cache_dir: &Path) -> PathBuf {
@@ -203,6 +244,39 @@ mod tests {
         c.add_kept(dir.path());
         assert_eq!(c.named["cpython@v3.8.1"], PathBuf::from("/x/bin/python"));
         assert_eq!(c.named["other"], PathBuf::from("/mine"));
+    }
+
+    #[test]
+    fn several_files_merge() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.toml");
+        let b = dir.path().join("b/pythons.toml");
+        std::fs::create_dir_all(b.parent().unwrap()).unwrap();
+        std::fs::write(
+            &a,
+            "[discovery]\nconda = false\n[pythons]\nx = \"/usr/bin/python3\"\nboth = \"/p\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            &b,
+            "[discovery]\nuv = false\n[pythons]\ny = \"rel/python\"\nboth = \"/p\"\n",
+        )
+        .unwrap();
+        let c = PythonsConfig::load_all(&[a.clone(), b.clone()]).unwrap();
+        assert!(!c.sources.conda && !c.sources.uv && c.sources.path && c.sources.pyenv);
+        assert_eq!(c.named.keys().collect::<Vec<_>>(), ["x", "both", "y"]);
+        // Relative paths stay relative to their own file.
+        assert_eq!(c.named["y"], dir.path().join("b/rel/python"));
+        assert_eq!(c.file.as_deref(), Some(a.as_path()));
+
+        std::fs::write(&b, "[pythons]\nboth = \"/elsewhere\"\n").unwrap();
+        let e = PythonsConfig::load_all(&[a.clone(), b.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`both`") && e.contains("/elsewhere") && e.contains("a.toml"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -83,8 +83,15 @@ fn is_python_name(name: &str) -> bool {
     } else {
         return false;
     };
-    // python, python3, python3.12, python3.13t, python2.7, pypy3.10
-    let rest = rest.strip_suffix('t').unwrap_or(rest);
+    // python, python3, python3.12, python2.7, pypy3.10, and a version with ABI flags:
+    // python3.13t (free-threaded), python3.15d (debug), python3.14td (both).
+    let rest = ["td", "t", "d"]
+        .iter()
+        .find_map(|flags| {
+            rest.strip_suffix(flags)
+                .filter(|r| r.ends_with(|c: char| c.is_ascii_digit()))
+        })
+        .unwrap_or(rest);
     rest.is_empty()
         || rest
             .split('.')
@@ -135,11 +142,13 @@ fn install_dirs(root: &Path, source: Source, out: &mut Vec<Candidate>) {
         .collect();
     dirs.sort();
     for dir in dirs {
-        if let Some(exe) = ["python3", "python", "pypy3", "pypy", "python2"]
+        let bin = dir.join("bin");
+        let exe = ["python3", "python", "pypy3", "pypy", "python2"]
             .iter()
-            .map(|n| dir.join("bin").join(n))
+            .map(|n| bin.join(n))
             .find(|p| p.exists())
-        {
+            .or_else(|| versioned_python(&bin));
+        if let Some(exe) = exe {
             out.push(Candidate {
                 path: exe,
                 source,
@@ -147,6 +156,19 @@ fn install_dirs(root: &Path, source: Source, out: &mut Vec<Candidate>) {
             });
         }
     }
+}
+
+/// The first versioned interpreter name in `bin` (`python3.15d`, `pypy3.11`), for an install
+/// whose folder has no plain `python3` (a debug-only build).
+fn versioned_python(bin: &Path) -> Option<PathBuf> {
+    let mut names: Vec<String> = std::fs::read_dir(bin)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| is_python_name(n))
+        .collect();
+    names.sort();
+    names.first().map(|n| bin.join(n))
 }
 
 fn conda_candidates(home: Option<&Path>, out: &mut Vec<Candidate>) {
@@ -431,11 +453,20 @@ mod tests {
             "pypy3",
             "pypy3.10",
             "pypy",
+            "python3.14d",
+            "python3.15d",
+            "python3.14td",
+            "pypy3.11",
         ] {
             assert!(is_python_name(ok), "{ok}");
         }
         for no in [
             "python3-config",
+            "python3.15d-config",
+            "pythond",
+            "python3.d",
+            "python3.14dt",
+            "python3.14x",
             "python3.11-dbg-config",
             "pythonw",
             "python3.x",

@@ -1,5 +1,7 @@
 //! `--python` requests: a version request (`3.8`, `3.8.18`, `>=3.8,<3.11`), an implementation
-//! with an optional version (`cpython3.12`, `pypy3.9`, `pypy`), a path, or a pythons.toml name.
+//! with an optional version (`cpython3.12`, `pypy3.9`, `pypy`), a version with ABI flags for
+//! debug or free-threaded builds (`3.14d`, `cpython3.15d`, `3.13t`), a path, or a pythons.toml
+//! name.
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -12,6 +14,15 @@ use crate::version::VersionRequest;
 pub enum PythonRequest {
     Version(VersionRequest),
     Implementation(Implementation, Option<VersionRequest>),
+    /// A bare version followed by ABI flags as `sys.abiflags` spells them: `3.14d` (debug),
+    /// `3.13t` (free-threaded), `3.14td` (both), optionally after an implementation
+    /// (`cpython3.14d`). It selects the builds of that version whose flags are exactly these.
+    Build {
+        implementation: Option<Implementation>,
+        version: VersionRequest,
+        debug: bool,
+        free_threaded: bool,
+    },
     Path(PathBuf),
     Name(String),
 }
@@ -42,6 +53,9 @@ impl PythonRequest {
         ] {
             if let Some(rest) = t.strip_prefix(prefix) {
                 let rest = rest.trim_start_matches(['-', '@']);
+                if let Some(build) = Self::build(Some(implementation), rest) {
+                    return build.map_err(bad);
+                }
                 let version = match VersionRequest::from_str(rest) {
                     _ if rest.is_empty() => None,
                     Ok(v) => Some(v),
@@ -52,12 +66,34 @@ impl PythonRequest {
                 return Ok(PythonRequest::Implementation(implementation, version));
             }
         }
+        if let Some(build) = Self::build(None, t) {
+            return build.map_err(bad);
+        }
         if VersionRequest::looks_like(t) {
             return VersionRequest::from_str(t)
                 .map(PythonRequest::Version)
                 .map_err(bad);
         }
         Ok(PythonRequest::Name(t.to_string()))
+    }
+
+    /// `3.14d` and the like: `None` when `text` is not a bare version followed by ABI flags.
+    fn build(implementation: Option<Implementation>, text: &str) -> Option<Result<Self, String>> {
+        let (version, flags) = ["td", "t", "d"].iter().find_map(|flags| {
+            let version = text.strip_suffix(flags)?;
+            let bare = version.starts_with(|c: char| c.is_ascii_digit())
+                && version.ends_with(|c: char| c.is_ascii_digit())
+                && version.chars().all(|c| c.is_ascii_digit() || c == '.');
+            bare.then_some((version, *flags))
+        })?;
+        Some(
+            VersionRequest::from_str(version).map(|version| PythonRequest::Build {
+                implementation,
+                version,
+                debug: flags.contains('d'),
+                free_threaded: flags.contains('t'),
+            }),
+        )
     }
 
     /// Does this request select `interpreter`? Paths are matched on the canonical executable.
@@ -67,6 +103,17 @@ impl PythonRequest {
             PythonRequest::Implementation(i, v) => {
                 interpreter.implementation == *i
                     && v.as_ref().is_none_or(|v| v.contains(&interpreter.version))
+            }
+            PythonRequest::Build {
+                implementation,
+                version,
+                debug,
+                free_threaded,
+            } => {
+                implementation.is_none_or(|i| interpreter.implementation == i)
+                    && version.contains(&interpreter.version)
+                    && interpreter.debug == *debug
+                    && interpreter.free_threaded == *free_threaded
             }
             PythonRequest::Path(p) => {
                 std::fs::canonicalize(p).is_ok_and(|c| c == interpreter.executable)
@@ -132,6 +179,52 @@ mod tests {
         }
     }
 
+    fn interpreter(
+        implementation: Implementation,
+        version: &str,
+        debug: bool,
+        ft: bool,
+    ) -> Interpreter {
+        let mut i = Interpreter::stand_in(&super::super::Unusable {
+            path: PathBuf::from("/nowhere/python"),
+            sources: vec![],
+            name: None,
+            reason: String::new(),
+        });
+        i.unusable = None;
+        i.implementation = implementation;
+        i.version = crate::version::PythonVersion::parse(version).unwrap();
+        i.debug = debug;
+        i.free_threaded = ft;
+        i
+    }
+
+    #[test]
+    fn abi_flags_select_builds() {
+        let release = interpreter(Implementation::Cpython, "3.14.10", false, false);
+        let debug = interpreter(Implementation::Cpython, "3.14.10", true, false);
+        let ft = interpreter(Implementation::Cpython, "3.14.10", false, true);
+        let ft_debug = interpreter(Implementation::Cpython, "3.14.10", true, true);
+        let other = interpreter(Implementation::Cpython, "3.15.2", true, false);
+        let pypy = interpreter(Implementation::Pypy, "3.11.17", false, false);
+        let all = [&release, &debug, &ft, &ft_debug, &other, &pypy];
+        let chosen = |request: &str| -> Vec<usize> {
+            let r = PythonRequest::parse(request).unwrap();
+            (0..all.len()).filter(|&n| r.selects(all[n])).collect()
+        };
+        assert_eq!(chosen("3.14"), vec![0, 1, 2, 3]);
+        assert_eq!(chosen("3.14d"), vec![1]);
+        assert_eq!(chosen("cpython3.14d"), vec![1]);
+        assert_eq!(chosen("cpython-3.14d"), vec![1]);
+        assert_eq!(chosen("3.14t"), vec![2]);
+        assert_eq!(chosen("3.14td"), vec![3]);
+        assert_eq!(chosen("3d"), vec![1, 4]);
+        assert_eq!(chosen("3.14.10d"), vec![1]);
+        assert_eq!(chosen("pypy3.14d"), Vec::<usize>::new());
+        assert_eq!(chosen("pypy3.11"), vec![5]);
+        assert_eq!(chosen("3.15"), vec![4]);
+    }
+
     #[test]
     fn kinds() {
         assert!(matches!(
@@ -155,6 +248,39 @@ mod tests {
             PythonRequest::Name(_)
         ));
         assert!(PythonRequest::parse("3.x").is_err());
+        assert!(matches!(
+            PythonRequest::parse("3.15d").unwrap(),
+            PythonRequest::Build {
+                implementation: None,
+                debug: true,
+                free_threaded: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            PythonRequest::parse("cpython3.14td").unwrap(),
+            PythonRequest::Build {
+                implementation: Some(Implementation::Cpython),
+                debug: true,
+                free_threaded: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            PythonRequest::parse("3.13t").unwrap(),
+            PythonRequest::Build {
+                debug: false,
+                free_threaded: true,
+                ..
+            }
+        ));
+        // Not a version with ABI flags: a name, or a version request that is an error.
+        assert!(matches!(
+            PythonRequest::parse("sid-python3.14d").unwrap(),
+            PythonRequest::Name(_)
+        ));
+        assert!(PythonRequest::parse("3.14dt").is_err());
+        assert!(PythonRequest::parse("cpython3.14x").is_err());
         assert!(matches!(
             PythonRequest::parse("cpython@v3.8.1").unwrap(),
             PythonRequest::Name(_)

@@ -7,6 +7,7 @@ mod corpus;
 mod format2;
 mod hardening;
 mod harness;
+mod newest;
 mod reports;
 mod requires;
 mod roundtrip;
@@ -19,6 +20,7 @@ fn main() {
     trials.extend(format2::trials());
     trials.extend(harness::trials());
     trials.extend(hardening::trials());
+    trials.extend(newest::trials());
     trials.extend(requires::trials());
     trials.extend(bisect::trials());
     trials.extend(reports::trials());

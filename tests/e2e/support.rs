@@ -12,7 +12,10 @@ use libtest_mimic::{Failed, Trial};
 pub type TestResult = Result<(), Failed>;
 
 /// A real interpreter a test needs: `2.7`, `3.6` … `3.13` from pyenv, `pypy` (Debian's pypy3),
-/// `debug` (Debian's python3.11-dbg), `system` (Debian's python3.11).
+/// `debug` (Debian's python3.11-dbg), `system` (Debian's python3.11), and the newest ones that
+/// `.ci/newest-pythons.sh` installs (see [`newest_python`]): `3.14`, `3.15` (from pyenv when it
+/// has them), `3.14d`, `3.15d` (their debug builds), `pypy3.11` (PyPy 7.3, no `_pickle`) and
+/// `pypy8` (PyPy 8, Python 3.11 with `_pickle`).
 pub fn python(need: &str) -> Option<PathBuf> {
     let fixed = match need {
         "pypy" => Some("/usr/bin/pypy3"),
@@ -23,6 +26,41 @@ pub fn python(need: &str) -> Option<PathBuf> {
     if let Some(p) = fixed {
         return Path::new(p).exists().then(|| PathBuf::from(p));
     }
+    let newest_name = match need {
+        "3.14d" => Some("sid-python3.14d"),
+        "3.15d" => Some("sid-python3.15d"),
+        "pypy3.11" => Some("trixie-pypy3.11"),
+        "pypy8" => Some("sid-pypy3.11"),
+        _ => None,
+    };
+    if let Some(name) = newest_name {
+        return newest_python(name);
+    }
+    pyenv_python(need).or_else(|| match need {
+        "3.14" => newest_python("sid-python3.14"),
+        "3.15" => newest_python("sid-python3.15"),
+        _ => None,
+    })
+}
+
+/// The folder `.ci/newest-pythons.sh` installed into: `CROSSPICKLE_NEWEST_PYTHONS`, else the
+/// script's default, `target/newest-pythons` of this checkout.
+pub fn newest_pythons_dir() -> PathBuf {
+    std::env::var_os("CROSSPICKLE_NEWEST_PYTHONS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/newest-pythons"))
+}
+
+/// An interpreter named in the pythons.toml that `.ci/newest-pythons.sh` wrote.
+pub fn newest_python(name: &str) -> Option<PathBuf> {
+    let dir = newest_pythons_dir();
+    let text = std::fs::read_to_string(dir.join("pythons.toml")).ok()?;
+    let table: toml::Table = toml::from_str(&text).ok()?;
+    let path = dir.join(table.get("pythons")?.get(name)?.as_str()?);
+    path.exists().then_some(path)
+}
+
+fn pyenv_python(need: &str) -> Option<PathBuf> {
     let root = std::env::var_os("PYENV_ROOT")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
