@@ -4,7 +4,7 @@
 use super::args::ListArgs;
 use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
-use crate::case::{find_case_files, load_cases, Case, OutcomeKind, Rule};
+use crate::case::{Case, OutcomeKind, Rule};
 
 /// Where a case's behaviour differs: one line per rule that expects something other than pass.
 pub fn differences(case: &Case) -> Vec<String> {
@@ -58,9 +58,10 @@ fn describe_rule(rule: &Rule) -> String {
 pub fn list(args: &ListArgs) -> Result<i32, Failure> {
     let settings = Settings::resolve(Given {
         paths: &args.paths,
+        corpus: args.corpus,
         ..Given::default()
     })?;
-    let mut cases = load_cases(&find_case_files(&settings.paths)?)?;
+    let mut cases = settings.load_cases()?;
     cases.sort_by(|a, b| a.path.cmp(&b.path));
     crate::sys::stdout::emit(&if args.markdown {
         render_markdown(&cases)

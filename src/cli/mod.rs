@@ -8,6 +8,7 @@ mod args;
 mod bisect;
 mod cache;
 mod failure;
+mod init;
 mod interpreters;
 mod interrupt;
 mod list;
@@ -57,6 +58,8 @@ enum Command {
     Merge(merge::MergeArgs),
     /// Print the catalogue of cases: id, title, tags, links, where the behaviour differs
     List(ListArgs),
+    /// Write a starter cases/ (one example case) and the GitHub Actions workflow into a folder
+    Init(init::InitArgs),
 }
 
 /// Parse the command line, run, and return the exit code.
@@ -81,6 +84,7 @@ pub fn main() -> i32 {
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
             Some(Command::List(args)) => list::list(&args),
             Some(Command::Merge(args)) => merge::merge(&args),
+            Some(Command::Init(args)) => init::init(&args),
             None => run::run(cli.run).await,
         }
     });
