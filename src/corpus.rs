@@ -223,7 +223,9 @@ mod tests {
         // Another case with a corpus id is an error naming both, at its `id:`.
         let clash = dir.path().join("clash.yaml");
         std::fs::write(&clash, "title: t\nid: highest-protocol\ncode: pass\n").unwrap();
-        let e = load(std::slice::from_ref(&clash), true).unwrap_err().to_string();
+        let e = load(std::slice::from_ref(&clash), true)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(&format!("{}:2:1: id `highest-protocol` is also the id of corpus:cases/protocols/highest-protocol.yaml", clash.display())),
             "{e}"

@@ -47,14 +47,18 @@ impl Target {
                 .into_iter()
                 .find(|c| c.id == case || c.path.as_os_str() == case);
             if found.is_none() {
-                let mut searched: Vec<String> =
-                    paths.iter().map(|p| p.display().to_string()).collect();
+                let mut searched = Vec::new();
+                if !paths.is_empty() {
+                    let paths: Vec<String> =
+                        paths.iter().map(|p| p.display().to_string()).collect();
+                    searched.push(format!("under {}", paths.join(", ")));
+                }
                 if corpus {
-                    searched.push("the corpus (--corpus)".to_string());
+                    searched.push("in the corpus (--corpus)".to_string());
                 }
                 return Err(Error::Usage(format!(
-                    "no case `{case}`: give a case file, or a case id found under {}",
-                    searched.join(", ")
+                    "no case `{case}`: give a case file, or a case id found {}",
+                    searched.join(" or ")
                 )));
             }
             found

@@ -4,7 +4,9 @@
 
 mod bisect;
 mod corpus;
+mod docs;
 mod harness;
+mod init;
 mod reports;
 mod requires;
 mod roundtrip;
@@ -14,6 +16,8 @@ fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
+    trials.extend(docs::trials());
+    trials.extend(init::trials());
     trials.extend(harness::trials());
     trials.extend(requires::trials());
     trials.extend(bisect::trials());
