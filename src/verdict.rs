@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::case::{Expected, OutcomeKind};
-use crate::outcome::Observed;
+use crate::outcome::{ClassRelation, Observed};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -79,23 +79,47 @@ impl fmt::Display for Verdict {
 /// Does the observed outcome show what `expected` describes?
 pub fn matches(expected: &Expected, observed: &Observed) -> bool {
     expected.outcome == observed.outcome
-        && expected.exception.as_deref().is_none_or(|want| {
-            observed
-                .exception
-                .as_deref()
-                .is_some_and(|got| exception_matches(want, got))
-        })
+        && expected
+            .exception
+            .as_deref()
+            .is_none_or(|want| exception_is(want, observed))
+        && expected
+            .instance_of
+            .as_deref()
+            .is_none_or(|want| instance_of(want, observed))
         && expected
             .signal
             .as_deref()
             .is_none_or(|want| observed.signal.as_deref() == Some(want))
         && expected.pattern.as_deref().is_none_or(|pattern| {
+            // Python's `re` meaning, searched in the whole message (the loader has refused
+            // patterns that cannot be given it).
             let message = observed.message.as_deref().unwrap_or("");
-            fancy_regex::Regex::new(pattern)
+            crate::case::compile_match(pattern)
                 .ok()
                 .and_then(|re| re.is_match(message).ok())
                 .unwrap_or(false)
         })
+}
+
+/// `exception: want`: the interpreter resolved `want` to the raised class itself (so an alias
+/// such as `pickle.PicklingError` for `_pickle.PicklingError` matches), or the names match.
+pub fn exception_is(want: &str, observed: &Observed) -> bool {
+    observed.classes.get(want) == Some(&ClassRelation::Same)
+        || observed
+            .exception
+            .as_deref()
+            .is_some_and(|got| exception_matches(want, got))
+}
+
+/// `instance_of: want`: the interpreter resolved `want` to the raised class or one of its
+/// bases (what `except want:` would catch there); a name that does not name a class there does
+/// not match.
+pub fn instance_of(want: &str, observed: &Observed) -> bool {
+    matches!(
+        observed.classes.get(want),
+        Some(ClassRelation::Same | ClassRelation::Subclass)
+    )
 }
 
 /// A bare name matches the last dotted part; a dotted name must match whole trailing parts
@@ -108,6 +132,11 @@ pub fn exception_matches(want: &str, got: &str) -> bool {
 
 /// The verdict for a run that happened.
 pub fn judge(expected: &Expected, observed: &Observed) -> Verdict {
+    if expected.outcome == OutcomeKind::Skip {
+        // The run loop does not execute what a `skip` rule decides; should one be judged
+        // anyway, it is still skipped.
+        return Verdict::Skipped;
+    }
     if matches(expected, observed) {
         if expected.outcome == OutcomeKind::Pass {
             Verdict::Ok
@@ -139,6 +168,7 @@ mod tests {
         Expected {
             outcome,
             exception: exception.map(String::from),
+            instance_of: None,
             signal: None,
             pattern: pattern.map(String::from),
             reason: None,
@@ -176,6 +206,44 @@ mod tests {
             Verdict::Changed
         );
         assert_eq!(judge(&expected(Fail, None, None), &err), Verdict::Changed);
+    }
+
+    #[test]
+    fn classes_resolved_by_the_interpreter() {
+        use OutcomeKind::*;
+        let mut err = observed(Error, Some("_pickle.PicklingError"), Some("boom"));
+        err.classes = [
+            ("pickle.PicklingError", ClassRelation::Same),
+            ("pickle.PickleError", ClassRelation::Subclass),
+            ("ValueError", ClassRelation::Unrelated),
+            ("nosuch.Error", ClassRelation::Missing),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let with = |exception: Option<&str>, instance: Option<&str>| Expected {
+            instance_of: instance.map(String::from),
+            ..expected(Error, exception, None)
+        };
+        // An alias names the same class; textual matching stays for the rest.
+        assert!(matches(&with(Some("pickle.PicklingError"), None), &err));
+        assert!(matches(&with(Some("PicklingError"), None), &err));
+        assert!(!matches(&with(Some("pickle.PickleError"), None), &err));
+        // instance_of: the class or a base, never a name that does not resolve.
+        assert!(matches(&with(None, Some("pickle.PickleError")), &err));
+        assert!(matches(&with(None, Some("pickle.PicklingError")), &err));
+        assert!(!matches(&with(None, Some("ValueError")), &err));
+        assert!(!matches(&with(None, Some("nosuch.Error")), &err));
+        assert!(!matches(&with(None, Some("_pickle.PicklingError")), &err));
+        assert_eq!(
+            judge(
+                &with(Some("pickle.PicklingError"), Some("pickle.PickleError")),
+                &err
+            ),
+            Verdict::Xfail
+        );
+        let skip = expected(Skip, None, None);
+        assert_eq!(judge(&skip, &err), Verdict::Skipped);
     }
 
     #[test]

@@ -81,10 +81,114 @@ impl VersionRequest {
         &self.text
     }
 
+    /// Whether no version is in both requests, as far as their bounds tell: `!=`, `~=`'s
+    /// exclusions and `===` are taken to allow anything, so `false` can also mean "cannot tell".
+    pub fn disjoint(&self, other: &VersionRequest) -> bool {
+        self.span().intersect(&other.span()).is_empty()
+    }
+
+    /// The range of versions between this request's bounds.
+    fn span(&self) -> Span {
+        use pep440_rs::Operator;
+        let mut span = Span::default();
+        for spec in self.specifiers.iter() {
+            let v = spec.version().clone();
+            let bound = |v: Version, inclusive| Some((v, inclusive));
+            let next = match spec.operator() {
+                Operator::LessThan => Span {
+                    low: None,
+                    high: bound(v, false),
+                },
+                Operator::LessThanEqual => Span {
+                    low: None,
+                    high: bound(v, true),
+                },
+                Operator::GreaterThan => Span {
+                    low: bound(v, false),
+                    high: None,
+                },
+                Operator::GreaterThanEqual => Span {
+                    low: bound(v, true),
+                    high: None,
+                },
+                Operator::Equal => Span {
+                    low: bound(v.clone(), true),
+                    high: bound(v, true),
+                },
+                Operator::EqualStar => series(v.release()),
+                Operator::TildeEqual if v.release().len() >= 2 => Span {
+                    low: bound(v.clone(), true),
+                    high: series(&v.release()[..v.release().len() - 1]).high,
+                },
+                _ => Span::default(),
+            };
+            span = span.intersect(&next);
+        }
+        span
+    }
+
     /// Whether `text` looks like a version request rather than a name or a path.
     pub fn looks_like(text: &str) -> bool {
         let t = text.trim();
         t.starts_with(|c: char| c.is_ascii_digit() || "<>=!~".contains(c))
+    }
+}
+
+/// The versions between two bounds (each a version and whether it is included); none is open.
+#[derive(Debug, Clone, Default)]
+struct Span {
+    low: Option<(Version, bool)>,
+    high: Option<(Version, bool)>,
+}
+
+impl Span {
+    fn intersect(&self, other: &Span) -> Span {
+        let low = match (&self.low, &other.low) {
+            (Some(a), Some(b)) => Some(
+                if a.0 > b.0 || (a.0 == b.0 && !a.1) {
+                    a
+                } else {
+                    b
+                }
+                .clone(),
+            ),
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
+        let high = match (&self.high, &other.high) {
+            (Some(a), Some(b)) => Some(
+                if a.0 < b.0 || (a.0 == b.0 && !a.1) {
+                    a
+                } else {
+                    b
+                }
+                .clone(),
+            ),
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
+        Span { low, high }
+    }
+
+    fn is_empty(&self) -> bool {
+        match (&self.low, &self.high) {
+            (Some((low, low_in)), Some((high, high_in))) => {
+                low > high || (low == high && !(*low_in && *high_in))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `==X.*`: from the first development release of X to the first of the next series.
+fn series(release: &[u64]) -> Span {
+    let start = Version::new(release.iter().copied()).with_dev(Some(0));
+    let mut next: Vec<u64> = release.to_vec();
+    if let Some(last) = next.last_mut() {
+        *last += 1;
+    }
+    let end = Version::new(next).with_dev(Some(0));
+    Span {
+        low: Some((start, true)),
+        high: Some((end, false)),
     }
 }
 
@@ -212,6 +316,27 @@ mod tests {
         assert!(serde_norway::from_str::<VersionRequest>("\"3.10\"")
             .unwrap()
             .contains(&v("3.10.13")));
+    }
+
+    #[test]
+    fn disjoint_requests() {
+        let apart = |a: &str, b: &str| req(a).disjoint(&req(b));
+        assert!(apart("<3", ">=3"));
+        assert!(apart("<3", ">=3,<3.7.7"));
+        assert!(apart("3.12", ">=3.13"));
+        assert!(apart("3.12", "3.13"));
+        assert!(apart("<3.8", "3.8.1"));
+        assert!(apart(">=3.8.0,<3.8.2", "3.7"));
+        assert!(apart("~=3.8.1", "3.9"));
+        assert!(!apart("<3.8", "3.7"));
+        assert!(!apart("<3.12", "3.11"));
+        assert!(!apart(">=3.8", "<3.8.2"));
+        assert!(!apart("<=3.8", ">=3.8"));
+        assert!(!apart("!=3.8", "3.8.1"));
+        // A pre-release of 3.8.0 is in the series 3.8 and below 3.8.
+        assert!(!apart("3.8", "<3.8"));
+        assert!(req("3.8").contains(&v("3.8.0rc1")) && req("<3.8").contains(&v("3.8.0rc1")));
+        assert!(!apart("3.8", "<3.8.0.dev1"));
     }
 
     #[test]

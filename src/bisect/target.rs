@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::case::{load_cases, Case, Params};
+use crate::case::{load_cases, Case, ParamValue, Params};
 use crate::errors::Error;
 use crate::outcome::Observed;
 use crate::python::Interpreter;
@@ -140,35 +140,46 @@ impl Target {
     }
 }
 
-/// The one params combination `wanted` (`k=v,...`) selects.
+/// The one params combination `wanted` (`k=v,...`) selects. A value is written as run names
+/// write it (`v=5`, `v='5'`, `v=5.0`, `v=True`); a value written as its raw text (`v=2.8.0`)
+/// is taken when exactly one of the param's values has that text.
 fn pick_params(case: &Case, wanted: Option<&str>) -> Result<Params, Error> {
     let combos = case.param_combinations();
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    for piece in wanted
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
+    let mut pairs: Vec<(String, ParamValue)> = Vec::new();
+    for piece in split_params(wanted.unwrap_or("")) {
         let (k, v) = piece
             .split_once('=')
             .ok_or_else(|| Error::Usage(format!("--params: `{piece}` is not name=value")))?;
-        if !case.params.contains_key(k.trim()) {
+        let (k, v) = (k.trim(), v.trim());
+        let Some(declared) = case.params.get(k) else {
             return Err(Error::Usage(format!(
-                "--params: case `{}` has no param `{}`",
-                case.id,
-                k.trim()
+                "--params: case `{}` has no param `{k}`",
+                case.id
             )));
-        }
-        pairs.push((k.trim().to_string(), v.trim().to_string()));
+        };
+        let by_name: Vec<&ParamValue> = declared.iter().filter(|d| d.name() == v).collect();
+        let by_text: Vec<&ParamValue> = declared.iter().filter(|d| d.to_string() == v).collect();
+        let value = match (by_name.as_slice(), by_text.as_slice()) {
+            ([one], _) | ([], [one]) => (*one).clone(),
+            ([], []) => {
+                return Err(Error::Usage(format!(
+                    "--params: param `{k}` of case `{}` has no value {v} (its values are {})",
+                    case.id,
+                    names(declared)
+                )))
+            }
+            (_, several) => {
+                return Err(Error::Usage(format!(
+                    "--params: `{k}={v}` could be any of {}: write the value as its name",
+                    names(several.iter().copied())
+                )))
+            }
+        };
+        pairs.push((k.to_string(), value));
     }
     let matching: Vec<Params> = combos
         .into_iter()
-        .filter(|p| {
-            pairs
-                .iter()
-                .all(|(k, v)| p.get(k).is_some_and(|x| x.to_string() == *v))
-        })
+        .filter(|p| pairs.iter().all(|(k, v)| p.get(k) == Some(v)))
         .collect();
     match matching.len() {
         1 => Ok(matching.into_iter().next().expect("one")),
@@ -178,10 +189,74 @@ fn pick_params(case: &Case, wanted: Option<&str>) -> Result<Params, Error> {
             wanted.unwrap_or("")
         ))),
         _ => Err(Error::Usage(format!(
-            "case `{}` runs {} params combinations; pick one with --params, e.g. --params {}",
+            "case `{}` runs {} params combinations; pick one with --params, e.g. --params \"{}\"",
             case.id,
             matching.len(),
             matching[0]
         ))),
+    }
+}
+
+/// `a=1,b='x,y'` split on the commas outside quotes.
+fn split_params(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut piece = String::new();
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), '\\') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, ',') => {
+                out.push(std::mem::take(&mut piece));
+                continue;
+            }
+            _ => {}
+        }
+        piece.push(c);
+    }
+    out.push(piece);
+    out.into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+fn names<'a>(values: impl IntoIterator<Item = &'a ParamValue>) -> String {
+    values
+        .into_iter()
+        .map(ParamValue::name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case() -> Case {
+        let text = "title: t\nparams:\n  v: [5, '5', 5.0, true, 'a,b']\n  w: [x]\ncode: pass\n";
+        crate::case::parse_case(std::path::Path::new("c.yaml"), text).unwrap()
+    }
+
+    #[test]
+    fn params_are_picked_by_their_names() {
+        let case = case();
+        let pick = |w: &str| pick_params(&case, Some(w)).map(|p| p.to_string());
+        assert_eq!(pick("v=5").unwrap(), "v=5,w=x");
+        assert_eq!(pick("v='5'").unwrap(), "v='5',w=x");
+        assert_eq!(pick("v=5.0").unwrap(), "v=5.0,w=x");
+        assert_eq!(pick("v=True").unwrap(), "v=True,w=x");
+        assert_eq!(
+            pick("v=true").unwrap(),
+            "v=True,w=x",
+            "the raw text, when unique"
+        );
+        assert_eq!(pick("v='a,b', w=x").unwrap(), "v='a,b',w=x");
+        assert!(pick("v=6").unwrap_err().to_string().contains("no value 6"));
+        let e = pick("w=x").unwrap_err().to_string();
+        assert!(e.contains("runs 5 params combinations"), "{e}");
     }
 }

@@ -1,12 +1,20 @@
 //! Finding case files and turning each into a validated [`Case`], or into errors that name the
-//! file, the line, the column and the key.
+//! file, the line and the column of the offending key or value, and quote it. Limits: a file
+//! of at most 1 MiB, nested at most 32 levels, at most 100,000 nodes once aliases are
+//! expanded ([`yaml`]), at most 10,000 param combinations, a `timeout` of at most a week.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use indexmap::IndexMap;
+
+use super::params::python_float_repr;
 use super::schema::{RawCase, RawRule};
-use super::{Body, Case, Expected, OutcomeKind, Rule};
+use super::selectors::{InterpreterSelector, WhereValue};
+use super::yaml::{self, Kind, Node, Pos};
+use super::{Body, Case, Expected, OutcomeKind, ParamValue, Rule};
 use crate::errors::{CaseError, Error};
+use crate::version::PythonVersion;
 
 /// Every `*.yaml` / `*.yml` file under `paths` (files are taken as given), sorted, each once.
 pub fn find_case_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
@@ -59,9 +67,14 @@ pub fn load_cases(files: &[PathBuf]) -> Result<Vec<Case>, Error> {
             Ok(case) => {
                 if let Some(first) = ids.get(&case.id) {
                     let text = std::fs::read_to_string(file).unwrap_or_default();
+                    let location = yaml::parse(&text)
+                        .ok()
+                        .flatten()
+                        .map(|root| root.get("id").map(|n| n.at).unwrap_or(root.at))
+                        .or(Some((1, 1)));
                     errors.push(CaseError {
                         path: file.clone(),
-                        location: Locator::new(&text).top_key("id"),
+                        location,
                         message: format!(
                             "duplicate id `{}`: {} has it already; ids must be unique (give one of them an `id:`)",
                             case.id,
@@ -84,25 +97,54 @@ pub fn load_cases(files: &[PathBuf]) -> Result<Vec<Case>, Error> {
 }
 
 pub fn load_file(path: &Path) -> Result<Case, Vec<CaseError>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let unreadable = |message: String| {
         vec![CaseError {
             path: path.to_path_buf(),
             location: None,
-            message: format!("cannot read: {e}"),
+            message,
         }]
-    })?;
+    };
+    // A file too large is refused before a byte of it is read.
+    let size = std::fs::metadata(path)
+        .map_err(|e| unreadable(format!("cannot read: {e}")))?
+        .len();
+    if size > yaml::MAX_BYTES {
+        return Err(unreadable(yaml::too_large(size)));
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|e| unreadable(format!("cannot read: {e}")))?;
     parse_case(path, &text)
 }
 
-/// Parse and validate one case file's text.
+/// Parse and validate one case file's text. Every error names a line and a column.
 pub fn parse_case(path: &Path, text: &str) -> Result<Case, Vec<CaseError>> {
-    if text.trim().is_empty() {
-        let message = "the file is empty: a case needs at least `title` and `code`".to_string();
-        return Err(vec![CaseError {
+    let fail = |at: Pos, message: String| {
+        vec![CaseError {
             path: path.to_path_buf(),
-            location: None,
+            location: Some(at),
             message,
-        }]);
+        }]
+    };
+    // The tree first: it refuses hostile files (size, nesting, aliases) before serde reads
+    // them, and it knows where every key and value stands.
+    let root = match yaml::parse(text) {
+        Err(e) => return Err(fail(e.at, e.message)),
+        Ok(None) => {
+            return Err(fail(
+                (1, 1),
+                "the file is empty: a case needs at least `title` and `code`".into(),
+            ))
+        }
+        Ok(Some(root)) => root,
+    };
+    if !matches!(root.kind, Kind::Map(_)) {
+        return Err(fail(
+            root.at,
+            format!(
+                "a case file is a mapping of keys (`title:`, `code:`, ...), not {}",
+                root.quoted()
+            ),
+        ));
     }
     let raw: RawCase = serde_norway::from_str(text).map_err(|e| {
         let location = e.location().map(|l| (l.line(), l.column()));
@@ -110,19 +152,21 @@ pub fn parse_case(path: &Path, text: &str) -> Result<Case, Vec<CaseError>> {
         if let Some(at) = message.rfind(" at line ") {
             message.truncate(at);
         }
-        vec![CaseError {
-            path: path.to_path_buf(),
-            location,
-            message,
-        }]
+        fail(location.unwrap_or(root.at), message)
     })?;
     Validator {
         path,
-        loc: Locator::new(text),
+        loc: Locator { root: &root },
         errors: Vec::new(),
     }
     .validate(raw)
 }
+
+/// The longest time limit a case or the command line may give a run: a week.
+pub const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
+
+/// The most param combinations a case may have (each is a run per interpreter).
+pub const MAX_COMBINATIONS: usize = 10_000;
 
 struct Validator<'a> {
     path: &'a Path,
@@ -134,7 +178,7 @@ impl Validator<'_> {
     fn err(&mut self, location: Option<(usize, usize)>, message: String) {
         self.errors.push(CaseError {
             path: self.path.to_path_buf(),
-            location,
+            location: location.or(Some(self.loc.root.at)),
             message,
         });
     }
@@ -164,16 +208,18 @@ impl Validator<'_> {
             Some(t) if !t.is_empty() => {
                 if t.contains('\n') {
                     let at = self.loc.top_key("title");
+                    let first = t.lines().next().unwrap_or_default();
                     self.err(
                         at,
-                        "`title` must be one line (put the rest in `description`)".into(),
+                        format!("`title` must be one line, not `{first}` and more (put the rest in `description`)"),
                     );
                 }
                 t.to_string()
             }
             _ => {
+                let at = self.loc.top_key("title");
                 self.err(
-                    None,
+                    at,
                     "missing `title`: every case needs a one-line title".into(),
                 );
                 String::new()
@@ -213,69 +259,54 @@ impl Validator<'_> {
         };
         let round_trip = matches!(body, Body::RoundTrip { .. });
         if let Some(t) = raw.timeout {
+            let at = self.loc.top_key("timeout");
             if !(t.is_finite() && t > 0.0) {
-                let at = self.loc.top_key("timeout");
                 self.err(
                     at,
-                    format!("`timeout` must be a positive number of seconds, not {t}"),
+                    format!(
+                        "`timeout` must be a positive number of seconds, not {}",
+                        python_float_repr(t)
+                    ),
+                );
+            } else if t > MAX_TIMEOUT_S {
+                self.err(
+                    at,
+                    format!(
+                        "`timeout` {} is too long: at most {MAX_TIMEOUT_S} seconds (a week)",
+                        python_float_repr(t)
+                    ),
                 );
             }
         }
-        for link in &raw.links {
+        for (i, link) in raw.links.iter().enumerate() {
             if !(link.starts_with("https://") || link.starts_with("http://")) {
-                let at = self.loc.find_text(link);
+                let at = self.loc.top_item("links", i);
                 self.err(
                     at,
                     format!("link `{link}` is not a URL (http:// or https://)"),
                 );
             }
         }
-        for tag in &raw.tags {
+        for (i, tag) in raw.tags.iter().enumerate() {
             if tag.trim().is_empty() || tag.contains(char::is_whitespace) {
-                let at = self.loc.top_key("tags");
+                let at = self.loc.top_item("tags", i);
                 self.err(at, format!("tag `{tag}` must be one word"));
             }
         }
         for key in raw.env.keys() {
             if key.is_empty() || key.contains('=') || key.contains('\0') {
-                let at = self.loc.top_key("env");
+                let at = self.loc.key_under("env", key);
                 self.err(at, format!("environment variable name `{key}` is invalid"));
             }
         }
-        for (name, values) in &raw.params {
-            let at = self.loc.key_under("params", name);
-            if !is_identifier(name) {
-                self.err(
-                    at,
-                    format!("param `{name}` is not a Python identifier: params become globals"),
-                );
-            }
-            if round_trip && name == "data" {
-                self.err(
-                    at,
-                    "param `data` would hide the pickle that `load` receives in `data`: rename it"
-                        .into(),
-                );
-            }
-            if values.is_empty() {
-                self.err(
-                    at,
-                    format!("param `{name}` has no values: give it a non-empty list"),
-                );
-            }
-            for (i, v) in values.iter().enumerate() {
-                if values[..i].contains(v) {
-                    self.err(at, format!("param `{name}` lists the value {v} twice"));
-                }
-            }
-        }
-        for req in &raw.requires {
-            let at = self.loc.find_text(req);
+        let params = self.params(raw.python.as_ref(), round_trip);
+        for (i, req) in raw.requires.iter().enumerate() {
+            let at = self.loc.top_item("requires", i);
             if req.trim().is_empty() {
                 self.err(at, "empty requirement in `requires`".into());
             }
             for name in placeholders(req) {
-                if !raw.params.contains_key(&name) {
+                if !params.contains_key(&name) {
                     self.err(at, format!("requirement `{req}` uses `{{{name}}}` but the case has no param `{name}`"));
                 }
             }
@@ -284,7 +315,7 @@ impl Validator<'_> {
             .expect
             .into_iter()
             .enumerate()
-            .map(|(i, r)| self.rule(i, r, &raw.params, round_trip))
+            .map(|(i, r)| self.rule(i, r, &params, round_trip))
             .collect();
         if let Some(first) = rules.iter().position(Rule::selects_everything) {
             if first + 1 < rules.len() {
@@ -302,34 +333,130 @@ impl Validator<'_> {
             description: raw.description,
             links: raw.links,
             tags: raw.tags,
-            python: raw.python,
-            implementation: raw.implementation,
+            applies_to: InterpreterSelector {
+                python: raw.python,
+                implementation: raw.implementation,
+                implementation_version: raw.implementation_version,
+                features: raw.features,
+            },
             requires: raw.requires,
             env: raw.env,
             timeout: raw.timeout,
-            params: raw.params,
+            params,
             body,
             expect: rules,
         })
+    }
+
+    /// The params, each value typed from its YAML text (serde has checked the shape), with
+    /// every name and value checked where it stands.
+    fn params(
+        &mut self,
+        python: Option<&super::VersionRequests>,
+        round_trip: bool,
+    ) -> IndexMap<String, Vec<ParamValue>> {
+        let mut params = IndexMap::new();
+        let Some(Kind::Map(entries)) = self.loc.root.get("params").map(|n| &n.kind) else {
+            return params;
+        };
+        let keywords = Keywords::of(python);
+        for (key, list) in entries {
+            let name = key.scalar().map(|s| s.text.clone()).unwrap_or_default();
+            if let Some(problem) = bad_param_name(&name, round_trip, &keywords) {
+                self.err(Some(key.at), format!("param `{name}` {problem}"));
+            }
+            let items = list.items_or_self();
+            if items.is_empty() {
+                self.err(
+                    Some(list.at),
+                    format!("param `{name}` has no values: give it a non-empty list"),
+                );
+            }
+            let mut values: Vec<(ParamValue, Pos)> = Vec::new();
+            for item in items {
+                let Some(scalar) = item.scalar() else {
+                    continue;
+                };
+                match ParamValue::from_yaml(scalar) {
+                    Err(e) => self.err(Some(item.at), format!("param `{name}`: {e}")),
+                    Ok(v) => {
+                        if let Some((_, first)) = values.iter().find(|(known, _)| *known == v) {
+                            self.err(
+                                Some(item.at),
+                                format!(
+                                    "param `{name}` lists the value {} twice (first at line {}, column {})",
+                                    v.name(),
+                                    first.0,
+                                    first.1
+                                ),
+                            );
+                        } else {
+                            values.push((v, item.at));
+                        }
+                    }
+                }
+            }
+            params.insert(name, values.into_iter().map(|(v, _)| v).collect::<Vec<_>>());
+        }
+        let combinations = params.values().fold(1usize, |n, v: &Vec<ParamValue>| {
+            n.saturating_mul(v.len().max(1))
+        });
+        if combinations > MAX_COMBINATIONS {
+            let at = self.loc.top_key("params");
+            self.err(
+                at,
+                format!("the params make {combinations} combinations, each a run on every interpreter: at most {MAX_COMBINATIONS}"),
+            );
+        }
+        params
     }
 
     fn rule(
         &mut self,
         index: usize,
         raw: RawRule,
-        params: &indexmap::IndexMap<String, Vec<super::ParamValue>>,
+        params: &IndexMap<String, Vec<ParamValue>>,
         round_trip: bool,
     ) -> Rule {
-        let here = |loc: &Locator, key: &str| {
-            loc.rule_key(index, key)
-                .or_else(|| loc.rule_key(index, "outcome"))
+        let here =
+            |loc: &Locator, key: &str| loc.rule_key(index, key).or_else(|| loc.rule_start(index));
+        let mut where_ = IndexMap::new();
+        let where_node = self
+            .loc
+            .root
+            .get("expect")
+            .and_then(|e| e.item(index))
+            .and_then(|r| r.get("where"));
+        let entries: Vec<(&Node, &Node)> = match where_node.map(|w| &w.kind) {
+            Some(Kind::Map(entries)) => entries.iter().map(|(k, v)| (k, v)).collect(),
+            _ => Vec::new(),
         };
-        let mut where_ = indexmap::IndexMap::new();
-        for (name, values) in raw.where_ {
-            let values = values.into_vec();
+        for problem in super::checks::rule(index, &raw, round_trip) {
+            let at = here(&self.loc, problem.key);
+            self.err(at, problem.message);
+        }
+        for (key, value) in entries {
+            let name = key.scalar().map(|s| s.text.clone()).unwrap_or_default();
+            // `{not: VALUE}` / `{not: [VALUES]}`: every value but these (serde checked the shape).
+            let (negated, value) = match value.get("not") {
+                Some(inner) => (true, inner),
+                None => (false, value),
+            };
+            let mut values = Vec::new();
+            for item in value.items_or_self() {
+                let Some(scalar) = item.scalar() else {
+                    continue;
+                };
+                match ParamValue::from_yaml(scalar) {
+                    Ok(v) => values.push((v, item.at)),
+                    Err(e) => self.err(
+                        Some(item.at),
+                        format!("expect[{index}].where: param `{name}`: {e}"),
+                    ),
+                }
+            }
             match params.get(&name) {
                 None => {
-                    let at = here(&self.loc, "where");
                     let known = if params.is_empty() {
                         "the case has no params".to_string()
                     } else {
@@ -343,25 +470,36 @@ impl Validator<'_> {
                         )
                     };
                     self.err(
-                        at,
+                        Some(key.at),
                         format!("expect[{index}].where names param `{name}`, but {known}"),
                     );
                 }
                 Some(declared) => {
-                    for v in &values {
+                    for (v, at) in &values {
                         if !declared.contains(v) {
-                            let at = here(&self.loc, "where");
                             let list = declared
                                 .iter()
-                                .map(|d| d.to_string())
+                                .map(ParamValue::name)
                                 .collect::<Vec<_>>()
                                 .join(", ");
-                            self.err(at, format!("expect[{index}].where: param `{name}` has no value {v} (its values are [{list}])"));
+                            self.err(Some(*at), format!("expect[{index}].where: param `{name}` has no value {} (its values are [{list}])", v.name()));
                         }
+                    }
+                    if negated && declared.iter().all(|d| values.iter().any(|(v, _)| v == d)) {
+                        let list: Vec<String> = values.iter().map(|(v, _)| v.name()).collect();
+                        self.err(Some(key.at), format!("expect[{index}].where: `{name}: {{not: [{}]}}` leaves no value of param `{name}`: the rule would never be chosen", list.join(", ")));
                     }
                 }
             }
-            where_.insert(name, values);
+            let values = values.into_iter().map(|(v, _)| v).collect();
+            where_.insert(
+                name,
+                if negated {
+                    WhereValue::NoneOf(values)
+                } else {
+                    WhereValue::AnyOf(values)
+                },
+            );
         }
         if !round_trip {
             for (key, present) in [
@@ -380,7 +518,7 @@ impl Validator<'_> {
                 let at = here(&self.loc, "signal");
                 self.err(
                     at,
-                    format!("expect[{index}].signal only goes with `outcome: crash`"),
+                    format!("expect[{index}].signal `{sig}` only goes with `outcome: crash`, not `outcome: {}`", raw.outcome),
                 );
             } else if crate::sys::signal::number(sig).is_none() {
                 let at = here(&self.loc, "signal");
@@ -388,13 +526,13 @@ impl Validator<'_> {
             }
         }
         if raw.outcome == OutcomeKind::Pass || raw.outcome == OutcomeKind::Timeout {
-            for (key, present) in [
-                ("exception", raw.exception.is_some()),
-                ("match", raw.pattern.is_some()),
+            for (key, value) in [
+                ("exception", raw.exception.as_deref()),
+                ("match", raw.pattern.as_deref()),
             ] {
-                if present {
+                if let Some(value) = value {
                     let at = here(&self.loc, key);
-                    self.err(at, format!("expect[{index}].{key} cannot go with `outcome: {}`: no exception is raised", raw.outcome));
+                    self.err(at, format!("expect[{index}].{key} `{value}` cannot go with `outcome: {}`: no exception is raised", raw.outcome));
                 }
             }
         }
@@ -405,24 +543,39 @@ impl Validator<'_> {
             }
         }
         if let Some(pattern) = &raw.pattern {
-            if let Err(e) = fancy_regex::Regex::new(pattern) {
+            if let Err(e) = super::pyre::compile(pattern) {
                 let at = here(&self.loc, "match");
                 self.err(
                     at,
-                    format!("expect[{index}].match is not a valid regular expression: {e}"),
+                    format!("expect[{index}].match `{pattern}` is not a valid regular expression (Python's `re` syntax): {e}"),
                 );
             }
         }
         Rule {
-            python: raw.python,
-            implementation: raw.implementation,
+            on: InterpreterSelector {
+                python: raw.python,
+                implementation: raw.implementation,
+                implementation_version: raw.implementation_version,
+                features: raw.features,
+            },
+            dump: InterpreterSelector {
+                python: raw.dump_python,
+                implementation: raw.dump_implementation,
+                implementation_version: None,
+                features: raw.dump_features,
+            },
+            load: InterpreterSelector {
+                python: raw.load_python,
+                implementation: raw.load_implementation,
+                implementation_version: None,
+                features: raw.load_features,
+            },
             where_,
-            dump_python: raw.dump_python,
-            load_python: raw.load_python,
             phase: raw.phase,
             expected: Expected {
                 outcome: raw.outcome,
                 exception: raw.exception,
+                instance_of: raw.instance_of,
                 signal: raw.signal,
                 pattern: raw.pattern,
                 reason: raw.reason,
@@ -443,6 +596,83 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c == '_' || c.is_alphanumeric())
 }
 
+/// Python 2.7's keywords (`print` and `exec` among them; `None` cannot be bound either).
+const KEYWORDS_2: &[&str] = &[
+    "and", "as", "assert", "break", "class", "continue", "def", "del", "elif", "else", "except",
+    "exec", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "not", "or",
+    "pass", "print", "raise", "return", "try", "while", "with", "yield", "None",
+];
+
+/// Python 3's keywords (3.0 to 3.14).
+const KEYWORDS_3: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
+    "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+];
+
+/// Keywords since Python 3.7.
+const KEYWORDS_37: &[&str] = &["async", "await"];
+
+/// Which keyword lists apply to a case, from the versions its `python` admits.
+struct Keywords {
+    python2: bool,
+    python3: bool,
+    python37: bool,
+}
+
+impl Keywords {
+    fn of(request: Option<&super::VersionRequests>) -> Keywords {
+        let admits = |versions: &[&str]| {
+            versions.iter().any(|v| {
+                request.is_none_or(|r| PythonVersion::parse(v).is_some_and(|v| r.contains(&v)))
+            })
+        };
+        Keywords {
+            python2: admits(&["2.7.0", "2.7.18", "2.6.9", "2.99"]),
+            python3: admits(&[
+                "3.0.1", "3.5.10", "3.6.15", "3.7.0", "3.13.0", "3.99", "4.0",
+            ]),
+            python37: admits(&["3.7.0", "3.7.17", "3.13.0", "3.99", "4.0"]),
+        }
+    }
+
+    /// The Python versions for which `name` is a keyword, if any of them runs the case.
+    fn keyword(&self, name: &str) -> Option<&'static str> {
+        if self.python2 && KEYWORDS_2.contains(&name) {
+            return Some("Python 2.7");
+        }
+        if self.python3 && KEYWORDS_3.contains(&name) {
+            return Some("Python 3");
+        }
+        if self.python37 && KEYWORDS_37.contains(&name) {
+            return Some("Python 3.7 and later");
+        }
+        None
+    }
+}
+
+/// Why `name` cannot be a param (a global of the case's code), if it cannot.
+fn bad_param_name(name: &str, round_trip: bool, keywords: &Keywords) -> Option<String> {
+    let mut chars = name.chars();
+    let ascii_identifier = matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric());
+    if !ascii_identifier {
+        return Some("is not an ASCII Python identifier (letters, digits and `_`, not starting with a digit): params become globals, and Python 2 allows no other names while Python 3 rewrites non-ASCII ones (NFKC)".into());
+    }
+    if name.len() > 4 && name.starts_with("__") && name.ends_with("__") {
+        return Some("is a dunder name: Python and crosspickle's driver set those (`__name__`, `__file__`, `__builtins__`, ...) and the case must run as `__main__`; rename it".into());
+    }
+    if round_trip && name == "data" {
+        return Some("would hide the pickle that `load` receives in `data`: rename it".into());
+    }
+    if let Some(versions) = keywords.keyword(name) {
+        return Some(format!(
+            "is a keyword of {versions}, which this case runs on: no code can name it; rename it (or narrow the case's `python`)"
+        ));
+    }
+    None
+}
+
 /// The `{name}` placeholders of a requirement string.
 pub(crate) fn placeholders(s: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -459,89 +689,37 @@ pub(crate) fn placeholders(s: &str) -> Vec<String> {
     out
 }
 
-/// Finds where keys stand in the text, for errors found after serde has read the file (serde
-/// keeps no positions). Block-style YAML, as cases are written; `None` when not found.
+/// Where keys and values stand in the file, for errors found after serde has read it (serde
+/// keeps no positions): the YAML tree's own positions, `None` when the key is not there.
 struct Locator<'a> {
-    lines: Vec<&'a str>,
+    root: &'a Node,
 }
 
-impl<'a> Locator<'a> {
-    fn new(text: &'a str) -> Self {
-        Locator {
-            lines: text.lines().collect(),
-        }
-    }
-
-    fn starts_key(line: &str, key: &str) -> Option<usize> {
-        let trimmed = line.trim_start();
-        let indent = line.len() - trimmed.len();
-        let body = trimmed
-            .strip_prefix("- ")
-            .map(str::trim_start)
-            .unwrap_or(trimmed);
-        let offset = line.len() - body.len();
-        let unquoted = body.strip_prefix(key)?;
-        (unquoted.trim_start().starts_with(':')).then_some(offset.max(indent))
-    }
-
+impl Locator<'_> {
+    /// The value of top-level `key`.
     fn top_key(&self, key: &str) -> Option<(usize, usize)> {
-        self.lines
-            .iter()
-            .position(|l| !l.starts_with(' ') && Self::starts_key(l, key) == Some(0))
-            .map(|n| (n + 1, 1))
+        self.root.get(key).map(|n| n.at)
     }
 
-    /// Lines of the block under top-level `key` (exclusive of the key line).
-    fn block(&self, key: &str) -> Option<std::ops::Range<usize>> {
-        let (line, _) = self.top_key(key)?;
-        let start = line; // index of the line after the key
-        let end = (start..self.lines.len())
-            .find(|&n| {
-                let l = self.lines[n];
-                !l.is_empty() && !l.starts_with(' ') && !l.starts_with('-') && !l.starts_with('#')
-            })
-            .unwrap_or(self.lines.len());
-        Some(start..end)
+    /// Item `index` of the top-level list `key`.
+    fn top_item(&self, key: &str, index: usize) -> Option<(usize, usize)> {
+        let list = self.root.get(key)?;
+        Some(list.item(index).map(|n| n.at).unwrap_or(list.at))
     }
 
+    /// The key `key` of the top-level mapping `top`.
     fn key_under(&self, top: &str, key: &str) -> Option<(usize, usize)> {
-        let block = self.block(top)?;
-        block
-            .clone()
-            .find_map(|n| Self::starts_key(self.lines[n], key).map(|col| (n + 1, col + 1)))
-            .or_else(|| self.top_key(top))
+        let map = self.root.get(top)?;
+        Some(map.entry(key).map(|(k, _)| k.at).unwrap_or(map.at))
     }
 
     fn rule_start(&self, index: usize) -> Option<(usize, usize)> {
-        self.rule_key(index, "-")
+        self.root.get("expect")?.item(index).map(|n| n.at)
     }
 
+    /// The value of `key` in rule `index`.
     fn rule_key(&self, index: usize, key: &str) -> Option<(usize, usize)> {
-        let block = self.block("expect")?;
-        let items: Vec<usize> = block
-            .clone()
-            .filter(|&n| self.lines[n].trim_start().starts_with('-'))
-            .collect();
-        let indent = items
-            .iter()
-            .map(|&n| self.lines[n].len() - self.lines[n].trim_start().len())
-            .min()?;
-        let items: Vec<usize> = items
-            .into_iter()
-            .filter(|&n| self.lines[n].len() - self.lines[n].trim_start().len() == indent)
-            .collect();
-        let start = *items.get(index)?;
-        let end = items.get(index + 1).copied().unwrap_or(block.end);
-        (start..end)
-            .find_map(|n| Self::starts_key(self.lines[n], key).map(|col| (n + 1, col + 1)))
-            .or(Some((start + 1, indent + 1)))
-    }
-
-    fn find_text(&self, needle: &str) -> Option<(usize, usize)> {
-        self.lines
-            .iter()
-            .enumerate()
-            .find_map(|(n, l)| l.find(needle).map(|c| (n + 1, c + 1)))
+        self.root.get("expect")?.item(index)?.get(key).map(|n| n.at)
     }
 }
 
@@ -582,7 +760,7 @@ mod tests {
     fn where_must_name_real_params() {
         let text = "title: t\nparams:\n  protocol: [2, 5]\ncode: pass\nexpect:\n  - outcome: pass\n  - where: {protocol: 4}\n    outcome: error\n";
         let e = first_error(text);
-        assert!(e.starts_with("cases/x.yaml:7:5:"), "{e}");
+        assert!(e.starts_with("cases/x.yaml:7:23:"), "at the value: {e}");
         assert!(e.contains("has no value 4"), "{e}");
         let e =
             first_error("title: t\ncode: pass\nexpect:\n  - where: {p: 1}\n    outcome: fail\n");
@@ -602,7 +780,7 @@ mod tests {
     #[test]
     fn bad_ids_and_bodies() {
         assert!(first_error("id: Bad Id\ntitle: t\ncode: pass\n")
-            .contains("cases/x.yaml:1:1: id `Bad Id` is invalid"));
+            .contains("cases/x.yaml:1:5: id `Bad Id` is invalid"));
         assert!(first_error("title: t\n").contains("missing `code`"));
         assert!(first_error("title: t\ncode: a\ndump: b\nload: c\n").contains("not both"));
         assert!(first_error("code: pass\n").contains("missing `title`"));
@@ -615,7 +793,7 @@ mod tests {
         assert!(first_error(
             "title: t\ncode: pass\nexpect:\n  - outcome: fail\n    match: '(unclosed'\n"
         )
-        .contains("regular expression"));
+        .contains("expect[0].match `(unclosed` is not a valid regular expression (Python's `re` syntax): missing ), unterminated subpattern at position 0"));
         assert!(
             first_error("title: t\ncode: pass\nexpect:\n  - outcome: bogus\n")
                 .contains("unknown variant `bogus`")

@@ -1,14 +1,23 @@
-//! The case format (version 1, `docs/case-format.md`): what a case file may say, checked
-//! strictly on load, and the questions the runner asks of a loaded case (does it apply to
-//! this interpreter, which rule decides this run).
+//! The case format (version 2, a superset of version 1, `docs/case-format.md`): what a case
+//! file may say, checked strictly on load, its JSON Schema, and the questions the runner asks
+//! of a loaded case (does it apply to this interpreter, which rule decides this run, is that
+//! rule a `skip`, which class names must the interpreter resolve).
 
+mod checks;
+mod json_schema;
 mod load;
 mod params;
+mod pyre;
 mod schema;
+mod selectors;
+pub mod yaml;
 
 pub use load::{find_case_files, load_cases, load_file, parse_case};
-pub use params::{run_name, ParamValue, Params};
-pub use schema::{OutcomeKind, Phase};
+pub use load::{MAX_COMBINATIONS, MAX_TIMEOUT_S};
+pub use params::{python_float_repr, run_name, ParamValue, Params};
+pub use pyre::compile as compile_match;
+pub use schema::{case_schema, OutcomeKind, Phase};
+pub use selectors::{Feature, Features, InterpreterSelector, VersionRequests, WhereValue};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,8 +25,7 @@ use std::path::PathBuf;
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use crate::python::{Implementation, Interpreter};
-use crate::version::VersionRequest;
+use crate::python::Interpreter;
 
 /// One loaded, validated case.
 #[derive(Debug, Clone)]
@@ -28,8 +36,9 @@ pub struct Case {
     pub description: Option<String>,
     pub links: Vec<String>,
     pub tags: Vec<String>,
-    pub python: Option<VersionRequest>,
-    pub implementation: Vec<Implementation>,
+    /// `python`, `implementation`, `implementation_version`, `features`: the interpreters the
+    /// case applies to (both ends of a round trip).
+    pub applies_to: InterpreterSelector,
     pub requires: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub timeout: Option<f64>,
@@ -46,30 +55,30 @@ pub enum Body {
 }
 
 /// One expectation rule: selectors, then what is expected where they all hold.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Rule {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub python: Option<VersionRequest>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub implementation: Vec<Implementation>,
-    #[serde(rename = "where", skip_serializing_if = "IndexMap::is_empty")]
-    pub where_: IndexMap<String, Vec<ParamValue>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dump_python: Option<VersionRequest>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub load_python: Option<VersionRequest>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// `python`, `implementation`, `implementation_version`, `features`: on the interpreter
+    /// whose phase decided the outcome.
+    pub on: InterpreterSelector,
+    /// `dump_python`, `dump_implementation`, `dump_features`: on a round trip's producer.
+    pub dump: InterpreterSelector,
+    /// `load_python`, `load_implementation`, `load_features`: on a round trip's consumer.
+    pub load: InterpreterSelector,
+    pub where_: IndexMap<String, WhereValue>,
     pub phase: Option<Phase>,
-    #[serde(flatten)]
     pub expected: Expected,
 }
 
-/// What a run must show: an outcome and, optionally, details of it.
+/// What a run must show: an outcome and, optionally, details of it; or `skip` and why.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Expected {
     pub outcome: OutcomeKind,
+    /// The exception's type: the very class (resolved where the case ran), or the same name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exception: Option<String>,
+    /// A class the exception is an instance of (resolved where the case ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_of: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
     #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
@@ -84,6 +93,7 @@ impl Expected {
         Expected {
             outcome: OutcomeKind::Pass,
             exception: None,
+            instance_of: None,
             signal: None,
             pattern: None,
             reason: None,
@@ -119,18 +129,60 @@ impl Case {
 
     /// Why this case does not apply to `interpreter`, if it does not.
     pub fn skip_reason(&self, interpreter: &Interpreter) -> Option<String> {
-        if let Some(req) = &self.python {
-            if !req.contains(&interpreter.version) {
-                return Some(format!("case applies to python {req}"));
+        self.applies_to
+            .mismatch(interpreter)
+            .map(|m| format!("case applies to {m}"))
+    }
+
+    /// The `skip` rule that decides `params` on `interpreter` (a plain run), or on the pair
+    /// `producer -> interpreter` (a round trip) whichever phase decides it, known before
+    /// anything runs. A pair that only one phase's rule skips is decided after its dump.
+    pub fn skip_rule(
+        &self,
+        params: &Params,
+        producer: Option<&Interpreter>,
+        interpreter: &Interpreter,
+    ) -> Option<Expected> {
+        let skip_of = |side: RunSide<'_>| {
+            let rule = self.expect.iter().find(|rule| rule.selects(params, side))?;
+            (rule.expected.outcome == OutcomeKind::Skip).then_some(rule)
+        };
+        let rule = match producer {
+            None => skip_of(RunSide::single(interpreter))?,
+            Some(producer) => {
+                let pair = |phase, deciding| RunSide {
+                    deciding,
+                    dump: Some(producer),
+                    load: Some(interpreter),
+                    phase: Some(phase),
+                };
+                let dump = skip_of(pair(Phase::Dump, producer))?;
+                let load = skip_of(pair(Phase::Load, interpreter))?;
+                // Both phases skip: the rule written first says why.
+                let position = |r: &Rule| self.expect.iter().position(|e| std::ptr::eq(e, r));
+                if position(dump) <= position(load) {
+                    dump
+                } else {
+                    load
+                }
             }
-        }
-        if !self.implementation.is_empty()
-            && !self.implementation.contains(&interpreter.implementation)
-        {
-            let names: Vec<_> = self.implementation.iter().map(|i| i.as_str()).collect();
-            return Some(format!("case applies to {}", names.join(", ")));
-        }
-        None
+        };
+        Some(rule.expected.clone())
+    }
+
+    /// The class names the rules ask the interpreter about (`exception`, `instance_of`),
+    /// each once, sorted: the driver resolves them where the case ran.
+    pub fn class_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .expect
+            .iter()
+            .flat_map(|r| [&r.expected.exception, &r.expected.instance_of])
+            .flatten()
+            .cloned()
+            .collect();
+        names.sort();
+        names.dedup();
+        names
     }
 
     /// Every combination of the params, in file order (one empty combination without params).
@@ -157,30 +209,34 @@ impl Case {
 impl Rule {
     /// A rule without selectors: it decides every run that reaches it.
     pub fn selects_everything(&self) -> bool {
-        self.python.is_none()
-            && self.implementation.is_empty()
+        self.on.is_empty()
+            && self.dump.is_empty()
+            && self.load.is_empty()
             && self.where_.is_empty()
-            && self.dump_python.is_none()
-            && self.load_python.is_none()
             && self.phase.is_none()
     }
 
+    /// Whether this rule's selectors other than `where` are empty.
+    pub fn selects_by_params_only(&self) -> bool {
+        self.on.is_empty() && self.dump.is_empty() && self.load.is_empty() && self.phase.is_none()
+    }
+
     pub fn selects(&self, params: &Params, side: RunSide<'_>) -> bool {
-        let version_ok =
-            |req: &Option<VersionRequest>, interp: Option<&Interpreter>| match (req, interp) {
-                (None, _) => true,
-                (Some(r), Some(i)) => r.contains(&i.version),
-                (Some(_), None) => false,
-            };
-        version_ok(&self.python, Some(side.deciding))
-            && (self.implementation.is_empty()
-                || self.implementation.contains(&side.deciding.implementation))
-            && self
-                .where_
-                .iter()
-                .all(|(name, values)| params.get(name).is_some_and(|v| values.contains(v)))
-            && version_ok(&self.dump_python, side.dump)
-            && version_ok(&self.load_python, side.load)
+        let side_ok = |selector: &InterpreterSelector, interp: Option<&Interpreter>| match interp {
+            Some(i) => selector.holds_for(i),
+            None => selector.is_empty(),
+        };
+        self.on.holds_for(side.deciding)
+            && self.selects_params(params)
+            && side_ok(&self.dump, side.dump)
+            && side_ok(&self.load, side.load)
             && self.phase.is_none_or(|p| Some(p) == side.phase)
+    }
+
+    /// Whether the `where` of this rule holds for `params`.
+    pub fn selects_params(&self, params: &Params) -> bool {
+        self.where_
+            .iter()
+            .all(|(name, values)| params.get(name).is_some_and(|v| values.selects(v)))
     }
 }

@@ -1,85 +1,155 @@
-//! The case file as serde reads it: every key of format version 1, unknown keys refused, so a
-//! typo can never silently drop an expectation.
+//! The case file as serde reads it: every key of format version 2 (a superset of version 1),
+//! unknown keys refused, so a typo can never silently drop an expectation. The JSON Schema
+//! that `crosspickle schema` prints is derived from these same types (`json_schema.rs`).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use indexmap::IndexMap;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
+use super::json_schema::{Implementations, NonEmpty};
 use super::params::ParamValue;
+use super::selectors::{Features, VersionRequests, WhereValue};
 use crate::python::Implementation;
-use crate::version::VersionRequest;
 
-#[derive(Debug, Deserialize)]
+/// A case file: one case (format version 2, which every version-1 file is too).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    title = "crosspickle case",
+    description = "One crosspickle case: a short Python program (or a dump and a load) with its expected outcome per interpreter. See docs/case-format.md.",
+    transform = super::json_schema::case_constraints
+)]
 pub(super) struct RawCase {
+    /// Unique in the corpus; defaults to the file stem. Names the case in reports and filters.
+    #[schemars(pattern(r"^[a-z0-9][a-z0-9._-]*$"))]
     pub id: Option<String>,
+    /// One line.
+    #[schemars(required)]
     pub title: Option<String>,
+    /// What happens and why, in prose.
     pub description: Option<String>,
+    /// Upstream issues, pull requests, commits, release notes (http:// or https:// URLs).
     #[serde(default)]
+    #[schemars(inner(pattern(r"^https?://")))]
     pub links: Vec<String>,
+    /// Words for selection with --tag.
     #[serde(default)]
+    #[schemars(inner(pattern(r"^\S+$")))]
     pub tags: Vec<String>,
-    pub python: Option<VersionRequest>,
-    #[serde(default, deserialize_with = "one_or_many")]
+    /// The Python versions the case applies to (a request or a list: any of them); on the
+    /// others its runs are skipped.
+    pub python: Option<VersionRequests>,
+    /// The implementations the case applies to.
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
     pub implementation: Vec<Implementation>,
+    /// A version request on `sys.implementation.version` (PyPy's own release such as 7.3.19;
+    /// for CPython its Python version) that the case applies to.
+    pub implementation_version: Option<VersionRequests>,
+    /// Probed capabilities the interpreter must have (true) or lack (false) for the case to
+    /// apply.
+    pub features: Option<Features>,
+    /// PEP 508 requirements installed into a cached environment per interpreter; `{name}`
+    /// stands for the value of param `name`.
     #[serde(default)]
     pub requires: Vec<String>,
+    /// Extra environment variables for the case's process.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Seconds each run may take (default 60).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub timeout: Option<f64>,
+    /// Param name to a non-empty list of scalar values: one run per combination, each name a
+    /// global of the code. (Read for its shape only: the loader types each value from the
+    /// YAML tree.)
     #[serde(default)]
+    #[schemars(with = "IndexMap<String, NonEmpty<ParamValue>>")]
+    #[allow(dead_code)]
     pub params: IndexMap<String, Vec<ParamValue>>,
+    /// Python source run as `__main__` in a fresh interpreter.
     pub code: Option<String>,
+    /// A round trip: runs once per producer and must leave bytes in the global `data`.
     pub dump: Option<String>,
+    /// A round trip: runs once per (producer, consumer) pair with `data` bound.
     pub load: Option<String>,
+    /// Rules tried in order: the first whose selectors all hold decides what a run must show;
+    /// a run no rule selects must pass.
     #[serde(default)]
     pub expect: Vec<RawRule>,
 }
 
-#[derive(Debug, Deserialize)]
+/// One rule of `expect`: selectors (all must hold), then what is expected where they do.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::json_schema::rule_constraints)]
 pub(super) struct RawRule {
-    pub python: Option<VersionRequest>,
-    #[serde(default, deserialize_with = "one_or_many")]
+    /// A version request or a list of them (any of them) on the interpreter whose phase
+    /// decided the outcome.
+    pub python: Option<VersionRequests>,
+    /// `cpython`, `pypy`, or a list of them.
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
     pub implementation: Vec<Implementation>,
+    /// A version request on `sys.implementation.version` (PyPy's own release; CPython's
+    /// Python version).
+    pub implementation_version: Option<VersionRequests>,
+    /// Probed capabilities the interpreter must have (true) or lack (false).
+    pub features: Option<Features>,
+    /// Param name to a value, a list of values, or `{not: VALUE}` / `{not: [VALUES]}`.
+    /// (Read for its shape only: the loader types each value from the YAML tree.)
     #[serde(rename = "where", default)]
-    pub where_: IndexMap<String, OneOrMany<ParamValue>>,
-    pub dump_python: Option<VersionRequest>,
-    pub load_python: Option<VersionRequest>,
+    #[allow(dead_code)]
+    pub where_: IndexMap<String, WhereValue>,
+    /// Round trips: a version request (or a list) on the producer.
+    pub dump_python: Option<VersionRequests>,
+    /// Round trips: a version request (or a list) on the consumer.
+    pub load_python: Option<VersionRequests>,
+    /// Round trips: the producer's implementation(s).
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
+    pub dump_implementation: Vec<Implementation>,
+    /// Round trips: the consumer's implementation(s).
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
+    pub load_implementation: Vec<Implementation>,
+    /// Round trips: features the producer must have (true) or lack (false).
+    pub dump_features: Option<Features>,
+    /// Round trips: features the consumer must have (true) or lack (false).
+    pub load_features: Option<Features>,
+    /// Round trips: the phase that decided the outcome.
     pub phase: Option<Phase>,
+    /// What the run must show, or `skip`: the run is not executed.
     pub outcome: OutcomeKind,
+    /// The exception's type: the same class (an alias names it too) or the same dotted name;
+    /// a bare name matches the last part of a dotted one.
+    #[schemars(pattern(r"^[^.\s]+(\.[^.\s]+)*$"))]
     pub exception: Option<String>,
+    /// A class the exception must be an instance of (the class or any subclass), resolved in
+    /// the interpreter that ran the case.
+    #[schemars(pattern(r"^[^.\s]+(\.[^.\s]+)*$"))]
+    pub instance_of: Option<String>,
+    /// For `crash`: the signal's name, such as SIGSEGV.
     pub signal: Option<String>,
+    /// A regular expression searched in the exception's message.
     #[serde(rename = "match")]
     pub pattern: Option<String>,
+    /// Why this is expected (required with `outcome: skip`); shown in reports.
     pub reason: Option<String>,
 }
 
-/// A value or a list of them (`where: {protocol: 5}` or `{protocol: [4, 5]}`).
-#[derive(Debug, Deserialize)]
-#[serde(untagged, expecting = "a scalar or a list of scalars")]
-pub(super) enum OneOrMany<T> {
-    Many(Vec<T>),
-    One(T),
+/// The JSON Schema of a case file (draft 2020-12), as `crosspickle schema` prints it.
+pub fn case_schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let mut schema = generator.into_root_schema_for::<RawCase>().to_value();
+    super::json_schema::tidy(&mut schema);
+    schema
 }
 
-impl<T> OneOrMany<T> {
-    pub fn into_vec(self) -> Vec<T> {
-        match self {
-            OneOrMany::One(t) => vec![t],
-            OneOrMany::Many(v) => v,
-        }
-    }
-}
-
-fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Implementation>, D::Error> {
-    Ok(OneOrMany::<Implementation>::deserialize(d)?.into_vec())
-}
-
-/// What a run showed, as the format names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// What a run showed, as the format names it; `skip` is only ever expected: a run a `skip`
+/// rule decides is not executed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OutcomeKind {
     Pass,
@@ -87,6 +157,7 @@ pub enum OutcomeKind {
     Error,
     Crash,
     Timeout,
+    Skip,
 }
 
 impl OutcomeKind {
@@ -97,6 +168,7 @@ impl OutcomeKind {
             OutcomeKind::Error => "error",
             OutcomeKind::Crash => "crash",
             OutcomeKind::Timeout => "timeout",
+            OutcomeKind::Skip => "skip",
         }
     }
 }
@@ -108,7 +180,7 @@ impl fmt::Display for OutcomeKind {
 }
 
 /// The phase of a round trip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     Dump,
@@ -121,5 +193,45 @@ impl fmt::Display for Phase {
             Phase::Dump => "dump",
             Phase::Load => "load",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_names_every_key_of_the_loader() {
+        let schema = case_schema();
+        let props = schema["properties"].as_object().unwrap();
+        for key in [
+            "id",
+            "title",
+            "python",
+            "implementation",
+            "implementation_version",
+            "features",
+            "params",
+            "code",
+            "dump",
+            "load",
+            "expect",
+        ] {
+            assert!(props.contains_key(key), "{key}");
+        }
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["required"], serde_json::json!(["title"]));
+        let rule = &schema["$defs"]["RawRule"];
+        assert_eq!(rule["additionalProperties"], false);
+        for key in [
+            "where",
+            "instance_of",
+            "dump_features",
+            "load_implementation",
+        ] {
+            assert!(rule["properties"].get(key).is_some(), "{key}");
+        }
+        let outcomes = schema["$defs"]["OutcomeKind"].to_string();
+        assert!(outcomes.contains("skip"), "{outcomes}");
     }
 }

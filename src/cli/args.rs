@@ -19,6 +19,12 @@ pub struct ListArgs {
     /// Print Markdown (as docs/corpus.md is made)
     #[arg(long)]
     pub markdown: bool,
+    /// Only the cases whose name (with params), path or tags match this expression, as pytest's -k
+    #[arg(short = 'k', value_name = "EXPRESSION")]
+    pub keyword: Option<String>,
+    /// Only the cases with this tag (repeatable: any of them)
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
 }
 
 /// Where interpreters come from and which ones to use.
@@ -41,9 +47,9 @@ pub struct PythonOptions {
     /// Probe every interpreter again instead of trusting the cache
     #[arg(long)]
     pub refresh: bool,
-    /// Seconds an interpreter has to answer the probe
-    #[arg(long, value_name = "SECONDS", default_value_t = 20.0, hide = true)]
-    pub probe_timeout: f64,
+    /// Seconds an interpreter has to answer the probe [default: 20]
+    #[arg(long, value_name = "SECONDS", hide = true)]
+    pub probe_timeout: Option<f64>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -74,7 +80,7 @@ pub struct RunArgs {
     /// Time limit of each run in seconds, instead of the cases' own
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
-    /// Python processes at once [default: the number of cores]
+    /// Python processes at once, 1 to 1024 [default: the number of cores]
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,
     /// Show every run as it finishes
@@ -97,6 +103,9 @@ pub struct PythonsArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
+    /// Say what each unusable candidate printed when probed
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
 }
 
 /// The reports a run or a merge writes, and the terminal's colour.
@@ -120,14 +129,60 @@ pub struct ReportOptions {
 }
 
 impl ReportOptions {
-    /// The report files asked for.
-    pub fn files(&self) -> crate::report::ReportFiles {
-        crate::report::ReportFiles {
+    /// The report files asked for; two options naming the same file are refused (one report
+    /// would silently overwrite the other).
+    pub fn files(&self) -> Result<crate::report::ReportFiles, Error> {
+        let named = [
+            ("--json", &self.json),
+            ("--junit-xml", &self.junit_xml),
+            ("--markdown", &self.markdown),
+            ("--html", &self.html),
+        ];
+        let mut seen: Vec<(&str, &PathBuf, PathBuf)> = Vec::new();
+        for (flag, path) in named {
+            let Some(path) = path else { continue };
+            let identity = file_identity(path);
+            if let Some((other, other_path, _)) = seen.iter().find(|(_, _, id)| *id == identity) {
+                return Err(Error::Usage(format!(
+                    "{other} {} and {flag} {} name the same file: one report would overwrite the other; give each its own file",
+                    other_path.display(),
+                    path.display()
+                )));
+            }
+            seen.push((flag, path, identity));
+        }
+        Ok(crate::report::ReportFiles {
             json: self.json.clone(),
             junit_xml: self.junit_xml.clone(),
             markdown: self.markdown.clone(),
             html: self.html.clone(),
+        })
+    }
+}
+
+/// What a path names, however it is spelt: absolute, `.` and `..` resolved, symbolic links
+/// of the folders (and of the file, when it exists) followed.
+fn file_identity(path: &std::path::Path) -> PathBuf {
+    use std::path::Component;
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut normal = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                normal.pop();
+            }
+            other => normal.push(other),
         }
+    }
+    match (normal.parent(), normal.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|d| d.join(name))
+            .unwrap_or(normal.clone()),
+        _ => normal,
     }
 }
 
@@ -157,6 +212,8 @@ impl RunArgs {
             cache_dir: self.pythons.cache_dir.as_deref(),
             timeout: self.timeout,
             find_links: &self.find_links,
+            probe_timeout: self.pythons.probe_timeout,
+            verbose: self.verbose,
         })
     }
 }

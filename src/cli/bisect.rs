@@ -117,6 +117,8 @@ impl TargetArgs {
             cache_dir: pythons.cache_dir.as_deref(),
             timeout: self.timeout,
             find_links,
+            probe_timeout: pythons.probe_timeout,
+            verbose: false,
         })
     }
 
@@ -299,7 +301,7 @@ async fn bisect_step_inner(args: BisectStepArgs, cancel: &CancellationToken) -> 
     let settings = args.target.settings(&args.pythons, None, &[])?;
     let target = args.target.load(&settings)?;
     let old = OutcomeKey::parse(&args.old).map_err(|e| Error::Usage(format!("--old: {e}")))?;
-    let requests = split_requests(&args.pythons.python);
+    let requests = split_requests(&args.pythons.python, "--python")?;
     let [request] = requests.as_slice() else {
         return Err(Error::Usage(
             "bisect-step runs on one interpreter: give one --python".into(),

@@ -107,7 +107,12 @@ fn list(dir: &Path, json: bool, out: &mut String) {
         );
     }
     let total: u64 = envs.iter().map(|e| e.size_bytes).sum();
-    say!(out, "{} environments, {}", envs.len(), size(total));
+    say!(
+        out,
+        "{}, {}",
+        crate::report::text::count(envs.len(), "environment", "environments"),
+        size(total)
+    );
 }
 
 /// Remove every environment (and with `all`, the probe answers).
@@ -145,7 +150,10 @@ fn ago(seconds: u64) -> String {
         s if s < 60 => "just now".into(),
         s if s < 3600 => format!("{} min ago", s / 60),
         s if s < 86400 => format!("{} h ago", s / 3600),
-        s => format!("{} days ago", s / 86400),
+        s => format!(
+            "{} ago",
+            crate::report::text::count((s / 86400) as usize, "day", "days")
+        ),
     }
 }
 

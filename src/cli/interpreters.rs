@@ -3,8 +3,6 @@
 //! cases, warn about the unusable candidates, report the requests that match nothing, and
 //! refuse an empty selection.
 
-use std::time::Duration;
-
 use super::args::PythonOptions;
 use super::settings::Settings;
 use crate::errors::Error;
@@ -25,9 +23,10 @@ pub struct Chosen {
 pub fn prober(options: &PythonOptions, settings: &Settings) -> Prober {
     Prober::new(
         settings.cache_dir.as_deref(),
-        Duration::from_secs_f64(options.probe_timeout),
+        settings.probe_timeout,
         options.refresh,
     )
+    .verbose(settings.verbose)
 }
 
 /// Discover (and cache) the interpreters, then select what the requests ask for.
@@ -41,7 +40,7 @@ pub async fn choose(options: &PythonOptions, settings: &Settings) -> Result<Chos
     // Probes mostly wait on the interpreters' start: a few at once even on few cores.
     let probes = crate::sys::cores().max(4);
     let discovery = discover::resolve(discover::candidates(&config), &prober, probes).await;
-    let requests = split_requests(&options.python);
+    let requests = split_requests(&options.python, "--python")?;
     let selection = select(&discovery, &requests, &prober).await?;
     prober.save();
     Ok(Chosen {
@@ -69,6 +68,19 @@ pub async fn for_running(
     let mut interpreters = selection.interpreters;
     if let (true, Some(only)) = (requests.is_empty(), only) {
         interpreters.retain(|i| i.implementation == only);
+    }
+    if interpreters.is_empty() && !selection.missing.is_empty() {
+        // --skip-missing skipped every request: say so, not that nothing was found.
+        return Err(Error::Usage(format!(
+            "no interpreter left to run on: --skip-missing skipped every request ({}), as none matches an interpreter found\n{}",
+            selection
+                .missing
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            found_list(&discovery.interpreters)
+        )));
     }
     if interpreters.is_empty() {
         let hint = if discovery.unusable.is_empty() {

@@ -1,58 +1,186 @@
-//! `crosspickle list`: the catalogue of cases (id, title, tags, links, and the versions where
-//! the behaviour differs, read from the rules), as a table or as Markdown (`docs/corpus.md`).
+//! `crosspickle list`: the catalogue of cases (id, title, tags, links, the interpreters each
+//! applies to and what its rules expect where, first match winning), as text or as Markdown
+//! (`docs/corpus.md`), for the cases `-k` and `--tag` select.
 
 use super::args::ListArgs;
 use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
-use crate::case::{Case, OutcomeKind, Rule};
+use crate::case::{
+    Case, Expected, InterpreterSelector, OutcomeKind, Params, Rule, VersionRequests,
+};
+use crate::errors::Error;
+use crate::select::Keyword;
 
-/// Where a case's behaviour differs: one line per rule that expects something other than pass.
-pub fn differences(case: &Case) -> Vec<String> {
-    case.expect
+/// What a case's rules mean, one line per rule that decides some run, in order: where it
+/// decides (its selectors, the params left to it by earlier rules, `otherwise` when an earlier
+/// rule may decide some of the same runs first) and what it expects; then the implicit `pass`
+/// where it applies. First match wins, so a catch-all after other rules is `otherwise`, never
+/// `everywhere`; `pass` and `skip` rules are shown like the others.
+pub fn summary(case: &Case) -> Vec<String> {
+    let combos = case.param_combinations();
+    let default_pass = Rule {
+        on: Default::default(),
+        dump: Default::default(),
+        load: Default::default(),
+        where_: Default::default(),
+        phase: None,
+        expected: Expected::default_pass(),
+    };
+    let rules: Vec<&Rule> = case
+        .expect
         .iter()
-        .filter(|r| r.expected.outcome != OutcomeKind::Pass)
-        .map(describe_rule)
-        .collect()
+        .chain(std::iter::once(&default_pass))
+        .collect();
+    let mut lines = Vec::new();
+    for (i, &rule) in rules.iter().enumerate() {
+        let implicit = i == case.expect.len();
+        let earlier = &rules[..i];
+        // The params left to this rule: those no earlier rule takes whenever this one holds.
+        let left: Vec<usize> = (0..combos.len())
+            .filter(|&c| rule.selects_params(&combos[c]))
+            .filter(|&c| {
+                !earlier
+                    .iter()
+                    .any(|e| implied_by(e, rule) && e.selects_params(&combos[c]))
+            })
+            .collect();
+        if left.is_empty() {
+            if !implicit {
+                lines.push(format!(
+                    "{}: never chosen (earlier rules decide every run it selects)",
+                    describe_outcome(&rule.expected)
+                ));
+            }
+            continue;
+        }
+        let earlier_may_decide = earlier.iter().any(|e| {
+            !implied_by(e, rule)
+                && !excludes(e, rule)
+                && left.iter().any(|&c| e.selects_params(&combos[c]))
+        });
+        let mut scope = selectors(rule);
+        if left.len() < combos.len() {
+            scope.push(params_text(case, &combos, &left));
+        }
+        let scope = match (earlier_may_decide, scope.is_empty()) {
+            (true, true) => "otherwise".to_string(),
+            (true, false) => format!("otherwise {}", scope.join(", ")),
+            (false, true) => "everywhere".to_string(),
+            (false, false) => scope.join(", "),
+        };
+        lines.push(format!("{scope}: {}", describe_outcome(&rule.expected)));
+    }
+    lines
 }
 
-fn describe_rule(rule: &Rule) -> String {
-    let mut selectors = Vec::new();
-    if let Some(p) = &rule.python {
-        selectors.push(format!("python {p}"));
-    }
-    if !rule.implementation.is_empty() {
-        let names: Vec<_> = rule.implementation.iter().map(|i| i.as_str()).collect();
-        selectors.push(names.join("/"));
-    }
-    if let Some(p) = &rule.dump_python {
-        selectors.push(format!("dumped by {p}"));
-    }
-    if let Some(p) = &rule.load_python {
-        selectors.push(format!("loaded by {p}"));
-    }
-    if let Some(p) = &rule.phase {
-        selectors.push(format!("{p} phase"));
-    }
-    for (name, values) in &rule.where_ {
-        let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-        selectors.push(format!("{name}={}", values.join("|")));
-    }
-    let scope = if selectors.is_empty() {
-        "everywhere".to_string()
-    } else {
-        selectors.join(", ")
+/// Whether `earlier`'s selectors other than `where` hold wherever `rule`'s do (each one it
+/// has, `rule` has too, the same or narrower): then `earlier` decides every run of its params
+/// that `rule` would select.
+fn implied_by(earlier: &Rule, rule: &Rule) -> bool {
+    let side = |e: &InterpreterSelector, r: &InterpreterSelector| {
+        let same = |a: &Option<VersionRequests>, b: &Option<VersionRequests>| match (a, b) {
+            (None, _) => true,
+            (Some(a), Some(b)) => a.to_string() == b.to_string(),
+            (Some(_), None) => false,
+        };
+        same(&e.python, &r.python)
+            && same(&e.implementation_version, &r.implementation_version)
+            && (e.implementation.is_empty()
+                || (!r.implementation.is_empty()
+                    && r.implementation
+                        .iter()
+                        .all(|i| e.implementation.contains(i))))
+            && e.features.as_ref().is_none_or(|ef| {
+                let asked = r.features.as_ref().map(|f| f.asked()).unwrap_or_default();
+                ef.asked().iter().all(|f| asked.contains(f))
+            })
     };
-    let mut outcome = rule.expected.outcome.to_string();
-    if let Some(e) = &rule.expected.exception {
+    side(&earlier.on, &rule.on)
+        && side(&earlier.dump, &rule.dump)
+        && side(&earlier.load, &rule.load)
+        && (earlier.phase.is_none() || earlier.phase == rule.phase)
+}
+
+/// Whether no run can be selected by both rules, as far as their selectors tell without the
+/// interpreters: different phases, implementations, or contradicting features.
+fn excludes(a: &Rule, b: &Rule) -> bool {
+    matches!((a.phase, b.phase), (Some(x), Some(y)) if x != y)
+        || a.on.excludes(&b.on)
+        || a.dump.excludes(&b.dump)
+        || a.load.excludes(&b.load)
+}
+
+/// A rule's selectors other than `where`, in words.
+fn selectors(rule: &Rule) -> Vec<String> {
+    let mut out = rule.on.describe("");
+    out.extend(rule.dump.describe("dumped"));
+    out.extend(rule.load.describe("loaded"));
+    if let Some(p) = &rule.phase {
+        out.push(format!("{p} phase"));
+    }
+    out
+}
+
+/// The params combinations `left` (indices into `combos`) in words: `pickler=c`,
+/// `protocol=4|5`, `encoding not default`, or the combinations one by one.
+fn params_text(case: &Case, combos: &[Params], left: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut product = 1usize;
+    for (name, declared) in &case.params {
+        let used: Vec<_> = declared
+            .iter()
+            .filter(|v| left.iter().any(|&c| combos[c].get(name) == Some(*v)))
+            .collect();
+        product *= used.len();
+        if used.len() == declared.len() {
+            continue;
+        }
+        let unused: Vec<String> = declared
+            .iter()
+            .filter(|v| !used.contains(v))
+            .map(|v| v.to_string())
+            .collect();
+        let used: Vec<String> = used.iter().map(|v| v.to_string()).collect();
+        parts.push(if used.len() > 1 && unused.len() < used.len() {
+            format!("{name} not {}", unused.join("|"))
+        } else {
+            format!("{name}={}", used.join("|"))
+        });
+    }
+    if product == left.len() {
+        parts.join(", ")
+    } else {
+        let each: Vec<String> = left.iter().map(|&c| format!("({})", combos[c])).collect();
+        each.join(" or ")
+    }
+}
+
+/// `fail`, `error AttributeError`, `error, an instance of ValueError`, `skipped`, with the
+/// reason in parentheses.
+fn describe_outcome(expected: &Expected) -> String {
+    let mut outcome = match expected.outcome {
+        OutcomeKind::Skip => "skipped".to_string(),
+        other => other.to_string(),
+    };
+    if let Some(e) = &expected.exception {
         outcome.push_str(&format!(" {e}"));
     }
-    if let Some(s) = &rule.expected.signal {
+    if let Some(c) = &expected.instance_of {
+        outcome.push_str(&format!(", an instance of {c}"));
+    }
+    if let Some(s) = &expected.signal {
         outcome.push_str(&format!(" {s}"));
     }
-    match &rule.expected.reason {
-        Some(reason) => format!("{scope}: {outcome} ({reason})"),
-        None => format!("{scope}: {outcome}"),
+    match &expected.reason {
+        Some(reason) => format!("{outcome} ({reason})"),
+        None => outcome,
     }
+}
+
+/// The interpreters a case applies to, in words, if it says.
+fn applies_to(case: &Case) -> Option<String> {
+    let parts = case.applies_to.describe("");
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 pub fn list(args: &ListArgs) -> Result<i32, Failure> {
@@ -62,6 +190,24 @@ pub fn list(args: &ListArgs) -> Result<i32, Failure> {
         ..Given::default()
     })?;
     let mut cases = settings.load_cases()?;
+    let keyword = args.keyword.as_deref().map(Keyword::parse).transpose()?;
+    cases.retain(|c| {
+        (args.tags.is_empty() || c.tags.iter().any(|t| args.tags.contains(t)))
+            && keyword
+                .as_ref()
+                .is_none_or(|k| c.param_combinations().iter().any(|p| k.selects(c, p)))
+    });
+    if cases.is_empty() {
+        return Err(Error::Usage(match (&args.keyword, args.tags.is_empty()) {
+            (Some(k), true) => format!("-k `{k}` selects no case"),
+            (Some(k), false) => format!(
+                "-k `{k}` selects no case with the tag {}",
+                args.tags.join(" or ")
+            ),
+            (None, _) => format!("no case has the tag {}", args.tags.join(" or ")),
+        })
+        .into());
+    }
     cases.sort_by(|a, b| a.path.cmp(&b.path));
     crate::sys::stdout::emit(&if args.markdown {
         render_markdown(&cases)
@@ -86,8 +232,11 @@ fn render_text(cases: &[Case]) -> String {
         if !case.tags.is_empty() {
             out.push_str(&format!("    tags: {}\n", case.tags.join(", ")));
         }
-        for d in differences(case) {
-            out.push_str(&format!("    differs: {d}\n"));
+        if let Some(a) = applies_to(case) {
+            out.push_str(&format!("    applies to: {a}\n"));
+        }
+        for d in summary(case) {
+            out.push_str(&format!("    expect: {d}\n"));
         }
         for l in &case.links {
             out.push_str(&format!("    {l}\n"));
@@ -105,17 +254,17 @@ fn render_markdown(cases: &[Case]) -> String {
     let mut out = String::from(
         "# The crosspickle corpus\n\nGenerated by `crosspickle list --markdown > docs/corpus.md`; do not edit by hand.\n\n",
     );
-    out.push_str(&format!("{} cases. Each runs on every interpreter; \"differs\" lists the rules that expect something other than `pass`.\n", cases.len()));
+    out.push_str(&format!("{} cases. \"expected\" reads each case's rules in order, the first that selects a run deciding it: where each rule decides (\"otherwise\" when an earlier rule may decide some of the same runs first) and what it expects; a run no rule selects must pass.\n", cases.len()));
     let mut current = String::new();
     for case in cases {
         let t = theme(case);
         if t != current {
             out.push_str(&format!(
-                "\n## {t}\n\n| case | what | differs | links |\n|---|---|---|---|\n"
+                "\n## {t}\n\n| case | what | applies to | expected | links |\n|---|---|---|---|---|\n"
             ));
             current = t;
         }
-        let differs = differences(case)
+        let expected = summary(case)
             .iter()
             .map(|d| md_escape(d))
             .collect::<Vec<_>>()
@@ -127,14 +276,13 @@ fn render_markdown(cases: &[Case]) -> String {
             .collect::<Vec<_>>()
             .join(" ");
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} |\n",
             case.id,
             md_escape(&case.title),
-            if differs.is_empty() {
-                "never (a guard)".to_string()
-            } else {
-                differs
-            },
+            applies_to(case)
+                .map(|a| md_escape(&a))
+                .unwrap_or_else(|| "every interpreter".into()),
+            expected,
             links
         ));
     }
@@ -173,13 +321,55 @@ mod tests {
         assert_eq!(link_label("https://peps.python.org/pep-0574/"), "pep-0574");
     }
 
-    #[test]
-    fn rules_describe_where_behaviour_differs() {
-        let text = "title: t\nparams:\n  pickler: [c, python]\ncode: pass\nexpect:\n  - python: '<3.8'\n    where: {pickler: c}\n    outcome: fail\n    reason: old\n  - outcome: pass\n";
+    fn summarise(text: &str) -> Vec<String> {
         let case = crate::case::parse_case(std::path::Path::new("cases/x/t.yaml"), text).unwrap();
+        summary(&case)
+    }
+
+    #[test]
+    fn first_match_wins_in_the_summary() {
+        let text = "title: t\nparams:\n  pickler: [c, python]\ncode: pass\nexpect:\n  - python: '<3.8'\n    where: {pickler: c}\n    outcome: fail\n    reason: old\n  - outcome: pass\n";
         assert_eq!(
-            differences(&case),
-            vec!["python <3.8, pickler=c: fail (old)"]
+            summarise(text),
+            vec!["python <3.8, pickler=c: fail (old)", "otherwise: pass"]
+        );
+        // A catch-all after a rule that decides by params alone decides the rest of them.
+        let text = "title: t\nparams:\n  pickler: [c, python]\ncode: pass\nexpect:\n  - where: {pickler: c}\n    outcome: fail\n  - outcome: error\n    exception: KeyError\n";
+        assert_eq!(
+            summarise(text),
+            vec!["pickler=c: fail", "pickler=python: error KeyError"]
+        );
+        // Nothing left for the implicit pass after a catch-all; everywhere without rules.
+        assert_eq!(
+            summarise("title: t\ncode: pass\n"),
+            vec!["everywhere: pass"]
+        );
+        assert_eq!(
+            summarise("title: t\ncode: pass\nexpect:\n  - outcome: fail\n"),
+            vec!["everywhere: fail"]
+        );
+    }
+
+    #[test]
+    fn skips_nots_shadows_and_disjoint_rules() {
+        let text = "title: t\nparams:\n  encoding: [default, latin1, bytes]\n  p: [1, 2]\ncode: pass\nexpect:\n  - implementation: pypy\n    outcome: skip\n    reason: not there\n  - implementation: cpython\n    where: {encoding: {not: default}}\n    outcome: error\n  - where: {p: 1}\n    outcome: fail\n  - where: {p: 1, encoding: latin1}\n    outcome: error\n";
+        assert_eq!(
+            summarise(text),
+            vec![
+                "pypy: skipped (not there)",
+                "cpython, encoding not default: error",
+                "otherwise p=1: fail",
+                "error: never chosen (earlier rules decide every run it selects)",
+                "otherwise p=2: pass",
+            ]
+        );
+        let text = "title: t\nparams:\n  a: [1, 2]\n  b: [1, 2]\ncode: pass\nexpect:\n  - where: {a: 1, b: 1}\n    outcome: fail\n";
+        assert_eq!(
+            summarise(text),
+            vec![
+                "a=1, b=1: fail",
+                "(a=1,b=2) or (a=2,b=1) or (a=2,b=2): pass"
+            ]
         );
     }
 }

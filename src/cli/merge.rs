@@ -20,17 +20,18 @@ pub struct MergeArgs {
 }
 
 pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
+    let report_files = args.reports.files()?;
     let inputs = crate::results::merge::read_all(&args.inputs)?;
     let results = crate::results::merge::merge(inputs);
-    let written = crate::report::write_all(&results, &args.reports.files());
+    let written = crate::report::write_all(&results, &report_files);
     let style = args.reports.color.style();
     let mut out = TerminalReporter::new(style, false).finish(&results);
     if !results.conflicts.is_empty() {
         out.push_str(&format!(
             "\n{}\n",
             style.bold(&format!(
-                "{} conflicts between the inputs",
-                results.conflicts.len()
+                "{} between the inputs",
+                crate::report::text::count(results.conflicts.len(), "conflict", "conflicts")
             ))
         ));
         for c in &results.conflicts {

@@ -15,6 +15,7 @@ mod list;
 mod merge;
 mod pythons;
 mod run;
+mod schema;
 mod settings;
 
 use clap::{Parser, Subcommand};
@@ -56,10 +57,12 @@ enum Command {
     BisectStep(bisect::BisectStepArgs),
     /// Merge the JSON results of several jobs into one matrix and its reports
     Merge(merge::MergeArgs),
-    /// Print the catalogue of cases: id, title, tags, links, where the behaviour differs
+    /// Print the catalogue of cases: id, title, tags, links, what the rules expect where
     List(ListArgs),
     /// Write a starter cases/ (one example case) and the GitHub Actions workflow into a folder
     Init(init::InitArgs),
+    /// Print the JSON Schema of the case format (for editors and validators)
+    Schema,
 }
 
 /// Parse the command line, run, and return the exit code.
@@ -78,13 +81,16 @@ pub fn main() -> i32 {
     let result = runtime.block_on(async {
         match cli.command {
             Some(Command::Run(args)) => run::run(args).await,
-            Some(Command::Pythons(args)) => pythons::pythons(&args.pythons, args.json).await,
+            Some(Command::Pythons(args)) => {
+                pythons::pythons(&args.pythons, args.json, args.verbose).await
+            }
             Some(Command::Cache(args)) => cache::cache(&args),
             Some(Command::Bisect(args)) => bisect::bisect(args).await,
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
             Some(Command::List(args)) => list::list(&args),
             Some(Command::Merge(args)) => merge::merge(&args),
             Some(Command::Init(args)) => init::init(&args),
+            Some(Command::Schema) => schema::schema(),
             None => run::run(cli.run).await,
         }
     });

@@ -7,9 +7,11 @@ use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
 use crate::sys::stdout::emit;
 
-pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Failure> {
+pub async fn pythons(options: &PythonOptions, json: bool, verbose: bool) -> Result<i32, Failure> {
     let settings = Settings::resolve(Given {
         cache_dir: options.cache_dir.as_deref(),
+        probe_timeout: options.probe_timeout,
+        verbose,
         ..Given::default()
     })?;
     let chosen = super::interpreters::choose(options, &settings).await?;
@@ -38,9 +40,10 @@ pub async fn pythons(options: &PythonOptions, json: bool) -> Result<i32, Failure
         if i.free_threaded {
             flags.push("free-threaded".to_string());
         }
-        flags.push(match &i.c_pickle {
-            Some(m) => m.clone(),
-            None => "no C pickle".to_string(),
+        flags.push(match (&i.c_pickle, i.c_pickle_used) {
+            (Some(m), true) => m.clone(),
+            (Some(m), false) => format!("{m} (pickle.Pickler is Python)"),
+            (None, _) => "no C pickle".to_string(),
         });
         if let Some(n) = &i.name {
             flags.push(format!("name={n}"));

@@ -17,6 +17,7 @@ use crate::select::Keyword;
 
 pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     let settings = args.settings()?;
+    let report_files = args.reports.files()?;
     let cases = settings.load_cases()?;
     let keyword = args.keyword.as_deref().map(Keyword::parse).transpose()?;
     let cases: Vec<Arc<Case>> = cases
@@ -47,7 +48,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
         ));
     }
     // Reports first: they are what CI keeps, even if printing to a closed stdout fails.
-    let written = crate::report::write_all(&results, &args.reports.files());
+    let written = crate::report::write_all(&results, &report_files);
     crate::sys::stdout::emit(&terminal.finish(&results));
     written?;
     Ok(if was_interrupted {
@@ -111,9 +112,9 @@ fn announce_environments(plan: &Plan, options: &EnvOptions) {
     let interpreters: std::collections::BTreeSet<&str> =
         to_make.iter().map(|(i, _)| i.as_str()).collect();
     eprintln!(
-        "note: making {} environment(s) for `requires` on {} interpreter(s); later runs reuse them",
-        to_make.len(),
-        interpreters.len()
+        "note: making {} for `requires` on {}; later runs reuse them",
+        crate::report::text::count(to_make.len(), "environment", "environments"),
+        crate::report::text::count(interpreters.len(), "interpreter", "interpreters")
     );
 }
 
@@ -127,7 +128,7 @@ fn narrow(
         return Ok(None);
     }
     let mut side = Vec::new();
-    for text in split_requests(requests) {
+    for text in split_requests(requests, flag)? {
         let request = PythonRequest::parse(&text)?;
         let matched: Vec<_> = selected
             .iter()

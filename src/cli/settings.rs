@@ -1,8 +1,11 @@
 //! The command line's values resolved once: every default (the `cases/` folder unless
-//! `--corpus` is given, the number of jobs, the cache folder) and every check of a value (the
-//! time limit) is made here, and the commands read the one [`Settings`] value.
+//! `--corpus` is given, the number of jobs, the cache folder) and every check of a value
+//! (time limits, the number of jobs) is made here, and the commands read the one
+//! [`Settings`] value. A value that would make a conversion fail later (a time limit of
+//! 1e20 s, `-j 0`) is bad input here, exit 2.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::ValueEnum;
 
@@ -11,6 +14,12 @@ use crate::errors::Error;
 
 /// Where cases are looked for when no path is given.
 pub const DEFAULT_CASES: &str = "cases";
+
+/// The most Python processes at once (`-j`).
+pub const MAX_JOBS: usize = 1024;
+
+/// How long an interpreter has to answer the probe, unless `--probe-timeout` says otherwise.
+pub const DEFAULT_PROBE_TIMEOUT_S: f64 = 20.0;
 
 /// What a command was given, before defaults and checks.
 #[derive(Debug, Default)]
@@ -22,6 +31,9 @@ pub struct Given<'a> {
     pub cache_dir: Option<&'a Path>,
     pub timeout: Option<f64>,
     pub find_links: &'a [String],
+    pub probe_timeout: Option<f64>,
+    /// `-v`: say more (what a candidate that is no interpreter printed, ...).
+    pub verbose: bool,
 }
 
 /// A command's settings, defaults applied and values checked.
@@ -42,17 +54,35 @@ pub struct Settings {
     pub timeout: Option<f64>,
     /// `--find-links` folders made absolute (the installer may run elsewhere); URLs as given.
     pub find_links: Vec<String>,
+    /// How long an interpreter has to answer the probe.
+    pub probe_timeout: Duration,
+    /// `-v`.
+    pub verbose: bool,
 }
 
 impl Settings {
     pub fn resolve(given: Given<'_>) -> Result<Settings, Error> {
         if let Some(t) = given.timeout {
-            if !(t.is_finite() && t > 0.0) {
-                return Err(Error::Usage(format!(
-                    "--timeout must be a positive number of seconds, not {t}"
-                )));
-            }
+            seconds("--timeout", t)?;
         }
+        let probe_timeout = seconds(
+            "--probe-timeout",
+            given.probe_timeout.unwrap_or(DEFAULT_PROBE_TIMEOUT_S),
+        )?;
+        let jobs = match given.jobs {
+            None => crate::sys::cores().clamp(1, MAX_JOBS),
+            Some(0) => {
+                return Err(Error::Usage(
+                    "-j 0: give the number of Python processes at once, at least 1 (leave -j out for one per core)".into(),
+                ))
+            }
+            Some(n) if n > MAX_JOBS => {
+                return Err(Error::Usage(format!(
+                    "-j {n} is more processes at once than crosspickle starts: at most {MAX_JOBS}"
+                )))
+            }
+            Some(n) => n,
+        };
         Ok(Settings {
             paths: if given.paths.is_empty() && !given.corpus {
                 vec![PathBuf::from(DEFAULT_CASES)]
@@ -61,13 +91,15 @@ impl Settings {
             },
             corpus: given.corpus,
             default_paths: given.paths.is_empty() && !given.corpus,
-            jobs: given.jobs.unwrap_or_else(crate::sys::cores).max(1),
+            jobs,
             cache_dir: given
                 .cache_dir
                 .map(Path::to_path_buf)
                 .or_else(default_cache_dir),
             timeout: given.timeout,
             find_links: given.find_links.iter().map(|f| absolute_link(f)).collect(),
+            probe_timeout,
+            verbose: given.verbose,
         })
     }
 
@@ -98,6 +130,24 @@ impl Settings {
             )
         })
     }
+}
+
+/// A time limit given as `flag`: a positive number of seconds, at most a week (what a
+/// [`Duration`] and the clocks can hold, with room to spare).
+pub fn seconds(flag: &str, value: f64) -> Result<Duration, Error> {
+    let max = crate::case::MAX_TIMEOUT_S;
+    let shown = crate::case::python_float_repr(value);
+    if !(value.is_finite() && value > 0.0) {
+        return Err(Error::Usage(format!(
+            "{flag} must be a positive number of seconds, not {shown}"
+        )));
+    }
+    if value > max {
+        return Err(Error::Usage(format!(
+            "{flag} {shown} is too long: at most {max} seconds (a week)"
+        )));
+    }
+    Ok(Duration::from_secs_f64(value))
 }
 
 fn default_cache_dir() -> Option<PathBuf> {
@@ -164,6 +214,8 @@ mod tests {
             cache_dir: Some(Path::new("/c")),
             timeout: Some(1.5),
             find_links: &["https://example.invalid/w".to_string()],
+            probe_timeout: None,
+            verbose: false,
         })
         .unwrap();
         assert_eq!(
@@ -184,6 +236,23 @@ mod tests {
             })
             .unwrap_err();
             assert!(e.to_string().starts_with("--timeout must be"), "{e}");
+        }
+        for (timeout, probe) in [(Some(1e20), None), (None, Some(-1.0)), (None, Some(1e300))] {
+            let e = Settings::resolve(Given {
+                timeout,
+                probe_timeout: probe,
+                ..Given::default()
+            })
+            .unwrap_err();
+            assert!(e.to_string().contains("timeout"), "{e}");
+        }
+        for (jobs, error) in [(0, "-j 0"), (1_000_000, "at most 1024")] {
+            let e = Settings::resolve(Given {
+                jobs: Some(jobs),
+                ..Given::default()
+            })
+            .unwrap_err();
+            assert!(e.to_string().contains(error), "{e}");
         }
     }
 }

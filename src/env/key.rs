@@ -101,6 +101,7 @@ mod tests {
             debug: false,
             free_threaded: false,
             c_pickle: None,
+            c_pickle_used: false,
             pickle_highest_protocol: None,
             pickle_default_protocol: None,
             name: None,
@@ -141,7 +142,7 @@ mod tests {
     fn placeholders_take_param_values() {
         let mut p = indexmap::IndexMap::new();
         p.insert("loky".to_string(), ParamValue::Str("2.8.0".into()));
-        p.insert("n".to_string(), ParamValue::Int(3));
+        p.insert("n".to_string(), ParamValue::from(3));
         let reqs = vec![
             "loky=={loky}".to_string(),
             " cloudpickle==1.{n}.0 ; python_version < \"3.8\"".to_string(),

@@ -240,11 +240,16 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
         .buffered(jobs.max(1))
         .collect()
         .await;
-    let mut interpreters = Vec::new();
+    let mut found: Vec<(Interpreter, Option<PathBuf>)> = Vec::new();
     for (exe, result) in probed {
         let (sources, name, _) = groups.remove(&exe).expect("grouped");
+        let real = result
+            .as_ref()
+            .ok()
+            .and_then(|info| info.executable.as_deref())
+            .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.to_path_buf()));
         match result.and_then(|info| interpreter_from(&exe, info, sources.clone(), name.clone())) {
-            Ok(i) => interpreters.push(i),
+            Ok(i) => found.push((i, real)),
             Err(reason) => unusable.push(Unusable {
                 path: exe,
                 sources,
@@ -253,10 +258,56 @@ pub async fn resolve(candidates: Vec<Candidate>, prober: &Prober, jobs: usize) -
             }),
         }
     }
+    let mut interpreters = without_wrappers(found);
     sort_and_label(&mut interpreters);
     Discovery {
         interpreters,
         unusable,
+    }
+}
+
+/// The interpreters found, each wrapper script or shim that a source found (unnamed) left out
+/// when it execs an interpreter found too (the same real executable, as the probes report
+/// it): the real executable is listed, with the wrapper's sources. A candidate named in
+/// pythons.toml (or kept by bisect) is always listed: it may set up what it runs.
+fn without_wrappers(found: Vec<(Interpreter, Option<PathBuf>)>) -> Vec<Interpreter> {
+    let mut kept: Vec<(Interpreter, Option<PathBuf>)> = Vec::new();
+    for (i, real) in found {
+        let is_real = real.as_deref() == Some(i.executable.as_path());
+        // The one this candidate is the same interpreter as: an unnamed one that is either a
+        // wrapper of it or the real one, or a named one that is the real executable itself.
+        let same = real.as_ref().and_then(|real| {
+            kept.iter().position(|(k, r)| {
+                r.as_ref() == Some(real)
+                    && (i.name.is_none() || k.name.is_none())
+                    && (i.name.is_none() || is_real)
+                    && (k.name.is_none() || k.executable == *real)
+            })
+        });
+        match same {
+            None => kept.push((i, real)),
+            Some(at) => {
+                let (k, _) = &mut kept[at];
+                if (is_real || i.name.is_some()) && k.name.is_none() {
+                    // This one is the real executable (or named): it stays, in the other's place.
+                    let mut i = i;
+                    merge_found(&mut i, k);
+                    *k = i;
+                } else {
+                    merge_found(k, &i);
+                }
+            }
+        }
+    }
+    kept.into_iter().map(|(i, _)| i).collect()
+}
+
+/// `into` is kept for `other` too: their sources.
+fn merge_found(into: &mut Interpreter, other: &Interpreter) {
+    for s in &other.sources {
+        if !into.sources.contains(s) {
+            into.sources.push(*s);
+        }
     }
 }
 
@@ -281,11 +332,18 @@ pub fn interpreter_from(
         label: Interpreter::base_label(implementation, &version, info.debug, info.free_threaded),
         version,
         implementation,
-        implementation_version: info.implementation_version,
+        implementation_version: match (implementation, &info.implementation_version_info) {
+            (Implementation::Pypy, Some((major, minor, micro, level, serial))) => Some(
+                PythonVersion::from_version_info(*major, *minor, *micro, level, *serial)
+                    .to_string(),
+            ),
+            _ => info.implementation_version,
+        },
         executable: exe.to_path_buf(),
         debug: info.debug,
         free_threaded: info.free_threaded,
         c_pickle: info.c_pickle,
+        c_pickle_used: info.c_pickle_used,
         pickle_highest_protocol: info.pickle_highest_protocol,
         pickle_default_protocol: info.pickle_default_protocol,
         name,

@@ -122,7 +122,8 @@ pub struct Interpreter {
     pub label: String,
     pub version: PythonVersion,
     pub implementation: Implementation,
-    /// PyPy's own version (`7.3.11`), when it is PyPy.
+    /// PyPy's own version (`7.3.11`), when it is PyPy (`sys.implementation.version`; for
+    /// CPython that is the Python version, see [`Interpreter::implementation_release`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub implementation_version: Option<String>,
     /// The canonical executable.
@@ -131,6 +132,12 @@ pub struct Interpreter {
     pub free_threaded: bool,
     /// The C accelerator of pickle: `_pickle` (3.x), `cPickle` (2.x), or none.
     pub c_pickle: Option<String>,
+    /// The case format's feature `c_pickle`: `_pickle` is there and `pickle.Pickler`,
+    /// `Unpickler`, `dump(s)` and `load(s)` are its objects (false on 2.7, where
+    /// `pickle.Pickler` is the Python class even with cPickle there, and on PyPy without
+    /// `_pickle`).
+    #[serde(default)]
+    pub c_pickle_used: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pickle_highest_protocol: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -162,11 +169,25 @@ impl Interpreter {
             debug: false,
             free_threaded: false,
             c_pickle: None,
+            c_pickle_used: false,
             pickle_highest_protocol: None,
             pickle_default_protocol: None,
             name: broken.name.clone(),
             sources: broken.sources.clone(),
             unusable: Some(broken.reason.clone()),
+        }
+    }
+
+    /// `sys.implementation.version`, what the case format's `implementation_version` compares:
+    /// PyPy's own release (`7.3.11`), CPython's Python version. None for a PyPy whose release
+    /// is not known (results written before it was recorded).
+    pub fn implementation_release(&self) -> Option<PythonVersion> {
+        match self.implementation {
+            Implementation::Cpython => Some(self.version.clone()),
+            Implementation::Pypy => self
+                .implementation_version
+                .as_deref()
+                .and_then(PythonVersion::parse),
         }
     }
 

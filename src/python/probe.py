@@ -2,6 +2,20 @@
 import sys
 
 
+def _c_pickle_used():
+    # The case format's feature `c_pickle`: the C pickler and unpickler are there and are what
+    # the pickle module hands out. True when `_pickle` imports and pickle's Pickler, Unpickler,
+    # dump, dumps, load and loads are its objects. False on 2.7 (pickle.Pickler is the Python
+    # class even with cPickle there) and on PyPy without _pickle.
+    try:
+        import pickle
+        import _pickle
+    except ImportError:
+        return False
+    names = ("Pickler", "Unpickler", "dump", "dumps", "load", "loads")
+    return all(getattr(pickle, n, None) is getattr(_pickle, n, False) for n in names)
+
+
 def _probe():
     import json
     import os
@@ -33,16 +47,21 @@ def _probe():
     except Exception:
         highest, default = None, None
     pypy = getattr(sys, "pypy_version_info", None)
+    # The implementation's own version (the case format's `implementation_version`):
+    # sys.implementation.version, or on 2.7 PyPy's pypy_version_info and CPython's version_info.
+    own = getattr(getattr(sys, "implementation", None), "version", None) or pypy or sys.version_info
     return {
         "implementation": implementation,
         "version_info": list(sys.version_info[:3]) + [sys.version_info[3], sys.version_info[4]],
         "version": sys.version.split()[0],
         "implementation_version": ".".join(str(p) for p in pypy[:3]) if pypy else None,
+        "implementation_version_info": [own[0], own[1], own[2], own[3], own[4]],
         "executable": os.path.realpath(sys.executable) if sys.executable else None,
         "prefix": sys.prefix,
         "debug": hasattr(sys, "gettotalrefcount"),
         "free_threaded": free_threaded,
         "c_pickle": accelerator,
+        "c_pickle_used": _c_pickle_used(),
         "pickle_highest_protocol": highest,
         "pickle_default_protocol": default,
         "platform": sys.platform,

@@ -15,7 +15,7 @@ use crate::sys::process::{self, Exit, Output, ProcessSpec};
 const PROBE_SCRIPT: &str = include_str!("probe.py");
 const MARKER: &str = "CROSSPICKLE-PROBE ";
 /// Bump when the probe's answer changes shape, to leave old cache entries behind.
-const CACHE_VERSION: u32 = 1;
+const CACHE_VERSION: u32 = 2;
 
 /// Why a candidate is not a usable interpreter (listed as unusable with this reason).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -35,8 +35,16 @@ pub enum ProbeError {
     /// `stderr`: the last lines it printed, ready to append (`: …`, or empty).
     #[error("the probe died on {signal}{stderr}")]
     Died { signal: String, stderr: String },
-    #[error("the probe exited with status {code}{stderr}")]
-    Exited { code: i32, stderr: String },
+    /// A Python that failed (its last line says why), or a program that is no Python at all:
+    /// then what it printed is only shown with `detail` (`-v`).
+    #[error("{}", exited(*.code, .stderr, .detail.as_deref()))]
+    Exited {
+        code: i32,
+        /// The last lines it printed (` | `-joined).
+        stderr: String,
+        /// Shown with the reason when the prober is verbose.
+        detail: Option<String>,
+    },
     #[error("the probe printed nothing: not a Python interpreter?")]
     Silent,
     #[error("the probe's answer is not Python's: `{0}`")]
@@ -54,11 +62,17 @@ pub struct ProbeInfo {
     pub version_info: (u64, u64, u64, String, u64),
     pub version: String,
     pub implementation_version: Option<String>,
+    /// `sys.implementation.version` as five fields (PyPy's own release; CPython's version).
+    #[serde(default)]
+    pub implementation_version_info: Option<(u64, u64, u64, String, u64)>,
     pub executable: Option<PathBuf>,
     pub prefix: String,
     pub debug: bool,
     pub free_threaded: bool,
     pub c_pickle: Option<String>,
+    /// `_pickle` imports and pickle's Pickler, Unpickler, dump(s) and load(s) are its objects.
+    #[serde(default)]
+    pub c_pickle_used: bool,
     pub pickle_highest_protocol: Option<u32>,
     pub pickle_default_protocol: Option<u32>,
     pub platform: String,
@@ -102,6 +116,8 @@ pub struct Prober {
     cache_file: Option<PathBuf>,
     pub timeout: Duration,
     refresh: bool,
+    /// Failures say what the candidate printed.
+    verbose: bool,
     cache: std::sync::Mutex<CacheFile>,
     dirty: std::sync::atomic::AtomicBool,
 }
@@ -122,9 +138,16 @@ impl Prober {
             cache_file,
             timeout,
             refresh,
+            verbose: false,
             cache: std::sync::Mutex::new(cache),
             dirty: Default::default(),
         }
+    }
+
+    /// A prober whose failures say what the candidate printed (`-v`).
+    pub fn verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
     }
 
     /// Probe the canonical executable `exe`, from the cache when its metadata is unchanged.
@@ -162,10 +185,20 @@ impl Prober {
         let finished = process::run(&spec, &CancellationToken::new())
             .await
             .map_err(|e| ProbeError::Start(Arc::new(e)))?;
-        let stderr_tail = || {
+        // The last three lines it printed, each cut to 300 characters, ` | `-joined.
+        let last_lines = || {
             let text = finished.stderr.text();
-            let last: Vec<&str> = text.trim_end().lines().rev().take(3).collect();
-            let joined = last.into_iter().rev().collect::<Vec<_>>().join(" | ");
+            let last: Vec<String> = text
+                .trim_end()
+                .lines()
+                .rev()
+                .take(3)
+                .map(|l| l.chars().take(300).collect())
+                .collect();
+            last.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        };
+        let stderr_tail = || {
+            let joined = last_lines();
             if joined.is_empty() {
                 String::new()
             } else {
@@ -182,10 +215,12 @@ impl Prober {
             }
             Exit::Code(0) => {}
             Exit::Code(code) => {
+                let stderr = last_lines();
                 return Err(ProbeError::Exited {
                     code,
-                    stderr: stderr_tail(),
-                })
+                    detail: self.verbose.then(|| stderr.clone()),
+                    stderr,
+                });
             }
         }
         parse_answer(&finished.stdout.text())
@@ -203,6 +238,37 @@ impl Prober {
             }
         }
     }
+}
+
+/// The reason of a probe that exited with `code` after printing `stderr` (its last lines): a
+/// Python says what went wrong in its last line (`Fatal Python error: ...`, a traceback's
+/// exception); anything else is not a Python interpreter, and what it printed (often the
+/// probe's own source, which it took for a file name) is noise unless asked for.
+fn exited(code: i32, stderr: &str, detail: Option<&str>) -> String {
+    let last = stderr.rsplit(" | ").next().unwrap_or("");
+    // `ValueError: ...`, `_pickle.UnpicklingError: ...`: the last line of a traceback.
+    let exception_line = last.split_once(':').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            && (name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Exit"))
+    });
+    let pythonic = exception_line
+        || ["Traceback (most recent call last)", "Fatal Python error"]
+            .iter()
+            .any(|mark| stderr.contains(mark));
+    let mut reason = if pythonic && !last.is_empty() {
+        format!("the probe exited with status {code}: {last}")
+    } else if detail.is_some() || stderr.is_empty() {
+        format!("not a Python interpreter (the probe exited with status {code})")
+    } else {
+        format!("not a Python interpreter (the probe exited with status {code}; -v shows what it printed)")
+    };
+    if let Some(detail) = detail.filter(|d| !d.is_empty()) {
+        reason.push_str(&format!("; it printed: {detail}"));
+    }
+    reason
 }
 
 /// The probe's answer in what it printed: the line after its marker, as JSON.
@@ -237,6 +303,27 @@ mod tests {
         assert_eq!(
             parse_answer("hello\n").unwrap_err().to_string(),
             "the probe's answer is not Python's: `hello`"
+        );
+        let ls = "/usr/bin/ls: cannot access ''# crosspickle'\\''s interpreter probe: ...";
+        let exited = |stderr: &str, detail: Option<&str>| {
+            ProbeError::Exited {
+                code: 2,
+                stderr: stderr.into(),
+                detail: detail.map(String::from),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            exited(ls, None),
+            "not a Python interpreter (the probe exited with status 2; -v shows what it printed)"
+        );
+        assert_eq!(
+            exited(ls, Some(ls)),
+            format!("not a Python interpreter (the probe exited with status 2); it printed: {ls}")
+        );
+        assert_eq!(
+            exited("Fatal Python error: init_fs_encoding | ModuleNotFoundError: No module named 'encodings'", None),
+            "the probe exited with status 2: ModuleNotFoundError: No module named 'encodings'"
         );
         let garbled = parse_answer("CROSSPICKLE-PROBE {").unwrap_err();
         assert!(matches!(garbled, ProbeError::Garbled(_)));

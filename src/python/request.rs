@@ -78,13 +78,20 @@ impl PythonRequest {
     }
 }
 
-/// Split `--python` values on commas, keeping specifier sets whole: `3.8,3.9` is two requests,
-/// `>=3.8,<3.11` is one, `>=3.8,<3.11,pypy` is two.
-pub fn split_requests(values: &[String]) -> Vec<String> {
+/// Split `--python` values (of the option `flag`) on commas, keeping specifier sets whole:
+/// `3.8,3.9` is two requests, `>=3.8,<3.11` is one, `>=3.8,<3.11,pypy` is two. An empty
+/// request (`--python ''`, `--python ','`, `3.8,`) is refused: it would select nothing, and
+/// leaving the option out already means every interpreter.
+pub fn split_requests(values: &[String], flag: &str) -> Result<Vec<String>, Error> {
     let mut out: Vec<String> = Vec::new();
     for value in values {
+        if value.split(',').any(|p| p.trim().is_empty()) {
+            return Err(Error::Usage(format!(
+                "{flag} '{value}' holds an empty request: give a version (3.8), a path or a name, separated by commas; leave {flag} out to use every interpreter"
+            )));
+        }
         let mut previous_is_specifier = false;
-        for piece in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        for piece in value.split(',').map(str::trim) {
             let is_specifier = piece.starts_with(['<', '>', '=', '!', '~']);
             if is_specifier && previous_is_specifier {
                 let last = out.last_mut().expect("a previous specifier");
@@ -96,7 +103,7 @@ pub fn split_requests(values: &[String]) -> Vec<String> {
             previous_is_specifier = is_specifier;
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -105,7 +112,13 @@ mod tests {
 
     #[test]
     fn splitting() {
-        let s = |v: &[&str]| split_requests(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        let s = |v: &[&str]| {
+            split_requests(
+                &v.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
+                "--python",
+            )
+            .unwrap()
+        };
         assert_eq!(s(&["3.8,3.9"]), vec!["3.8", "3.9"]);
         assert_eq!(s(&[">=3.8,<3.11"]), vec![">=3.8,<3.11"]);
         assert_eq!(
@@ -113,6 +126,10 @@ mod tests {
             vec![">=3.8,<3.11", "pypy", "2.7"]
         );
         assert_eq!(s(&["3.8,>=3.11"]), vec!["3.8", ">=3.11"]);
+        for empty in ["", " ", ",", "3.8,", ",3.8", "3.8,,3.9"] {
+            let e = split_requests(&[empty.to_string()], "--python").unwrap_err();
+            assert!(e.to_string().contains("empty request"), "{empty:?}: {e}");
+        }
     }
 
     #[test]
@@ -192,9 +209,21 @@ pub async fn select(
             PythonRequest::Path(path) => {
                 let canonical = match std::fs::canonicalize(path) {
                     Ok(c) => c,
-                    Err(_) => {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                         selection.missing.push(text.clone());
                         continue;
+                    }
+                    Err(e) => {
+                        // A loop of symbolic links (ELOOP), a folder that cannot be read...
+                        let why = if e.raw_os_error() == Some(nix::libc::ELOOP) {
+                            "it is a loop of symbolic links".to_string()
+                        } else {
+                            e.to_string()
+                        };
+                        return Err(Error::Usage(format!(
+                            "--python {text}: {} cannot be resolved: {why}",
+                            path.display()
+                        )));
                     }
                 };
                 let result = prober.probe(&canonical).await.and_then(|info| {

@@ -155,10 +155,10 @@ fn summary(results: &Results) -> String {
     }
     let _ = write!(
         out,
-        "in {:.2}s: {} runs on {} interpreters, crosspickle {}",
+        "in {:.2}s: {} on {}, crosspickle {}",
         results.duration_s,
-        results.runs.len(),
-        results.interpreters.len(),
+        text::count(results.runs.len(), "run", "runs"),
+        text::count(results.interpreters.len(), "interpreter", "interpreters"),
         t(&results.crosspickle_version)
     );
     out.push_str("</p>\n");

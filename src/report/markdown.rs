@@ -1,6 +1,7 @@
 //! `--markdown FILE`: a summary for `$GITHUB_STEP_SUMMARY` (GitHub-flavoured Markdown): a
 //! banner when the results are partial, the summary line, the matrix with one symbol per
-//! verdict, the conflicts of a merge, then each failing run folded in `<details>`.
+//! verdict, the conflicts of a merge, then each failing run folded in `<details>`, and why the
+//! skipped runs were skipped (folded, one line per run name and reason).
 //!
 //! GitHub takes at most 1 MiB per step summary: the details stop once the whole text reaches
 //! [`TOTAL`] bytes and the summary says how many failing runs were left out.
@@ -90,6 +91,60 @@ pub fn render(results: &Results) -> String {
             );
         }
     }
+    out.push_str(&skipped(results, TOTAL.saturating_sub(out.len())));
+    out
+}
+
+/// Why runs were skipped, folded: `- name (on labels): reason`, one line per run name and
+/// reason, within `room` bytes.
+fn skipped(results: &Results, room: usize) -> String {
+    let mut why: Vec<((String, String), Vec<&str>)> = Vec::new();
+    for r in results
+        .runs
+        .iter()
+        .filter(|r| r.verdict == Verdict::Skipped)
+    {
+        let name = crate::case::run_name(&r.case, &r.params, r.dump_python.as_deref(), None);
+        let key = (name, r.reason.clone().unwrap_or_default());
+        match why.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, labels)) => labels.push(&r.python),
+            None => why.push((key, vec![&r.python])),
+        }
+    }
+    if why.is_empty() {
+        return String::new();
+    }
+    let count = results
+        .runs
+        .iter()
+        .filter(|r| r.verdict == Verdict::Skipped)
+        .count();
+    let mut out = format!(
+        "\n<details><summary>{} Skipped runs ({count}), and why</summary>\n\n",
+        symbol(Verdict::Skipped)
+    );
+    let end = "\n</details>\n";
+    let mut left_out = 0;
+    for ((name, reason), labels) in &why {
+        let line = format!(
+            "- {} (on {}): {}\n",
+            md_escape(&text::clean(name)),
+            md_escape(&labels.join(", ")),
+            md_escape(&text::clean_head(reason, 512))
+        );
+        if out.len() + line.len() + end.len() + 120 > room {
+            left_out += 1;
+            continue;
+        }
+        out.push_str(&line);
+    }
+    if left_out > 0 {
+        let _ = writeln!(
+            out,
+            "\n{left_out} more are left out to keep this summary small."
+        );
+    }
+    out.push_str(end);
     out
 }
 
@@ -97,17 +152,15 @@ pub fn render(results: &Results) -> String {
 fn summary_line(results: &Results) -> String {
     let counts = results.counts_text(|v, n| format!("{} {n} {v}", symbol(v)));
     let mut line = format!(
-        "**{counts}** in {:.2}s: {} runs on {} interpreters",
+        "**{counts}** in {:.2}s: {} on {}",
         results.duration_s,
-        results.runs.len(),
-        results.interpreters.len()
+        text::count(results.runs.len(), "run", "runs"),
+        text::count(results.interpreters.len(), "interpreter", "interpreters")
     );
     if !results.conflicts.is_empty() {
-        let _ = write!(
-            line,
-            ", **{} {CONFLICT} conflicts**",
-            results.conflicts.len()
-        );
+        let n = results.conflicts.len();
+        let noun = if n == 1 { "conflict" } else { "conflicts" };
+        let _ = write!(line, ", **{n} {CONFLICT} {noun}**");
     }
     if results.partial {
         line.push_str(" (**partial**)");

@@ -67,7 +67,7 @@ pub(crate) mod fixtures {
         let text: String = nasty.chars().cycle().take(output).collect();
         for i in 0..n {
             let mut params = indexmap::IndexMap::new();
-            params.insert("i".to_string(), ParamValue::Int(i as i64));
+            params.insert("i".to_string(), ParamValue::from(i as i64));
             results.runs.push(RunRecord {
                 case: "case".into(),
                 params: Params(params),

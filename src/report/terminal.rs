@@ -163,10 +163,10 @@ impl TerminalReporter {
 pub fn summary(results: &Results, style: Style) -> String {
     let counts = results.counts_text(|v, n| style.verdict(v, &format!("{n} {v}")));
     let mut line = format!(
-        "{counts} in {:.2}s ({} runs, {} interpreters)",
+        "{counts} in {:.2}s ({}, {})",
         results.duration_s,
-        results.runs.len(),
-        results.interpreters.len()
+        super::text::count(results.runs.len(), "run", "runs"),
+        super::text::count(results.interpreters.len(), "interpreter", "interpreters")
     );
     if results.partial {
         let _ = write!(

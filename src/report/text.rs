@@ -3,6 +3,15 @@
 //! characters escaped, and which links may be made links. Every report uses these; none of
 //! them knows a report.
 
+/// `1 run`, `2 runs`: a count and its noun, singular for one.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// `text` without ANSI escape sequences, with C0/C1 control characters (but tab, newline and
 /// carriage return) shown as their Unicode control pictures (`␀`, `␛`) or U+FFFD, and the
 /// non-characters U+FFFE and U+FFFF (which XML forbids) as U+FFFD.

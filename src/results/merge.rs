@@ -4,13 +4,17 @@
 //! - Interpreters are the union by label (the first input's facts win: a label names the same
 //!   implementation, version and build everywhere).
 //! - Cases are the union by id (the first input's title, path, tags and links win).
-//! - Runs are the union by (case, params, interpreter label, producer label for a round trip).
+//! - Runs are the union by (case, params by identity, interpreter label, producer label for a
+//!   round trip).
 //!   The same run seen again with the same verdict, outcome, exception and signal is kept once
 //!   (messages may differ between machines: addresses, paths). Seen with a different verdict or
 //!   outcome it is a [`Conflict`]: every distinct sighting is listed with the file it came from,
 //!   the run keeps the first failing record (or the first), and the merged results fail.
-//!   Conflicts already in an input are carried over.
-//! - The merge is partial when an input is, its duration the sum of the inputs'.
+//!   Conflicts already in an input are carried over, and a record that such an input kept is
+//!   named by the file it first came from, not by the merged file that carried it.
+//! - The merge is partial when an input is. Its duration is the longest input's: the jobs of
+//!   a CI matrix run side by side, so the merged results took as long as the slowest of them
+//!   (and a file merged with itself takes its own time, not twice it).
 
 use std::collections::HashMap;
 
@@ -58,7 +62,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Results {
     let mut seen: HashMap<Key, Vec<(String, RunRecord)>> = HashMap::new();
     let mut carried: Vec<Conflict> = Vec::new();
     for (source, results) in inputs {
-        merged.duration_s += results.duration_s;
+        merged.duration_s = merged.duration_s.max(results.duration_s);
         if results.partial {
             partial_reasons.push(format!(
                 "{source}: {}",
@@ -74,6 +78,9 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Results {
             merged.cases.entry(id).or_insert(info);
         }
         for r in results.runs {
+            let origin = origin(&results.conflicts, &r)
+                .unwrap_or(&source)
+                .to_string();
             let k = key(&r);
             let records = seen.entry(k.clone()).or_insert_with(|| {
                 order.push(k);
@@ -83,7 +90,7 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Results {
                 .iter()
                 .any(|(_, known)| signature(known) == signature(&r))
             {
-                records.push((source.clone(), r));
+                records.push((origin, r));
             }
         }
         carried.extend(results.conflicts);
@@ -121,6 +128,18 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Results {
     }
     merged.sort_runs();
     merged
+}
+
+/// The file a record first came from, when its input is itself a merge that saw it in a
+/// conflict: the sighting with the record's verdict and summary.
+fn origin<'a>(conflicts: &'a [Conflict], r: &RunRecord) -> Option<&'a str> {
+    let summary = r.summary();
+    conflicts
+        .iter()
+        .filter(|c| c.concerns(r))
+        .flat_map(|c| &c.seen)
+        .find(|s| s.verdict == r.verdict && s.summary == summary)
+        .map(|s| s.source.as_str())
 }
 
 fn conflict_key(c: &Conflict) -> Key {
@@ -216,7 +235,7 @@ mod tests {
         assert_eq!(m.runs.len(), 2);
         assert!(m.conflicts.is_empty());
         assert!(!m.failed());
-        assert_eq!(m.duration_s, 2.0);
+        assert_eq!(m.duration_s, 1.0, "the longest input's");
     }
 
     #[test]
@@ -250,9 +269,32 @@ mod tests {
         );
         assert!(m.failed());
         // Merging the merge again keeps the conflict.
-        let again = merge(vec![("m.json".into(), m)]);
+        let again = merge(vec![("m.json".into(), m.clone())]);
         assert_eq!(again.conflicts.len(), 1);
         assert_eq!(again.conflicts[0].seen.len(), 2);
+        // With a third file, each side is named by the file it came from: the record the
+        // merge kept came from b.json, not from m.json.
+        let c = results(vec![record(
+            "c",
+            "cpython-3.8.18",
+            Verdict::Ok,
+            OutcomeKind::Pass,
+            None,
+        )]);
+        let third = merge(vec![("m.json".into(), m), ("c.json".into(), c)]);
+        let seen: Vec<_> = third.conflicts[0]
+            .seen
+            .iter()
+            .map(|s| (s.source.as_str(), s.verdict))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("a.json", Verdict::Ok),
+                ("b.json", Verdict::Regression),
+                ("c.json", Verdict::Ok)
+            ]
+        );
     }
 
     #[test]

@@ -117,6 +117,9 @@ struct WireInterpreter {
     debug: bool,
     free_threaded: bool,
     c_pickle: Option<String>,
+    /// Written when true only, so that results of older versions write back unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    c_pickle_used: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pickle_highest_protocol: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -159,7 +162,9 @@ struct WireRun {
     reason: Option<String>,
 }
 
-/// A param value: a JSON scalar.
+/// A param value: a JSON scalar of its type, or, for what a JSON number cannot hold exactly,
+/// `{"float": "nan"}` (`"inf"`, `"-inf"`) and `{"int": "<decimal digits>"}` (integers outside
+/// 64-bit signed ones). Files written before these existed hold `null` for a non-finite float.
 #[derive(Serialize, Deserialize)]
 #[serde(untagged)]
 enum WireParam {
@@ -168,6 +173,17 @@ enum WireParam {
     Int(i64),
     Float(f64),
     Str(String),
+    Exact(WireExact),
+}
+
+/// A param value a JSON number cannot hold, spelt out.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+enum WireExact {
+    #[serde(rename = "float")]
+    Float(String),
+    #[serde(rename = "int")]
+    Int(String),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -175,6 +191,8 @@ struct WireExpected {
     outcome: WireOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exception: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    instance_of: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     signal: Option<String>,
     #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
@@ -263,6 +281,7 @@ wire_enum!(WireOutcome <-> OutcomeKind {
     "error": Error = Error,
     "crash": Crash = Crash,
     "timeout": Timeout = Timeout,
+    "skip": Skip = Skip,
 });
 
 wire_enum!(WirePhase <-> Phase {
@@ -314,8 +333,16 @@ impl TryFrom<WireResults> for Results {
                 .into_iter()
                 .map(|(id, c)| (id, CaseInfo::from(c)))
                 .collect(),
-            runs: w.runs.into_iter().map(RunRecord::from).collect(),
-            conflicts: w.conflicts.into_iter().map(Conflict::from).collect(),
+            runs: w
+                .runs
+                .into_iter()
+                .map(RunRecord::try_from)
+                .collect::<Result<_, _>>()?,
+            conflicts: w
+                .conflicts
+                .into_iter()
+                .map(Conflict::try_from)
+                .collect::<Result<_, _>>()?,
         })
     }
 }
@@ -331,6 +358,7 @@ impl From<&Interpreter> for WireInterpreter {
             debug: i.debug,
             free_threaded: i.free_threaded,
             c_pickle: i.c_pickle.clone(),
+            c_pickle_used: i.c_pickle_used,
             pickle_highest_protocol: i.pickle_highest_protocol,
             pickle_default_protocol: i.pickle_default_protocol,
             name: i.name.clone(),
@@ -363,6 +391,7 @@ impl TryFrom<WireInterpreter> for Interpreter {
             debug: w.debug,
             free_threaded: w.free_threaded,
             c_pickle: w.c_pickle,
+            c_pickle_used: w.c_pickle_used,
             pickle_highest_protocol: w.pickle_highest_protocol,
             pickle_default_protocol: w.pickle_default_protocol,
             name: w.name,
@@ -400,8 +429,14 @@ fn wire_params(p: &Params) -> IndexMap<String, WireParam> {
             let w = match v {
                 ParamValue::Null => WireParam::Null(()),
                 ParamValue::Bool(b) => WireParam::Bool(*b),
-                ParamValue::Int(i) => WireParam::Int(*i),
-                ParamValue::Float(f) => WireParam::Float(*f),
+                ParamValue::Int(i) => match i64::try_from(i) {
+                    Ok(i) => WireParam::Int(i),
+                    Err(_) => WireParam::Exact(WireExact::Int(i.to_string())),
+                },
+                ParamValue::Float(f) if f.is_finite() => WireParam::Float(*f),
+                ParamValue::Float(f) => {
+                    WireParam::Exact(WireExact::Float(crate::case::python_float_repr(*f)))
+                }
                 ParamValue::Str(s) => WireParam::Str(s.clone()),
             };
             (k.clone(), w)
@@ -409,21 +444,39 @@ fn wire_params(p: &Params) -> IndexMap<String, WireParam> {
         .collect()
 }
 
-fn model_params(w: IndexMap<String, WireParam>) -> Params {
-    Params(
-        w.into_iter()
-            .map(|(k, v)| {
-                let m = match v {
-                    WireParam::Null(()) => ParamValue::Null,
-                    WireParam::Bool(b) => ParamValue::Bool(b),
-                    WireParam::Int(i) => ParamValue::Int(i),
-                    WireParam::Float(f) => ParamValue::Float(f),
-                    WireParam::Str(s) => ParamValue::Str(s),
-                };
-                (k, m)
-            })
-            .collect(),
-    )
+fn model_params(w: IndexMap<String, WireParam>) -> Result<Params, String> {
+    let params = w
+        .into_iter()
+        .map(|(k, v)| {
+            let m = match v {
+                WireParam::Null(()) => ParamValue::Null,
+                WireParam::Bool(b) => ParamValue::Bool(b),
+                WireParam::Int(i) => ParamValue::from(i),
+                WireParam::Float(f) => ParamValue::Float(f),
+                WireParam::Str(s) => ParamValue::Str(s),
+                WireParam::Exact(WireExact::Float(f)) => ParamValue::Float(match f.as_str() {
+                    "nan" => f64::NAN,
+                    "inf" => f64::INFINITY,
+                    "-inf" => f64::NEG_INFINITY,
+                    _ => {
+                        return Err(format!(
+                            "param `{k}`: `{{\"float\": \"{f}\"}}` is none of nan, inf, -inf"
+                        ))
+                    }
+                }),
+                WireParam::Exact(WireExact::Int(i)) => i
+                    .parse::<num_bigint::BigInt>()
+                    .ok()
+                    .filter(|_| i.bytes().all(|b| b.is_ascii_digit() || b == b'-'))
+                    .map(ParamValue::Int)
+                    .ok_or_else(|| {
+                        format!("param `{k}`: `{{\"int\": \"{i}\"}}` is not an integer")
+                    })?,
+            };
+            Ok((k, m))
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(Params(params))
 }
 
 impl From<&RunRecord> for WireRun {
@@ -443,11 +496,13 @@ impl From<&RunRecord> for WireRun {
     }
 }
 
-impl From<WireRun> for RunRecord {
-    fn from(w: WireRun) -> Self {
-        RunRecord {
+impl TryFrom<WireRun> for RunRecord {
+    type Error = String;
+
+    fn try_from(w: WireRun) -> Result<Self, String> {
+        Ok(RunRecord {
             case: w.case,
-            params: model_params(w.params),
+            params: model_params(w.params)?,
             python: w.python,
             dump_python: w.dump_python,
             load_python: w.load_python,
@@ -456,7 +511,7 @@ impl From<WireRun> for RunRecord {
             observed: w.observed.map(Observed::from),
             dump_duration_s: w.dump_duration_s,
             reason: w.reason,
-        }
+        })
     }
 }
 
@@ -465,6 +520,7 @@ impl From<&Expected> for WireExpected {
         WireExpected {
             outcome: e.outcome.into(),
             exception: e.exception.clone(),
+            instance_of: e.instance_of.clone(),
             signal: e.signal.clone(),
             pattern: e.pattern.clone(),
             reason: e.reason.clone(),
@@ -477,6 +533,7 @@ impl From<WireExpected> for Expected {
         Expected {
             outcome: w.outcome.into(),
             exception: w.exception,
+            instance_of: w.instance_of,
             signal: w.signal,
             pattern: w.pattern,
             reason: w.reason,
@@ -514,6 +571,8 @@ impl From<WireObserved> for Observed {
             stderr: w.stderr,
             duration_s: w.duration_s,
             phase: w.phase.map(Phase::from),
+            // Not in the wire form: the verdict it helped to reach is.
+            classes: Default::default(),
         }
     }
 }
@@ -538,11 +597,13 @@ impl From<&Conflict> for WireConflict {
     }
 }
 
-impl From<WireConflict> for Conflict {
-    fn from(w: WireConflict) -> Self {
-        Conflict {
+impl TryFrom<WireConflict> for Conflict {
+    type Error = String;
+
+    fn try_from(w: WireConflict) -> Result<Self, String> {
+        Ok(Conflict {
             case: w.case,
-            params: model_params(w.params),
+            params: model_params(w.params)?,
             python: w.python,
             dump_python: w.dump_python,
             seen: w
@@ -554,7 +615,7 @@ impl From<WireConflict> for Conflict {
                     summary: s.summary,
                 })
                 .collect(),
-        }
+        })
     }
 }
 
@@ -719,7 +780,7 @@ mod tests {
         for (k, v) in [
             ("null", ParamValue::Null),
             ("bool", ParamValue::Bool(true)),
-            ("int", ParamValue::Int(-5)),
+            ("int", ParamValue::from(-5)),
             ("float", ParamValue::Float(2.0)),
             ("str", ParamValue::Str("5".into())),
         ] {
@@ -732,6 +793,38 @@ mod tests {
             r#"{"null":null,"bool":true,"int":-5,"float":2.0,"str":"5"}"#
         );
         let back: IndexMap<String, WireParam> = serde_json::from_str(&json).unwrap();
-        assert_eq!(model_params(back), params);
+        assert_eq!(model_params(back).unwrap(), params);
+    }
+
+    #[test]
+    fn param_values_json_cannot_hold_are_spelt_out_and_read_back() {
+        let big: num_bigint::BigInt = "-1267650600228229401496703205376".parse().unwrap();
+        let mut p = IndexMap::new();
+        for (k, v) in [
+            ("nan", ParamValue::Float(f64::NAN)),
+            ("inf", ParamValue::Float(f64::INFINITY)),
+            ("ninf", ParamValue::Float(f64::NEG_INFINITY)),
+            ("nzero", ParamValue::Float(-0.0)),
+            ("big", ParamValue::Int(big)),
+            ("u64", ParamValue::Int(u64::MAX.into())),
+            ("null", ParamValue::Null),
+        ] {
+            p.insert(k.to_string(), v);
+        }
+        let params = Params(p);
+        let json = serde_json::to_string(&wire_params(&params)).unwrap();
+        assert_eq!(
+            json,
+            r#"{"nan":{"float":"nan"},"inf":{"float":"inf"},"ninf":{"float":"-inf"},"nzero":-0.0,"big":{"int":"-1267650600228229401496703205376"},"u64":{"int":"18446744073709551615"},"null":null}"#
+        );
+        let back: IndexMap<String, WireParam> = serde_json::from_str(&json).unwrap();
+        assert_eq!(model_params(back).unwrap(), params);
+        for bad in [r#"{"x":{"float":"NaN!"}}"#, r#"{"x":{"int":"1e5"}}"#] {
+            let back: IndexMap<String, WireParam> = serde_json::from_str(bad).unwrap();
+            assert!(model_params(back).is_err(), "{bad}");
+        }
+        assert!(
+            serde_json::from_str::<IndexMap<String, WireParam>>(r#"{"x":{"other":"1"}}"#).is_err()
+        );
     }
 }

@@ -1,10 +1,11 @@
 //! The embedded driver (`driver.py`): written once per crosspickle run, invoked once per Python
 //! process; and the reading of what it reports into an [`Observed`] outcome.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::case::{OutcomeKind, Phase};
-use crate::outcome::Observed;
+use crate::outcome::{ClassRelation, Observed};
 use crate::sys::process::{Exit, Finished};
 
 pub const DRIVER_SOURCE: &str = include_str!("driver.py");
@@ -44,6 +45,8 @@ pub struct DriverReport {
     pub exception: Option<String>,
     pub message: Option<String>,
     pub traceback: Option<String>,
+    /// `name relation` lines: how the raised class stands to each class name asked about.
+    pub classes: Option<String>,
 }
 
 /// Parse the driver's length-prefixed record; `None` if it is missing or cut short.
@@ -57,16 +60,19 @@ pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
         let (name, len) = header.split_once(' ')?;
         let len: usize = len.parse().ok()?;
         let start = nl + 1;
-        let value = rest.get(start..start + len)?;
+        // The file is in the case's reach: a forged length must not overflow.
+        let end = start.checked_add(len)?;
+        let value = rest.get(start..end)?;
         let value = String::from_utf8_lossy(value).into_owned();
         match name {
             "outcome" => report.outcome = Some(value),
             "exception" => report.exception = Some(value),
             "message" => report.message = Some(value),
             "traceback" => report.traceback = Some(value),
+            "classes" => report.classes = Some(value),
             _ => {}
         }
-        rest = rest.get(start + len + 1..)?;
+        rest = rest.get(end.checked_add(1)?..)?;
     }
     report.outcome.is_some().then_some(report)
 }
@@ -102,6 +108,7 @@ pub fn observe(
             );
             observed.signal = Some(name);
             if let Some(r) = report {
+                observed.classes = classes(r.classes.as_deref());
                 observed.exception = r.exception;
                 observed.traceback = r.traceback;
             }
@@ -115,6 +122,7 @@ pub fn observe(
                         Some("fail") => OutcomeKind::Fail,
                         _ => OutcomeKind::Error,
                     };
+                    observed.classes = classes(r.classes.as_deref());
                     observed.exception = r.exception;
                     observed.message = r.message;
                     observed.traceback = r.traceback;
@@ -129,6 +137,18 @@ pub fn observe(
         }
     }
     observed
+}
+
+/// The driver's `classes` field: a `name relation` line per class name it resolved.
+fn classes(field: Option<&str>) -> BTreeMap<String, ClassRelation> {
+    field
+        .unwrap_or("")
+        .lines()
+        .filter_map(|line| {
+            let (name, word) = line.split_once(' ')?;
+            Some((name.to_string(), ClassRelation::parse(word)?))
+        })
+        .collect()
 }
 
 /// `Fatal Python error: Segmentation fault`, as faulthandler or the interpreter prints it.
@@ -152,5 +172,17 @@ mod tests {
         assert_eq!(r.message.as_deref(), Some("a\nb\u{fffd}c"));
         assert!(parse_report(b"crosspickle-result 1\noutcome 50\nerr").is_none());
         assert!(parse_report(b"garbage").is_none());
+        let forged = format!("crosspickle-result 1\noutcome {}\npass\n", usize::MAX);
+        assert!(parse_report(forged.as_bytes()).is_none());
+        let field = "pickle.PicklingError same\nValueError unrelated\nbogus line";
+        let bytes = format!(
+            "crosspickle-result 1\noutcome 5\nerror\nclasses {}\n{field}\n",
+            field.len()
+        );
+        let r = parse_report(bytes.as_bytes()).unwrap();
+        let c = classes(r.classes.as_deref());
+        assert_eq!(c["pickle.PicklingError"], ClassRelation::Same);
+        assert_eq!(c["ValueError"], ClassRelation::Unrelated);
+        assert_eq!(c.len(), 2);
     }
 }

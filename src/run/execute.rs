@@ -279,8 +279,13 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
         let expected = run.case.expected_for(&run.params, side(run, None));
         record(run, verdict, expected, None, Some(reason.to_string()))
     };
+    let skipped_by = |rule: &Expected| {
+        let reason = rule.reason.clone();
+        record(run, Verdict::Skipped, rule.clone(), None, reason)
+    };
     match &run.disposition {
         Disposition::Skip(reason) => return Some(unrun(Verdict::Skipped, reason)),
+        Disposition::SkipRule(rule) => return Some(skipped_by(rule)),
         Disposition::EnvError(reason) => return Some(unrun(Verdict::EnvError, reason)),
         Disposition::Execute => {}
     }
@@ -288,12 +293,17 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
         return None;
     }
     match observe_run(ctx, run, dump).await {
-        Ok((observed, dump_duration_s)) => {
+        Ok(Observation::SkippedByRule(rule)) => Some(skipped_by(&rule)),
+        Ok(Observation::Ran(observed, dump_duration_s)) => {
             let expected = run
                 .case
                 .expected_for(&run.params, side(run, observed.phase));
+            if expected.outcome == OutcomeKind::Skip {
+                // A round trip whose dump decided it, where the dump phase's rule is a skip.
+                return Some(skipped_by(&expected));
+            }
             let verdict = judge(&expected, &observed);
-            let mut r = record(run, verdict, expected, Some(observed), None);
+            let mut r = record(run, verdict, expected, Some(observed.for_storage()), None);
             r.dump_duration_s = dump_duration_s;
             Some(r)
         }
@@ -302,31 +312,42 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
     }
 }
 
-/// What `run` showed, and for a round trip whose load ran, how long its dump took. A dump
-/// that did not pass decides the round trip: its load does not run.
+/// What a run came to: what it showed (and for a round trip whose load ran, how long its dump
+/// took), or, for a round trip, the `skip` rule its load phase met once its dump had passed.
+enum Observation {
+    Ran(Observed, Option<f64>),
+    SkippedByRule(Expected),
+}
+
+/// What `run` showed. A dump that did not pass decides the round trip: its load does not run;
+/// nor does a load that a `skip` rule decides.
 async fn observe_run(
     ctx: &Context,
     run: &PlannedRun,
     dump: Option<DumpFuture>,
-) -> Result<(Observed, Option<f64>), RunFailure> {
+) -> Result<Observation, RunFailure> {
     let (case, params) = (&run.case, &run.params);
     match (&case.body, dump) {
         (Body::Code(code), _) => {
             let observed = run_python(ctx, &run.interpreter, case, code, params, None).await?;
-            Ok((observed, None))
+            Ok(Observation::Ran(observed, None))
         }
         (Body::RoundTrip { load, .. }, Some(dump)) => {
             let dumped = dump.await;
             let d = match &*dumped {
                 Err(e) => return Err(e.clone()),
                 Ok(d) if d.observed.outcome != OutcomeKind::Pass => {
-                    return Ok((d.observed.clone(), None))
+                    return Ok(Observation::Ran(d.observed.clone(), None))
                 }
                 Ok(d) => d,
             };
+            let rule = case.expected_for(params, side(run, Some(Phase::Load)));
+            if rule.outcome == OutcomeKind::Skip {
+                return Ok(Observation::SkippedByRule(rule));
+            }
             let phase = Some((Phase::Load, d.data.clone()));
             let observed = run_python(ctx, &run.interpreter, case, load, params, phase).await?;
-            Ok((observed, Some(d.observed.duration_s)))
+            Ok(Observation::Ran(observed, Some(d.observed.duration_s)))
         }
         (Body::RoundTrip { .. }, None) => Err(SetupError::NoDump.into()),
     }
@@ -375,8 +396,15 @@ async fn run_python(
         .arg(case_file)
         .arg(&result_file)
         .arg(params.python_literal());
-    if let Some((p, data)) = &phase {
-        spec = spec.arg(data).arg(p.to_string());
+    let classes = case.class_names();
+    match &phase {
+        Some((p, data)) => spec = spec.arg(data).arg(p.to_string()),
+        None if !classes.is_empty() => spec = spec.arg("").arg(""),
+        None => {}
+    }
+    if !classes.is_empty() {
+        // The class names of `exception` and `instance_of`, for the driver to resolve.
+        spec = spec.arg(classes.join(","));
     }
     let spec = spec
         .env(crate::python::sanitized_env(&case.env))

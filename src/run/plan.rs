@@ -3,14 +3,17 @@
 
 use std::sync::Arc;
 
-use crate::case::{run_name, Case, Params};
+use crate::case::{run_name, Case, Expected, Params};
 use crate::python::Interpreter;
 
 /// What will happen to one planned run.
 #[derive(Debug, Clone)]
 pub enum Disposition {
     Execute,
+    /// The case does not apply to the interpreter (or to one end of the pair).
     Skip(String),
+    /// A `skip` rule decides the run: not executed, skipped with the rule's reason.
+    SkipRule(Expected),
     EnvError(String),
 }
 
@@ -78,6 +81,7 @@ impl Plan {
                                     case.skip_reason(consumer)
                                         .map(|r| format!("consumer {}: {r}", consumer.label))
                                 });
+                            let rule = || case.skip_rule(&params, Some(producer), consumer);
                             runs.push(PlannedRun {
                                 index: runs.len(),
                                 case: case.clone(),
@@ -87,7 +91,10 @@ impl Plan {
                                 disposition: match (broken, skip) {
                                     (Some(b), _) => Disposition::EnvError(b),
                                     (None, Some(s)) => Disposition::Skip(s),
-                                    (None, None) => Disposition::Execute,
+                                    (None, None) => match rule() {
+                                        Some(rule) => Disposition::SkipRule(rule),
+                                        None => Disposition::Execute,
+                                    },
                                 },
                             });
                         }
@@ -100,7 +107,10 @@ impl Plan {
                                     Disposition::EnvError(format!("interpreter unusable: {broken}"))
                                 }
                                 (None, Some(skip)) => Disposition::Skip(skip),
-                                (None, None) => Disposition::Execute,
+                                (None, None) => match case.skip_rule(&params, None, interpreter) {
+                                    Some(rule) => Disposition::SkipRule(rule),
+                                    None => Disposition::Execute,
+                                },
                             };
                         runs.push(PlannedRun {
                             index: runs.len(),

@@ -263,7 +263,7 @@ fn catalogue_is_current() -> TestResult {
         text.stdout.contains("reducer-override-cycle")
             && text
                 .stdout
-                .contains("differs: python >=3.8.0,<3.8.2, pickler=c: fail"),
+                .contains("expect: otherwise python >=3.8.0,<3.8.2, pickler=c: fail"),
         &text.stdout,
     )
 }

@@ -5,6 +5,8 @@
 mod bisect;
 mod corpus;
 mod docs;
+mod format2;
+mod hardening;
 mod harness;
 mod init;
 mod reports;
@@ -17,8 +19,10 @@ fn main() {
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
     trials.extend(docs::trials());
+    trials.extend(format2::trials());
     trials.extend(init::trials());
     trials.extend(harness::trials());
+    trials.extend(hardening::trials());
     trials.extend(requires::trials());
     trials.extend(bisect::trials());
     trials.extend(reports::trials());

@@ -80,8 +80,12 @@ pub fn trial(
         .with_ignored_flag(true)
 }
 
+/// The binary under test: the one this build made, or `CROSSPICKLE_E2E_BIN` (to run the
+/// tests against another build, such as an older release, to see which of them it fails).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_crosspickle"))
+    std::env::var_os("CROSSPICKLE_E2E_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_crosspickle")))
 }
 
 /// The crosspickle binary with a test's environment: its own probe cache, no CI variable,

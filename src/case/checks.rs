@@ -1,0 +1,78 @@
+//! The checks of a rule's format-version-2 keys that need more than the key itself (serde
+//! checks each value alone, in `selectors.rs`): `skip` with its reason and nothing to match,
+//! `instance_of` only where an exception can be raised, round-trip selectors only in round
+//! trips (a `where: {not: ...}` that leaves no value is checked in `load.rs`, on the values
+//! as the YAML tree types them). Each problem names its key; `load.rs`
+//! locates it in the file.
+
+use super::schema::{OutcomeKind, RawRule};
+
+/// A problem with one key of a rule.
+pub(super) struct Problem {
+    pub key: &'static str,
+    pub message: String,
+}
+
+fn problem(key: &'static str, message: String) -> Problem {
+    Problem { key, message }
+}
+
+/// The problems of rule `expect[index]`.
+pub(super) fn rule(index: usize, raw: &RawRule, round_trip: bool) -> Vec<Problem> {
+    let mut out = Vec::new();
+    if !round_trip {
+        for (key, present) in [
+            ("dump_implementation", !raw.dump_implementation.is_empty()),
+            ("load_implementation", !raw.load_implementation.is_empty()),
+            ("dump_features", raw.dump_features.is_some()),
+            ("load_features", raw.load_features.is_some()),
+        ] {
+            if present {
+                out.push(problem(key, format!("expect[{index}].{key} selects round trips, but this case has `code`, not `dump` and `load`")));
+            }
+        }
+    }
+    if raw.outcome == OutcomeKind::Skip {
+        match raw.reason.as_deref().map(str::trim) {
+            Some(r) if !r.is_empty() => {}
+            _ => out.push(problem(
+                "outcome",
+                format!("expect[{index}] has `outcome: skip` without a `reason`: say why these runs are skipped (every report shows it)"),
+            )),
+        }
+        for (key, value) in [
+            ("exception", &raw.exception),
+            ("instance_of", &raw.instance_of),
+            ("match", &raw.pattern),
+            ("signal", &raw.signal),
+        ] {
+            if let Some(v) = value {
+                out.push(problem(key, format!("expect[{index}].{key} `{v}` cannot go with `outcome: skip`: a skipped run is not executed")));
+            }
+        }
+    }
+    if let Some(class) = &raw.instance_of {
+        if matches!(raw.outcome, OutcomeKind::Pass | OutcomeKind::Timeout) {
+            out.push(problem(
+                "instance_of",
+                format!("expect[{index}].instance_of `{class}` cannot go with `outcome: {}`: no exception is raised", raw.outcome),
+            ));
+        }
+        if !is_dotted_name(class) {
+            out.push(problem(
+                "instance_of",
+                format!("expect[{index}].instance_of `{class}` is not a class name (like `ValueError` or `ipaddress.AddressValueError`)"),
+            ));
+        }
+    }
+    out
+}
+
+/// `ValueError`, `pickle.PicklingError`: dotted Python identifiers.
+pub(super) fn is_dotted_name(s: &str) -> bool {
+    s.split('.').all(|part| {
+        let mut chars = part.chars();
+        matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
+            && chars.all(|c| c == '_' || c.is_alphanumeric())
+    })
+}
