@@ -23,8 +23,8 @@ pub struct Target {
 }
 
 impl Target {
-    /// `case` is a case file, or a case id (or a corpus path, `corpus:cases/gc/x.yaml`) looked up in
-    /// `paths` and, with `corpus`, in the corpus shipped inside the binary; `params`
+    /// `case` is a case file, or a case id (or a corpus path, `corpus:cases/gc/x.yaml`) looked
+    /// up in `paths` and, with `corpus`, in the corpus shipped inside the binary; `params`
     /// (`k=v,k2=v2`) picks one combination and may be left out when the case has only one.
     pub fn load(
         case: &str,
