@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::case::{find_case_files, load_cases, Case, ParamValue, Params};
+use crate::case::{load_cases, Case, ParamValue, Params};
 use crate::errors::Error;
 use crate::outcome::Observed;
 use crate::python::Interpreter;
@@ -23,9 +23,15 @@ pub struct Target {
 }
 
 impl Target {
-    /// `case` is a case file, or a case id looked up in `paths`; `params` (`k=v,k2=v2`) picks
-    /// one combination and may be left out when the case has only one.
-    pub fn load(case: &str, paths: &[PathBuf], params: Option<&str>) -> Result<Target, Error> {
+    /// `case` is a case file, or a case id (or a corpus path, `corpus:cases/gc/x.yaml`) looked
+    /// up in `paths` and, with `corpus`, in the corpus shipped inside the binary; `params`
+    /// (`k=v,k2=v2`) picks one combination and may be left out when the case has only one.
+    pub fn load(
+        case: &str,
+        paths: &[PathBuf],
+        corpus: bool,
+        params: Option<&str>,
+    ) -> Result<Target, Error> {
         let as_path = Path::new(case);
         // A case file: a path to one, or a name ending in .yaml or .yml; anything else is an id.
         let looks_like_file = case.contains('/')
@@ -36,16 +42,23 @@ impl Target {
         let found = if looks_like_file && as_path.is_file() {
             load_cases(&[as_path.to_path_buf()])?.into_iter().next()
         } else {
-            let cases = load_cases(&find_case_files(paths)?)?;
-            let found = cases.into_iter().find(|c| c.id == case);
+            let cases = crate::corpus::load(paths, corpus)?;
+            let found = cases
+                .into_iter()
+                .find(|c| c.id == case || c.path.as_os_str() == case);
             if found.is_none() {
+                let mut searched = Vec::new();
+                if !paths.is_empty() {
+                    let paths: Vec<String> =
+                        paths.iter().map(|p| p.display().to_string()).collect();
+                    searched.push(format!("under {}", paths.join(", ")));
+                }
+                if corpus {
+                    searched.push("in the corpus (--corpus)".to_string());
+                }
                 return Err(Error::Usage(format!(
-                    "no case `{case}`: give a case file, or a case id found under {}",
-                    paths
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "no case `{case}`: give a case file, or a case id found {}",
+                    searched.join(" or ")
                 )));
             }
             found

@@ -10,9 +10,12 @@ use crate::errors::Error;
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Case files or folders [default: cases]
+    /// Case files or folders [default: cases, or none with --corpus]
     #[arg(value_name = "PATHS")]
     pub paths: Vec<PathBuf>,
+    /// The corpus shipped inside crosspickle, before PATHS (alone when no PATHS are given)
+    #[arg(long)]
+    pub corpus: bool,
     /// Print Markdown (as docs/corpus.md is made)
     #[arg(long)]
     pub markdown: bool,
@@ -53,9 +56,12 @@ pub struct PythonOptions {
 
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
-    /// Case files or folders [default: cases]
+    /// Case files or folders [default: cases, or none with --corpus]
     #[arg(value_name = "PATHS")]
     pub paths: Vec<PathBuf>,
+    /// Also run the corpus shipped inside crosspickle, before PATHS (alone when no PATHS are given)
+    #[arg(long)]
+    pub corpus: bool,
     #[command(flatten)]
     pub pythons: PythonOptions,
     /// Round trips: only these interpreters produce pickles (narrows --python's selection)
@@ -203,6 +209,7 @@ impl RunArgs {
     pub fn settings(&self) -> Result<Settings, Error> {
         Settings::resolve(Given {
             paths: &self.paths,
+            corpus: self.corpus,
             jobs: self.jobs,
             cache_dir: self.pythons.cache_dir.as_deref(),
             timeout: self.timeout,

@@ -85,12 +85,15 @@ pub struct BisectStepArgs {
 /// The case a bisect or a bisect step runs, and how.
 #[derive(Debug, Args)]
 pub struct TargetArgs {
-    /// A case file, or the id of a case under PATHS
+    /// A case file, or the id of a case under PATHS or in the corpus (--corpus)
     #[arg(value_name = "CASE")]
     pub case: String,
-    /// Case files or folders to find the case id in [default: cases]
+    /// Case files or folders to find the case id in [default: cases, or none with --corpus]
     #[arg(value_name = "PATHS")]
     pub paths: Vec<PathBuf>,
+    /// Find the case id in the corpus shipped inside crosspickle too
+    #[arg(long)]
+    pub corpus: bool,
     /// The params combination to run, `name=value,name2=value2` (needed when the case has several)
     #[arg(long, value_name = "NAME=VALUE,...")]
     pub params: Option<String>,
@@ -109,6 +112,7 @@ impl TargetArgs {
     ) -> Result<Settings, Error> {
         Settings::resolve(Given {
             paths: &self.paths,
+            corpus: self.corpus,
             jobs,
             cache_dir: pythons.cache_dir.as_deref(),
             timeout: self.timeout,
@@ -119,7 +123,15 @@ impl TargetArgs {
     }
 
     fn load(&self, settings: &Settings) -> Result<Target, Error> {
-        let mut target = Target::load(&self.case, &settings.paths, self.params.as_deref())?;
+        if !std::path::Path::new(&self.case).is_file() {
+            settings.check_default_paths()?;
+        }
+        let mut target = Target::load(
+            &self.case,
+            &settings.paths,
+            settings.corpus,
+            self.params.as_deref(),
+        )?;
         target.timeout = settings.timeout;
         Ok(target)
     }

@@ -6,8 +6,7 @@ use super::args::ListArgs;
 use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
 use crate::case::{
-    find_case_files, load_cases, Case, Expected, InterpreterSelector, OutcomeKind, Params, Rule,
-    VersionRequests,
+    Case, Expected, InterpreterSelector, OutcomeKind, Params, Rule, VersionRequests,
 };
 use crate::errors::Error;
 use crate::select::Keyword;
@@ -187,9 +186,10 @@ fn applies_to(case: &Case) -> Option<String> {
 pub fn list(args: &ListArgs) -> Result<i32, Failure> {
     let settings = Settings::resolve(Given {
         paths: &args.paths,
+        corpus: args.corpus,
         ..Given::default()
     })?;
-    let mut cases = load_cases(&find_case_files(&settings.paths)?)?;
+    let mut cases = settings.load_cases()?;
     let keyword = args.keyword.as_deref().map(Keyword::parse).transpose()?;
     cases.retain(|c| {
         (args.tags.is_empty() || c.tags.iter().any(|t| args.tags.contains(t)))

@@ -8,6 +8,7 @@ mod args;
 mod bisect;
 mod cache;
 mod failure;
+mod init;
 mod interpreters;
 mod interrupt;
 mod list;
@@ -58,6 +59,8 @@ enum Command {
     Merge(merge::MergeArgs),
     /// Print the catalogue of cases: id, title, tags, links, what the rules expect where
     List(ListArgs),
+    /// Write a starter cases/ (one example case) and the GitHub Actions workflow into a folder
+    Init(init::InitArgs),
     /// Print the JSON Schema of the case format (for editors and validators)
     Schema,
 }
@@ -86,6 +89,7 @@ pub fn main() -> i32 {
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
             Some(Command::List(args)) => list::list(&args),
             Some(Command::Merge(args)) => merge::merge(&args),
+            Some(Command::Init(args)) => init::init(&args),
             Some(Command::Schema) => schema::schema(),
             None => run::run(cli.run).await,
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::args::RunArgs;
 use super::failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use super::settings::Settings;
-use crate::case::{find_case_files, load_cases, Case, Params};
+use crate::case::{Case, Params};
 use crate::env::EnvOptions;
 use crate::errors::Error;
 use crate::python::request::{split_requests, PythonRequest};
@@ -18,7 +18,7 @@ use crate::select::Keyword;
 pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     let settings = args.settings()?;
     let report_files = args.reports.files()?;
-    let cases = load_cases(&find_case_files(&settings.paths)?)?;
+    let cases = settings.load_cases()?;
     let keyword = args.keyword.as_deref().map(Keyword::parse).transpose()?;
     let cases: Vec<Arc<Case>> = cases
         .into_iter()

@@ -1,13 +1,15 @@
-//! The command line's values resolved once: every default (the `cases/` folder, the number of
-//! jobs, the cache folder) and every check of a value (time limits, the number of jobs) is
-//! made here, and the commands read the one [`Settings`] value. A value that would make a
-//! conversion fail later (a time limit of 1e20 s, `-j 0`) is bad input here, exit 2.
+//! The command line's values resolved once: every default (the `cases/` folder unless
+//! `--corpus` is given, the number of jobs, the cache folder) and every check of a value
+//! (time limits, the number of jobs) is made here, and the commands read the one
+//! [`Settings`] value. A value that would make a conversion fail later (a time limit of
+//! 1e20 s, `-j 0`) is bad input here, exit 2.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::ValueEnum;
 
+use crate::case::Case;
 use crate::errors::Error;
 
 /// Where cases are looked for when no path is given.
@@ -23,6 +25,8 @@ pub const DEFAULT_PROBE_TIMEOUT_S: f64 = 20.0;
 #[derive(Debug, Default)]
 pub struct Given<'a> {
     pub paths: &'a [PathBuf],
+    /// `--corpus`: the cases shipped inside the binary, besides `paths`.
+    pub corpus: bool,
     pub jobs: Option<usize>,
     pub cache_dir: Option<&'a Path>,
     pub timeout: Option<f64>,
@@ -35,8 +39,12 @@ pub struct Given<'a> {
 /// A command's settings, defaults applied and values checked.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// Case files or folders (`cases/` when none is given).
+    /// Case files or folders: as given, else `cases/` unless `--corpus` is given (then none).
     pub paths: Vec<PathBuf>,
+    /// `--corpus`: the corpus shipped inside the binary comes first (see [`crate::corpus`]).
+    pub corpus: bool,
+    /// No path and no `--corpus` were given: `paths` is the default `cases/`.
+    pub default_paths: bool,
     /// Processes at once (`-j`, at least 1; default: the number of cores).
     pub jobs: usize,
     /// The cache folder: `--cache-dir` or `CROSSPICKLE_CACHE_DIR`, else
@@ -76,11 +84,13 @@ impl Settings {
             Some(n) => n,
         };
         Ok(Settings {
-            paths: if given.paths.is_empty() {
+            paths: if given.paths.is_empty() && !given.corpus {
                 vec![PathBuf::from(DEFAULT_CASES)]
             } else {
                 given.paths.to_vec()
             },
+            corpus: given.corpus,
+            default_paths: given.paths.is_empty() && !given.corpus,
             jobs,
             cache_dir: given
                 .cache_dir
@@ -91,6 +101,25 @@ impl Settings {
             probe_timeout,
             verbose: given.verbose,
         })
+    }
+
+    /// The cases to work on: the corpus's with `--corpus`, then those under the paths.
+    pub fn load_cases(&self) -> Result<Vec<Case>, Error> {
+        self.check_default_paths()?;
+        crate::corpus::load(&self.paths, self.corpus)
+    }
+
+    /// When nothing was named and there is no `cases/` here, an error that says what to do (a
+    /// newcomer's first command, in a folder of their own).
+    pub fn check_default_paths(&self) -> Result<(), Error> {
+        if self.default_paths && !Path::new(DEFAULT_CASES).exists() {
+            return Err(Error::Usage(format!(
+                "no `{DEFAULT_CASES}/` folder here to take cases from: name case files or folders, \
+                 add --corpus to use the corpus shipped with crosspickle, or write a starter \
+                 `{DEFAULT_CASES}/` with `crosspickle init`"
+            )));
+        }
+        Ok(())
     }
 
     /// The cache folder, for the commands that cannot work without one.
@@ -170,9 +199,17 @@ mod tests {
         assert_eq!(s.paths, [PathBuf::from("cases")]);
         assert_eq!(s.jobs, crate::sys::cores());
         assert_eq!(s.timeout, None);
+        assert!(!s.corpus);
+        let corpus_only = Settings::resolve(Given {
+            corpus: true,
+            ..Given::default()
+        })
+        .unwrap();
+        assert!(corpus_only.paths.is_empty() && corpus_only.corpus);
         let given = [PathBuf::from("a.yaml")];
         let s = Settings::resolve(Given {
             paths: &given,
+            corpus: true,
             jobs: Some(3),
             cache_dir: Some(Path::new("/c")),
             timeout: Some(1.5),
@@ -190,6 +227,7 @@ mod tests {
             ),
             (&given[..], 3, Some(Path::new("/c")), Some(1.5))
         );
+        assert!(s.corpus, "--corpus with paths: both");
         assert_eq!(s.find_links, ["https://example.invalid/w"]);
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             let e = Settings::resolve(Given {

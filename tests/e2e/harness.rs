@@ -1071,11 +1071,20 @@ fn bad_case_files() -> TestResult {
     let out = Run::from(crosspickle(dir.path()).output().unwrap());
     out.expect_code(2)?;
     check(out.stderr.contains("duplicate id `same`"), &out.stderr)?;
+    // No cases/ and nothing named: what to do instead (--corpus, init).
     let dir = folder(&[]);
     let out = Run::from(crosspickle(dir.path()).output().unwrap());
     out.expect_code(2)?;
     check(
-        out.stderr.contains("cases: no such file or folder"),
+        out.stderr.contains("no `cases/` folder here")
+            && out.stderr.contains("--corpus")
+            && out.stderr.contains("crosspickle init"),
+        &out.stderr,
+    )?;
+    let out = Run::from(crosspickle(dir.path()).arg("mine").output().unwrap());
+    out.expect_code(2)?;
+    check(
+        out.stderr.contains("mine: no such file or folder"),
         &out.stderr,
     )?;
     let out = Run::from(

@@ -4,9 +4,11 @@
 
 mod bisect;
 mod corpus;
+mod docs;
 mod format2;
 mod hardening;
 mod harness;
+mod init;
 mod newest;
 mod reports;
 mod requires;
@@ -17,7 +19,9 @@ fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
+    trials.extend(docs::trials());
     trials.extend(format2::trials());
+    trials.extend(init::trials());
     trials.extend(harness::trials());
     trials.extend(hardening::trials());
     trials.extend(newest::trials());

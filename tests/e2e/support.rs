@@ -94,7 +94,11 @@ fn required() -> Vec<String> {
 
 /// A test that needs `needs`: ignored (with the reason in its kind) when one is missing, or a
 /// failure when that one is required.
-pub fn trial(name: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
+pub fn trial(
+    name: &str,
+    needs: &[&str],
+    test: impl FnOnce() -> TestResult + Send + 'static,
+) -> Trial {
     let missing: Vec<String> = needs
         .iter()
         .filter(|n| python(n).is_none())
@@ -221,4 +225,21 @@ pub fn check(cond: bool, what: impl std::fmt::Display) -> TestResult {
 
 pub fn path_str(p: &Path) -> String {
     p.display().to_string()
+}
+
+/// Every interpreter of this project's machines, as `python()` names them.
+pub const EVERY_PYTHON: &[&str] = &[
+    "2.7", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "pypy", "debug", "system",
+];
+
+/// `--python PATH` for each of `needs` found here, and no pythons.toml: exactly these.
+pub fn python_args(needs: &[&str]) -> Vec<String> {
+    let mut args = vec!["--pythons-toml".to_string(), "/dev/null".to_string()];
+    for need in needs {
+        if let Some(p) = python(need) {
+            args.push("--python".into());
+            args.push(path_str(&p));
+        }
+    }
+    args
 }
