@@ -263,6 +263,18 @@ fn mutated_corpus_files_load_or_fail_cleanly() {
     );
 }
 
+/// Inputs the random search found once, kept so that every run tries them.
+#[test]
+fn inputs_found_before_load_or_fail_cleanly() {
+    for text in [
+        "A:\u{2028}a",       // libyaml ends a line at U+2028; an editor does not
+        "a: 1\u{85}b: [",    // likewise U+0085 (NEL)
+        "x: \u{2029}\n  - ", // and U+2029
+    ] {
+        check_load(Path::new("cases/x.yaml"), text).unwrap();
+    }
+}
+
 #[test]
 fn arbitrary_text_loads_or_fails_cleanly() {
     runner(500)

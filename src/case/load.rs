@@ -147,7 +147,9 @@ pub fn parse_case(path: &Path, text: &str) -> Result<Case, Vec<CaseError>> {
         ));
     }
     let raw: RawCase = serde_norway::from_str(text).map_err(|e| {
-        let location = e.location().map(|l| (l.line(), l.column()));
+        let location = e
+            .location()
+            .map(|l| yaml::position(text.as_bytes(), l.index()));
         let mut message = e.to_string();
         if let Some(at) = message.rfind(" at line ") {
             message.truncate(at);

@@ -310,7 +310,9 @@ impl Builder {
 /// outlives it.
 struct Parser<'a> {
     sys: Box<MaybeUninit<unsafe_libyaml::yaml_parser_t>>,
-    _text: &'a [u8],
+    text: &'a [u8],
+    /// The position of the last event, from which the next one is counted on.
+    cursor: Cursor,
 }
 
 impl<'a> Parser<'a> {
@@ -329,7 +331,8 @@ impl<'a> Parser<'a> {
         }
         Parser {
             sys: boxed,
-            _text: text,
+            text,
+            cursor: Cursor::default(),
         }
     }
 
@@ -342,10 +345,12 @@ impl<'a> Parser<'a> {
             if (&*parser).error != unsafe_libyaml::YAML_NO_ERROR
                 || unsafe_libyaml::yaml_parser_parse(parser, event.as_mut_ptr()).fail
             {
-                return Err(parse_error(parser));
+                return Err(parse_error(parser, self.text));
             }
             let event = event.as_mut_ptr();
-            let at = pos((*event).start_mark);
+            let at = self
+                .cursor
+                .advance(self.text, (*event).start_mark.index as usize);
             let converted = convert(&*event);
             unsafe_libyaml::yaml_event_delete(event);
             Ok((converted, at))
@@ -360,12 +365,55 @@ impl Drop for Parser<'_> {
     }
 }
 
-fn pos(mark: unsafe_libyaml::yaml_mark_t) -> Pos {
-    (mark.line as usize + 1, mark.column as usize + 1)
+/// The line and column of byte `index` of `text` as an editor counts them: lines end at `\n`
+/// only, columns count characters. (libyaml's own line and column also end lines at U+0085,
+/// U+2028 and U+2029, as YAML 1.1 does, so a file an editor shows as one line could get an
+/// error on its third; its byte index is exact.)
+pub fn position(text: &[u8], index: usize) -> Pos {
+    Cursor::default().advance(text, index)
+}
+
+/// A position in a text, moved forward byte by byte, so that positions asked for in order
+/// cost one pass over the text in all (libyaml's events come in order).
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    index: usize,
+    line: usize,
+    column: usize,
+}
+
+impl Default for Cursor {
+    fn default() -> Self {
+        Cursor {
+            index: 0,
+            line: 1,
+            column: 1,
+        }
+    }
+}
+
+impl Cursor {
+    fn advance(&mut self, text: &[u8], index: usize) -> Pos {
+        let index = index.min(text.len());
+        if index < self.index {
+            *self = Cursor::default();
+        }
+        for &b in &text[self.index..index] {
+            if b == b'\n' {
+                self.line += 1;
+                self.column = 1;
+            } else if b & 0xC0 != 0x80 {
+                // Characters, not bytes: every byte but a UTF-8 continuation byte starts one.
+                self.column += 1;
+            }
+        }
+        self.index = index;
+        (self.line, self.column)
+    }
 }
 
 /// libyaml's error: its problem, its context, where it was found.
-unsafe fn parse_error(parser: *const unsafe_libyaml::yaml_parser_t) -> YamlError {
+unsafe fn parse_error(parser: *const unsafe_libyaml::yaml_parser_t, source: &[u8]) -> YamlError {
     let text = |ptr: *const std::ffi::c_char| {
         (!ptr.is_null()).then(|| {
             // SAFETY: libyaml's problem and context are NUL-terminated static strings.
@@ -386,7 +434,7 @@ unsafe fn parse_error(parser: *const unsafe_libyaml::yaml_parser_t) -> YamlError
         message.push_str(&format!(" ({context})"));
     }
     YamlError {
-        at: pos(mark),
+        at: position(source, mark.index as usize),
         message,
     }
 }
@@ -458,6 +506,18 @@ mod tests {
         assert!(r.get("title").unwrap().scalar().unwrap().plain);
         assert!(parse("").unwrap().is_none());
         assert!(parse("# only a comment\n").unwrap().is_none());
+    }
+
+    #[test]
+    fn positions_count_lines_as_an_editor_does() {
+        // libyaml also breaks lines at U+0085, U+2028 and U+2029; an editor shows one line.
+        let e = parse("A:\u{2028}a").unwrap_err();
+        assert_eq!(e.at.0, 1, "{e:?}");
+        let r = root("a: \u{2028}\n\u{e9}\u{e9}: [x, y]\n");
+        let value = r.get("\u{e9}\u{e9}").unwrap();
+        assert_eq!(value.at, (2, 5));
+        assert_eq!(position(b"ab\ncd", 4), (2, 2));
+        assert_eq!(position(b"ab", 99), (1, 3));
     }
 
     #[test]
