@@ -4,6 +4,7 @@
 
 mod bisect;
 mod corpus;
+mod cpython_build;
 mod harness;
 mod reports;
 mod requires;
@@ -17,6 +18,7 @@ fn main() {
     trials.extend(harness::trials());
     trials.extend(requires::trials());
     trials.extend(bisect::trials());
+    trials.extend(cpython_build::trials());
     trials.extend(reports::trials());
     trials.extend(roundtrip::trials());
     libtest_mimic::run(&args, trials).exit();

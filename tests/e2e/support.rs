@@ -76,6 +76,25 @@ pub fn trial(name: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
         .with_ignored_flag(true)
 }
 
+/// A test that also needs the program `tool` on PATH: ignored (with the reason in its kind)
+/// when it is missing, or a failure when `CROSSPICKLE_REQUIRE_TOOLS` (comma-separated) names
+/// it, as CI does.
+pub fn tool_trial(name: &str, tool: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(tool).is_file()));
+    if found {
+        return trial(name, needs, test);
+    }
+    let required = std::env::var("CROSSPICKLE_REQUIRE_TOOLS").unwrap_or_default();
+    if required.split(',').any(|t| t.trim() == tool) {
+        let msg = format!("required tool missing: {tool} (CROSSPICKLE_REQUIRE_TOOLS)");
+        return Trial::test(name, move || Err(msg.clone().into()));
+    }
+    Trial::test(name, test)
+        .with_kind(format!("needs {tool}"))
+        .with_ignored_flag(true)
+}
+
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_crosspickle"))
 }
