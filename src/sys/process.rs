@@ -376,8 +376,8 @@ pub async fn output(
     Ok(finished.stdout.text())
 }
 
-/// Run a tool with its output appended to `log` after a `$ what` line; a failure names the
-/// tool and quotes the last line of the log.
+/// Run a tool with its output appended to `log` after a `$ what` line and before a line saying
+/// how long it took; a failure names the tool and quotes the last line of its output.
 pub async fn logged(
     spec: &ProcessSpec,
     what: &str,
@@ -398,6 +398,14 @@ pub async fn logged(
     }
     let spec = spec.clone().output(Output::Log(log.to_path_buf()));
     let finished = start(&spec, what, cancel).await?;
+    // How long it took, after its output (a log is for reading what a build spent its time on).
+    let _ = std::fs::OpenOptions::new()
+        .append(true)
+        .open(log)
+        .and_then(|mut f| {
+            let took = finished.duration.as_secs_f64();
+            writeln!(f, "$ ({what}: {took:.1} s, {})", finished.exit.describe())
+        });
     if finished.exit == Exit::Code(0) {
         return Ok(());
     }

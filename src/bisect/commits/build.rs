@@ -107,6 +107,8 @@ pub struct Builder {
     pub wanted: BTreeSet<String>,
     /// The compiler cache, once looked for (`Some(None)`: there is none).
     compiler_cache: Option<Option<CompilerCache>>,
+    /// The keys built in this bisect (whose logs were started afresh).
+    logged: std::collections::HashSet<String>,
     cancel: CancellationToken,
 }
 
@@ -146,6 +148,7 @@ impl Builder {
             builds: 0,
             wanted: BTreeSet::new(),
             compiler_cache: None,
+            logged: Default::default(),
             cancel,
         }
     }
@@ -216,7 +219,10 @@ impl Builder {
         }
         self.builds += 1;
         let log = self.workspace.log(&key);
-        let _ = std::fs::remove_file(&log);
+        // One log per commit and bisect: building again for more modules adds to it.
+        if self.logged.insert(key.clone()) {
+            let _ = std::fs::remove_file(&log);
+        }
         // A checkout that fails is this machine's problem, not the commit's: not remembered.
         self.checkout(commit, &log).await.map_err(|r| match r {
             BuildFailure::Failed(r) => failed(format!("cannot check the commit out: {r}")),
@@ -416,7 +422,12 @@ impl Builder {
                 .arg(&jobs)
                 .args(modules::CORE_TARGETS);
             process::logged(&core, "make (the interpreter)", log, &self.cancel).await?;
-            built = self.make_modules(&tool, &jobs, log).await?;
+            // setup.py failing under the wrapper is no verdict on the commit: the whole
+            // build decides whether it builds.
+            built = match self.make_modules(&tool, &jobs, log).await {
+                Err(BuildFailure::Failed(_)) => Built::All,
+                other => other?,
+            };
         }
         if built == Built::All {
             let make = tool(Path::new("make")).arg(&jobs);
