@@ -292,6 +292,41 @@ mod tests {
     }
 
     #[test]
+    fn lean_builds_need_cpython_3_s_setup_py_and_sharedmods() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path();
+        let makefile = "all: build_all\nsharedmods: $(BUILDPYTHON)\n\t$(PYTHON_FOR_BUILD) $(srcdir)/setup.py $$quiet build\noldsharedmods: $(SHAREDMODS)\npybuilddir.txt: $(BUILDPYTHON)\n";
+        let setup = "import sys\nDISABLED_MODULE_LIST = []\n\ndef main():\n    pass\n";
+        assert!(!lean_possible(src), "an empty folder");
+        std::fs::write(src.join("Makefile.pre.in"), makefile).unwrap();
+        std::fs::write(src.join("setup.py"), setup).unwrap();
+        assert!(lean_possible(src), "CPython 3.8's layout");
+        // CPython 2.7 spells the list in lower case.
+        std::fs::write(
+            src.join("setup.py"),
+            setup.replace("DISABLED_MODULE_LIST", "disabled_module_list"),
+        )
+        .unwrap();
+        assert!(!lean_possible(src));
+        // CPython 3.12 has no setup.py.
+        std::fs::remove_file(src.join("setup.py")).unwrap();
+        assert!(!lean_possible(src));
+        std::fs::write(src.join("setup.py"), setup).unwrap();
+        std::fs::write(
+            src.join("Makefile.pre.in"),
+            makefile.replace(
+                "$(PYTHON_FOR_BUILD) $(srcdir)/setup.py",
+                "$(PYTHON) setup.py",
+            ),
+        )
+        .unwrap();
+        assert!(
+            !lean_possible(src),
+            "sharedmods runs setup.py some other way"
+        );
+    }
+
+    #[test]
     fn the_report_lists_the_known_modules() {
         assert_eq!(parse_report("known _a _b\n"), Some(set(&["_a", "_b"])));
         assert_eq!(parse_report(""), None);
