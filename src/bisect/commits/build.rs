@@ -181,7 +181,8 @@ impl Builder {
 
     /// The built interpreter of `commit`, building it if needed. `all_modules`: with every
     /// extension module (for an interpreter kept for later use); otherwise a cached or lean
-    /// build that holds the [`wanted`](Self::wanted) modules will do.
+    /// build that holds the [`wanted`](Self::wanted) modules will do, and a lean build made
+    /// now holds those and the ones the cached build held (another case's).
     pub async fn python_for(
         &mut self,
         commit: &str,
@@ -190,8 +191,12 @@ impl Builder {
         let key = self.key(commit);
         let prefix = self.workspace.prefix(&key);
         let python = prefix.join("bin").join("python");
+        let mut want = (!all_modules).then(|| self.wanted.clone());
         if prefix.join(READY).is_file() && python.exists() {
             if let Some(built) = Built::read(&prefix) {
+                if let (Some(want), Built::Lean { built, .. }) = (&mut want, &built) {
+                    want.extend(built.iter().cloned());
+                }
                 let enough = match &built {
                     Built::All => true,
                     lean => !all_modules && lean.serves(&self.wanted),
@@ -228,7 +233,7 @@ impl Builder {
             BuildFailure::Failed(r) => failed(format!("cannot check the commit out: {r}")),
             interrupted => interrupted,
         })?;
-        let result = self.build(commit, &prefix, &log, all_modules).await;
+        let result = self.build(commit, &prefix, &log, want.as_ref()).await;
         let _ = std::fs::write(self.workspace.stamp(), commit);
         match result {
             Ok(modules) => Ok(BuiltPython {
@@ -250,7 +255,7 @@ impl Builder {
         commit: &str,
         prefix: &Path,
         log: &Path,
-        all_modules: bool,
+        want: Option<&BTreeSet<String>>,
     ) -> Result<Built, BuildFailure> {
         let ws = &self.workspace.clone();
         std::fs::create_dir_all(&ws.build)
@@ -280,10 +285,7 @@ impl Builder {
                 process::logged(&spec, &command, log, &self.cancel).await?;
                 Built::All
             }
-            None => {
-                self.configure_and_make(scratch.path(), log, all_modules)
-                    .await?
-            }
+            None => self.configure_and_make(scratch.path(), log, want).await?,
         };
         let python = scratch.path().join("bin").join("python");
         if !python.exists() {
@@ -361,13 +363,13 @@ impl Builder {
 
     /// CPython's own build: configure once per build folder (again when the arguments
     /// change), `make`, then an install-like prefix assembled from the build. A lean build
-    /// (unless `all_modules`, and when the tree allows it) makes the interpreter and, of the
-    /// extension modules, only the [`wanted`](Self::wanted) ones.
+    /// (when `want` names modules, and the tree allows it) makes the interpreter and, of the
+    /// extension modules, only those.
     async fn configure_and_make(
         &mut self,
         prefix: &Path,
         log: &Path,
-        all_modules: bool,
+        want: Option<&BTreeSet<String>>,
     ) -> Result<Built, BuildFailure> {
         let ws = self.workspace.clone();
         let configure = ws.src.join("configure");
@@ -415,16 +417,16 @@ impl Builder {
             }
         }
         let jobs = format!("-j{}", self.options.jobs.max(1));
-        let lean = !all_modules && modules::lean_possible(&ws.src);
+        let lean = want.filter(|_| modules::lean_possible(&ws.src));
         let mut built = Built::All;
-        if lean {
+        if let Some(want) = lean {
             let core = tool(Path::new("make"))
                 .arg(&jobs)
                 .args(modules::CORE_TARGETS);
             process::logged(&core, "make (the interpreter)", log, &self.cancel).await?;
             // setup.py failing under the wrapper is no verdict on the commit: the whole
             // build decides whether it builds.
-            built = match self.make_modules(&tool, &jobs, log).await {
+            built = match self.make_modules(want, &tool, &jobs, log).await {
                 Err(BuildFailure::Failed(_)) => Built::All,
                 other => other?,
             };
@@ -440,11 +442,12 @@ impl Builder {
         Ok(built)
     }
 
-    /// setup.py, through make's `sharedmods` and the wrapper, for the wanted modules only:
+    /// setup.py, through make's `sharedmods` and the wrapper, for the modules `want` only:
     /// what was built, or [`Built::All`] when setup.py never said which modules it knows
     /// (then the caller builds everything).
     async fn make_modules(
         &self,
+        want: &BTreeSet<String>,
         tool: &dyn Fn(&Path) -> ProcessSpec,
         jobs: &str,
         log: &Path,
@@ -463,9 +466,9 @@ impl Builder {
         // The wanted modules are linked again, whatever their files' times say: one that no
         // longer builds must not leave the previous commit's behind.
         if let Ok(dir) = std::fs::read_to_string(build.join("pybuilddir.txt")) {
-            remove_modules(&build.join(dir.trim()), &self.wanted);
+            remove_modules(&build.join(dir.trim()), want);
         }
-        let wanted: Vec<&str> = self.wanted.iter().map(String::as_str).collect();
+        let wanted: Vec<&str> = want.iter().map(String::as_str).collect();
         let make = tool(Path::new("make"))
             .arg(jobs)
             .arg("sharedmods")
@@ -478,7 +481,7 @@ impl Builder {
         let Some(known) = modules::parse_report(&text) else {
             return Ok(Built::All);
         };
-        let built: BTreeSet<String> = self.wanted.intersection(&known).cloned().collect();
+        let built: BTreeSet<String> = want.intersection(&known).cloned().collect();
         let dir = std::fs::read_to_string(build.join("pybuilddir.txt")).unwrap_or_default();
         let present: BTreeSet<String> = std::fs::read_dir(build.join(dir.trim()))
             .into_iter()
