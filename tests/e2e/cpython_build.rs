@@ -48,7 +48,9 @@ BUILDPYTHON=	python
 PYTHON_FOR_BUILD=./$(BUILDPYTHON) -E
 SHELL=	/bin/sh
 
-all:	python pybuilddir.txt oldsharedmods sharedmods
+all:	build_all
+
+build_all:	python pybuilddir.txt oldsharedmods sharedmods
 
 Makefile: $(srcdir)/Makefile.pre.in config.status
 	$(SHELL) config.status
@@ -71,7 +73,7 @@ oldsharedmods:
 sharedmods: python pybuilddir.txt
 	$(PYTHON_FOR_BUILD) $(srcdir)/setup.py build
 
-.PHONY: all oldsharedmods sharedmods
+.PHONY: all build_all oldsharedmods sharedmods
 "#;
 
 const SETUP_PY: &str = r#"# A stand-in for CPython's setup.py: "builds" each extension module by copying the real

@@ -417,7 +417,12 @@ impl Builder {
             }
         }
         let jobs = format!("-j{}", self.options.jobs.max(1));
-        let lean = want.filter(|_| modules::lean_possible(&ws.src));
+        let wrapper = ws.build.join(modules::WRAPPER_FILE);
+        let makefile = std::fs::read_to_string(ws.build.join("Makefile")).unwrap_or_default();
+        let lean = want.filter(|_| {
+            modules::lean_possible(&ws.src)
+                && modules::python_for_build(&makefile, &wrapper).is_some()
+        });
         let mut built = Built::All;
         if let Some(want) = lean {
             let core = tool(Path::new("make"))

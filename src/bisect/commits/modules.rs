@@ -47,8 +47,18 @@ pub fn lean_possible(src: &Path) -> bool {
 }
 
 /// make's `PYTHON_FOR_BUILD` with the wrapper inserted before setup.py's path, from the
-/// configured Makefile's own value (`./$(BUILDPYTHON) -E`); `None` when it has none.
+/// configured Makefile's own value (`./$(BUILDPYTHON) -E`); `None` when it has none, or when
+/// its default goal is not the plain `build_all` (`--enable-optimizations` makes it
+/// `profile-opt`, a build the lean targets would not reproduce).
 pub fn python_for_build(makefile: &str, wrapper: &Path) -> Option<String> {
+    let goal = makefile
+        .lines()
+        .find_map(|l| l.strip_prefix("all:"))?
+        .split_whitespace()
+        .collect::<Vec<_>>();
+    if goal != ["build_all"] {
+        return None;
+    }
     let value = makefile
         .lines()
         .find_map(|l| l.strip_prefix("PYTHON_FOR_BUILD="))?
@@ -283,12 +293,19 @@ mod tests {
 
     #[test]
     fn the_wrapper_goes_into_make_s_own_python_for_build() {
-        let makefile = "BUILDPYTHON=\tpython\nPYTHON_FOR_BUILD=./$(BUILDPYTHON) -E\nX=1\n";
+        let makefile =
+            "BUILDPYTHON=\tpython\nPYTHON_FOR_BUILD=./$(BUILDPYTHON) -E\nX=1\nall:\t\tbuild_all\n";
         assert_eq!(
             python_for_build(makefile, Path::new("/b/.crosspickle-setup.py")).as_deref(),
             Some("PYTHON_FOR_BUILD=./$(BUILDPYTHON) -E /b/.crosspickle-setup.py")
         );
-        assert_eq!(python_for_build("X=1\n", Path::new("/w")), None);
+        assert_eq!(
+            python_for_build("X=1\nall: build_all\n", Path::new("/w")),
+            None
+        );
+        // --enable-optimizations: the default goal is a PGO build, which stays whole.
+        let pgo = makefile.replace("build_all", "profile-opt");
+        assert_eq!(python_for_build(&pgo, Path::new("/w")), None);
     }
 
     #[test]
