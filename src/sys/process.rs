@@ -568,8 +568,14 @@ mod tests {
                 log.display()
             )
         );
+        // Each command, its output, then how long it took and how it ended.
         let text = std::fs::read_to_string(&log).unwrap();
-        assert_eq!(text, "$ step one\nbuilt\n$ step two\nbroken\n");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 6, "{text}");
+        assert_eq!(&lines[..2], ["$ step one", "built"]);
+        assert!(lines[2].starts_with("$ (step one: ") && lines[2].ends_with(" s, exit status: 0)"));
+        assert_eq!(&lines[3..5], ["$ step two", "broken"]);
+        assert!(lines[5].starts_with("$ (step two: ") && lines[5].ends_with(" s, exit status: 2)"));
         let out = output(&sh("echo a; echo b", None), "x", &never).await;
         assert_eq!(out.unwrap(), "a\nb\n");
         let e = output(&sh("echo no >&2; exit 1", None), "y", &never)
