@@ -376,8 +376,8 @@ pub async fn output(
     Ok(finished.stdout.text())
 }
 
-/// Run a tool with its output appended to `log` after a `$ what` line; a failure names the
-/// tool and quotes the last line of the log.
+/// Run a tool with its output appended to `log` after a `$ what` line and before a line saying
+/// how long it took; a failure names the tool and quotes the last line of its output.
 pub async fn logged(
     spec: &ProcessSpec,
     what: &str,
@@ -398,6 +398,14 @@ pub async fn logged(
     }
     let spec = spec.clone().output(Output::Log(log.to_path_buf()));
     let finished = start(&spec, what, cancel).await?;
+    // How long it took, after its output (a log is for reading what a build spent its time on).
+    let _ = std::fs::OpenOptions::new()
+        .append(true)
+        .open(log)
+        .and_then(|mut f| {
+            let took = finished.duration.as_secs_f64();
+            writeln!(f, "$ ({what}: {took:.1} s, {})", finished.exit.describe())
+        });
     if finished.exit == Exit::Code(0) {
         return Ok(());
     }
@@ -560,8 +568,14 @@ mod tests {
                 log.display()
             )
         );
+        // Each command, its output, then how long it took and how it ended.
         let text = std::fs::read_to_string(&log).unwrap();
-        assert_eq!(text, "$ step one\nbuilt\n$ step two\nbroken\n");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 6, "{text}");
+        assert_eq!(&lines[..2], ["$ step one", "built"]);
+        assert!(lines[2].starts_with("$ (step one: ") && lines[2].ends_with(" s, exit status: 0)"));
+        assert_eq!(&lines[3..5], ["$ step two", "broken"]);
+        assert!(lines[5].starts_with("$ (step two: ") && lines[5].ends_with(" s, exit status: 2)"));
         let out = output(&sh("echo a; echo b", None), "x", &never).await;
         assert_eq!(out.unwrap(), "a\nb\n");
         let e = output(&sh("echo no >&2; exit 1", None), "y", &never)

@@ -45,7 +45,7 @@ pub fn trials() -> Vec<Trial> {
 const FLIP: &str = "title: fails on 3.8 and 3.9 only\npython: \">=3.7\"\ncode: |\n  import sys\n  assert sys.version_info[:2] not in ((3, 8), (3, 9)), 'broken on 3.8 and 3.9'\n";
 
 /// Run `crosspickle ARGS --json FILE` in `dir` with `cache` as its cache folder and `env` on top.
-fn bisect_json(dir: &Path, cache: &Path, env: &[(&str, &str)], args: &[&str]) -> (Run, Value) {
+pub fn bisect_json(dir: &Path, cache: &Path, env: &[(&str, &str)], args: &[&str]) -> (Run, Value) {
     let json = dir.join("bisect.json");
     let _ = std::fs::remove_file(&json);
     let mut cmd = crosspickle(dir);
@@ -64,11 +64,11 @@ fn bisect_json(dir: &Path, cache: &Path, env: &[(&str, &str)], args: &[&str]) ->
     (Run::from(out), value)
 }
 
-fn boundaries(report: &Value) -> Vec<Value> {
+pub fn boundaries(report: &Value) -> Vec<Value> {
     report["boundaries"].as_array().cloned().unwrap_or_default()
 }
 
-fn steps(report: &Value) -> Vec<Value> {
+pub fn steps(report: &Value) -> Vec<Value> {
     report["steps"].as_array().cloned().unwrap_or_default()
 }
 
@@ -311,7 +311,7 @@ WRAPPER
 chmod +x "$CROSSPICKLE_PREFIX/bin/python"
 "#;
 
-fn git(repo: &Path, args: &[&str]) -> TestResult {
+pub fn git(repo: &Path, args: &[&str]) -> TestResult {
     let status = Command::new("git")
         .current_dir(repo)
         .args([

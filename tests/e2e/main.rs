@@ -4,6 +4,7 @@
 
 mod bisect;
 mod corpus;
+mod cpython_build;
 mod docs;
 mod format2;
 mod hardening;
@@ -27,6 +28,7 @@ fn main() {
     trials.extend(newest::trials());
     trials.extend(requires::trials());
     trials.extend(bisect::trials());
+    trials.extend(cpython_build::trials());
     trials.extend(reports::trials());
     trials.extend(roundtrip::trials());
     libtest_mimic::run(&args, trials).exit();

@@ -118,6 +118,25 @@ pub fn trial(
         .with_ignored_flag(true)
 }
 
+/// A test that also needs the program `tool` on PATH: ignored (with the reason in its kind)
+/// when it is missing, or a failure when `CROSSPICKLE_REQUIRE_TOOLS` (comma-separated) names
+/// it, as CI does.
+pub fn tool_trial(name: &str, tool: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(tool).is_file()));
+    if found {
+        return trial(name, needs, test);
+    }
+    let required = std::env::var("CROSSPICKLE_REQUIRE_TOOLS").unwrap_or_default();
+    if required.split(',').any(|t| t.trim() == tool) {
+        let msg = format!("required tool missing: {tool} (CROSSPICKLE_REQUIRE_TOOLS)");
+        return Trial::test(name, move || Err(msg.clone().into()));
+    }
+    Trial::test(name, test)
+        .with_kind(format!("needs {tool}"))
+        .with_ignored_flag(true)
+}
+
 /// The binary under test: the one this build made, or `CROSSPICKLE_E2E_BIN` (to run the
 /// tests against another build, such as an older release, to see which of them it fails).
 pub fn bin() -> PathBuf {

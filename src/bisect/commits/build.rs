@@ -1,15 +1,22 @@
 //! Building one commit of commit mode: check it out in the source folder crosspickle owns,
 //! build it in the one reused build folder (configure and make, or the repository's build
 //! script), and keep the result as an install-like prefix per commit; remember the commits that
-//! do not build. Every command goes through the process runner: git with its time limit, the
-//! build itself without one (Ctrl-C stops it).
+//! do not build. CPython's own build goes through the compiler cache when there is one
+//! ([`ccache`](super::ccache)), reuses configure's results ([`configure`](super::configure))
+//! and builds only the extension modules the case needs when the tree allows it
+//! ([`modules`](super::modules)). Every command goes through the process runner: git with its
+//! time limit, the build itself without one (Ctrl-C stops it).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
+use super::ccache::{self, CompilerCache};
+use super::configure;
 use super::git;
+use super::modules::{self, Built};
 use crate::sys::process::{self, ProcessSpec, ToolError};
 
 #[derive(Debug, Clone)]
@@ -96,7 +103,38 @@ pub struct Builder {
     pub workspace: Workspace,
     /// How many builds ran (not taken from the cache) in this bisect.
     pub builds: usize,
+    /// The extension modules the case was seen to need; lean builds build these.
+    pub wanted: BTreeSet<String>,
+    /// The compiler cache, once looked for (`Some(None)`: there is none).
+    compiler_cache: Option<Option<CompilerCache>>,
+    /// The keys built in this bisect (whose logs were started afresh).
+    logged: std::collections::HashSet<String>,
     cancel: CancellationToken,
+}
+
+/// A built interpreter.
+#[derive(Debug, Clone)]
+pub struct BuiltPython {
+    pub python: PathBuf,
+    pub prefix: PathBuf,
+    /// Taken from the cache, not built now.
+    pub cached: bool,
+    /// The extension modules it holds.
+    pub modules: Built,
+}
+
+impl BuiltPython {
+    /// The modules a run missed that this build could have had, from what the prefix's watch
+    /// recorded since [`BuiltPython::watch`].
+    pub fn missing_modules(&self) -> BTreeSet<String> {
+        let record = std::fs::read_to_string(self.prefix.join(modules::NOT_FOUND_FILE));
+        self.modules.missing(&record.unwrap_or_default())
+    }
+
+    /// Start watching afresh: forget the imports recorded so far (the probe's).
+    pub fn watch(&self) {
+        let _ = std::fs::remove_file(self.prefix.join(modules::NOT_FOUND_FILE));
+    }
 }
 
 const READY: &str = ".crosspickle-ready";
@@ -108,8 +146,21 @@ impl Builder {
             options,
             workspace,
             builds: 0,
+            wanted: BTreeSet::new(),
+            compiler_cache: None,
+            logged: Default::default(),
             cancel,
         }
+    }
+
+    /// The compiler cache for CPython's builds, set up on first use.
+    fn compiler_cache(&mut self) -> Option<CompilerCache> {
+        if self.compiler_cache.is_none() {
+            let env: Vec<_> = std::env::vars_os().collect();
+            let root = crate::bisect::cache_root(&self.options.cache_dir).join("ccache");
+            self.compiler_cache = Some(ccache::prepare(&root, &env));
+        }
+        self.compiler_cache.clone().flatten()
     }
 
     /// The cache key of a commit's build: its hash, and a hash of how it is built.
@@ -128,13 +179,37 @@ impl Builder {
         }
     }
 
-    /// The built interpreter of `commit`, building it if needed; `Ok((python, cached))`.
-    pub async fn python_for(&mut self, commit: &str) -> Result<(PathBuf, bool), BuildFailure> {
+    /// The built interpreter of `commit`, building it if needed. `all_modules`: with every
+    /// extension module (for an interpreter kept for later use); otherwise a cached or lean
+    /// build that holds the [`wanted`](Self::wanted) modules will do, and a lean build made
+    /// now holds those and the ones the cached build held (another case's).
+    pub async fn python_for(
+        &mut self,
+        commit: &str,
+        all_modules: bool,
+    ) -> Result<BuiltPython, BuildFailure> {
         let key = self.key(commit);
         let prefix = self.workspace.prefix(&key);
         let python = prefix.join("bin").join("python");
+        let mut want = (!all_modules).then(|| self.wanted.clone());
         if prefix.join(READY).is_file() && python.exists() {
-            return Ok((python, true));
+            if let Some(built) = Built::read(&prefix) {
+                if let (Some(want), Built::Lean { built, .. }) = (&mut want, &built) {
+                    want.extend(built.iter().cloned());
+                }
+                let enough = match &built {
+                    Built::All => true,
+                    lean => !all_modules && lean.serves(&self.wanted),
+                };
+                if enough {
+                    return Ok(BuiltPython {
+                        python,
+                        prefix,
+                        cached: true,
+                        modules: built,
+                    });
+                }
+            }
         }
         let failed_file = self.workspace.failed(&key);
         if let Ok(reason) = std::fs::read_to_string(&failed_file) {
@@ -149,16 +224,24 @@ impl Builder {
         }
         self.builds += 1;
         let log = self.workspace.log(&key);
-        let _ = std::fs::remove_file(&log);
+        // One log per commit and bisect: building again for more modules adds to it.
+        if self.logged.insert(key.clone()) {
+            let _ = std::fs::remove_file(&log);
+        }
         // A checkout that fails is this machine's problem, not the commit's: not remembered.
         self.checkout(commit, &log).await.map_err(|r| match r {
             BuildFailure::Failed(r) => failed(format!("cannot check the commit out: {r}")),
             interrupted => interrupted,
         })?;
-        let result = self.build(commit, &prefix, &log).await;
+        let result = self.build(commit, &prefix, &log, want.as_ref()).await;
         let _ = std::fs::write(self.workspace.stamp(), commit);
         match result {
-            Ok(()) => Ok((python, false)),
+            Ok(modules) => Ok(BuiltPython {
+                python,
+                prefix,
+                cached: false,
+                modules,
+            }),
             Err(BuildFailure::Failed(reason)) => {
                 let _ = std::fs::write(&failed_file, &reason);
                 Err(BuildFailure::Failed(reason))
@@ -167,8 +250,14 @@ impl Builder {
         }
     }
 
-    async fn build(&self, commit: &str, prefix: &Path, log: &Path) -> Result<(), BuildFailure> {
-        let ws = &self.workspace;
+    async fn build(
+        &mut self,
+        commit: &str,
+        prefix: &Path,
+        log: &Path,
+        want: Option<&BTreeSet<String>>,
+    ) -> Result<Built, BuildFailure> {
+        let ws = &self.workspace.clone();
         std::fs::create_dir_all(&ws.build)
             .map_err(|e| failed(format!("cannot make {}: {e}", ws.build.display())))?;
         let parent = prefix.parent().expect("a builds folder");
@@ -182,7 +271,7 @@ impl Builder {
             None if script.is_file() => Some(format!("sh '{}'", script.display())),
             None => None,
         };
-        match command {
+        let built = match command {
             Some(command) => {
                 let spec = ProcessSpec::new("sh", None)
                     .arg("-c")
@@ -194,9 +283,10 @@ impl Builder {
                     .set_env("CROSSPICKLE_JOBS", self.options.jobs.to_string())
                     .set_env("CROSSPICKLE_CONFIGURE", self.options.configure.join(" "));
                 process::logged(&spec, &command, log, &self.cancel).await?;
+                Built::All
             }
-            None => self.configure_and_make(scratch.path(), log).await?,
-        }
+            None => self.configure_and_make(scratch.path(), log, want).await?,
+        };
         let python = scratch.path().join("bin").join("python");
         if !python.exists() {
             return Err(failed(format!(
@@ -204,17 +294,22 @@ impl Builder {
                 python.display()
             )));
         }
-        std::fs::write(scratch.path().join(READY), commit)
-            .map_err(|e| failed(format!("cannot write {}: {e}", prefix.display())))?;
-        let built = scratch.keep();
+        let write = |name: &str, text: &str| {
+            std::fs::write(scratch.path().join(name), text)
+                .map_err(|e| failed(format!("cannot write {}: {e}", prefix.display())))
+        };
+        write(modules::MODULES_FILE, &built.render())?;
+        write(READY, commit)?;
+        let kept = scratch.keep();
         let _ = std::fs::remove_dir_all(prefix);
-        std::fs::rename(&built, prefix).map_err(|e| {
-            let _ = std::fs::remove_dir_all(&built);
+        std::fs::rename(&kept, prefix).map_err(|e| {
+            let _ = std::fs::remove_dir_all(&kept);
             failed(format!(
                 "cannot move the build to {}: {e}",
                 prefix.display()
             ))
-        })
+        })?;
+        Ok(built)
     }
 
     /// Check `commit` out in the source folder, so that every file it changes is newer, to the
@@ -238,8 +333,14 @@ impl Builder {
         )
         .await
         .ok();
-        // Anything the previous build wrote must be over a second old before files change.
-        if let Ok(built) = std::fs::metadata(ws.stamp()).and_then(|m| m.modified()) {
+        // Anything the previous build wrote must be over a second old before files change
+        // (nothing changes when the commit is the one checked out).
+        let same = previous.as_deref() == Some(commit);
+        if let Some(built) = std::fs::metadata(ws.stamp())
+            .and_then(|m| m.modified())
+            .ok()
+            .filter(|_| !same)
+        {
             let since = SystemTime::now()
                 .duration_since(built)
                 .unwrap_or(Duration::ZERO);
@@ -261,9 +362,16 @@ impl Builder {
     }
 
     /// CPython's own build: configure once per build folder (again when the arguments
-    /// change), `make`, then an install-like prefix assembled from the build.
-    async fn configure_and_make(&self, prefix: &Path, log: &Path) -> Result<(), BuildFailure> {
-        let ws = &self.workspace;
+    /// change), `make`, then an install-like prefix assembled from the build. A lean build
+    /// (when `want` names modules, and the tree allows it) makes the interpreter and, of the
+    /// extension modules, only those.
+    async fn configure_and_make(
+        &mut self,
+        prefix: &Path,
+        log: &Path,
+        want: Option<&BTreeSet<String>>,
+    ) -> Result<Built, BuildFailure> {
+        let ws = self.workspace.clone();
         let configure = ws.src.join("configure");
         if !configure.is_file() {
             return Err(failed(format!(
@@ -271,27 +379,143 @@ impl Builder {
                 self.options.repo.display()
             )));
         }
+        let cache = self.compiler_cache();
+        let tool = |program: &Path| {
+            let spec = ProcessSpec::new(program, None).cwd(&ws.build);
+            match &cache {
+                Some(cache) => cache.apply(spec),
+                None => spec,
+            }
+        };
         let args_file = ws.build.join(".crosspickle-configure");
         let args = self.options.configure.join("\n");
         let configured = ws.build.join("Makefile").is_file()
             && std::fs::read_to_string(&args_file).ok().as_deref() == Some(&args);
+        let config_key = configure::key(&ws.src, &self.options.configure);
         if !configured {
             let _ = std::fs::remove_dir_all(&ws.build);
             std::fs::create_dir_all(&ws.build)
                 .map_err(|e| failed(format!("cannot make {}: {e}", ws.build.display())))?;
-            let spec = ProcessSpec::new(&configure, None)
-                .args(&self.options.configure)
-                .cwd(&ws.build);
+            let spec = tool(&configure).args(&self.options.configure);
             let what = format!("configure {}", self.options.configure.join(" "));
             process::logged(&spec, &what, log, &self.cancel).await?;
             std::fs::write(&args_file, &args)
                 .map_err(|e| failed(format!("cannot write {}: {e}", args_file.display())))?;
+        } else if let Some(key) = &config_key {
+            // A configure script configured before in this folder: its results, put back.
+            let restored = configure::restore(&ws.build, key)
+                .map_err(|e| failed(format!("cannot restore config.status: {e}")))?;
+            if restored {
+                let spec = tool(Path::new("sh")).arg("config.status");
+                let run = process::logged(&spec, "sh config.status", log, &self.cancel).await;
+                if let Err(e) = run {
+                    configure::forget(&ws.build);
+                    if e.is_cancelled() {
+                        return Err(BuildFailure::Interrupted);
+                    }
+                }
+            }
         }
-        let make = ProcessSpec::new("make", None)
-            .arg(format!("-j{}", self.options.jobs.max(1)))
-            .cwd(&ws.build);
-        process::logged(&make, "make", log, &self.cancel).await?;
-        assemble_prefix(&ws.src, &ws.build, prefix, &self.cancel).await
+        let jobs = format!("-j{}", self.options.jobs.max(1));
+        let wrapper = ws.build.join(modules::WRAPPER_FILE);
+        let makefile = std::fs::read_to_string(ws.build.join("Makefile")).unwrap_or_default();
+        let lean = want.filter(|_| {
+            modules::lean_possible(&ws.src)
+                && modules::python_for_build(&makefile, &wrapper).is_some()
+        });
+        let mut built = Built::All;
+        if let Some(want) = lean {
+            let core = tool(Path::new("make"))
+                .arg(&jobs)
+                .args(modules::CORE_TARGETS);
+            process::logged(&core, "make (the interpreter)", log, &self.cancel).await?;
+            // setup.py failing under the wrapper is no verdict on the commit: the whole
+            // build decides whether it builds.
+            built = match self.make_modules(want, &tool, &jobs, log).await {
+                Err(BuildFailure::Failed(_)) => Built::All,
+                other => other?,
+            };
+        }
+        if built == Built::All {
+            let make = tool(Path::new("make")).arg(&jobs);
+            process::logged(&make, "make", log, &self.cancel).await?;
+        }
+        if let Some(key) = &config_key {
+            let _ = configure::remember(&ws.src, &ws.build, key);
+        }
+        assemble_prefix(&ws.src, &ws.build, prefix, &built, &self.cancel).await?;
+        Ok(built)
+    }
+
+    /// setup.py, through make's `sharedmods` and the wrapper, for the modules `want` only:
+    /// what was built, or [`Built::All`] when setup.py never said which modules it knows
+    /// (then the caller builds everything).
+    async fn make_modules(
+        &self,
+        want: &BTreeSet<String>,
+        tool: &dyn Fn(&Path) -> ProcessSpec,
+        jobs: &str,
+        log: &Path,
+    ) -> Result<Built, BuildFailure> {
+        let build = &self.workspace.build;
+        let makefile = std::fs::read_to_string(build.join("Makefile"))
+            .map_err(|e| failed(format!("cannot read the Makefile: {e}")))?;
+        let wrapper = build.join(modules::WRAPPER_FILE);
+        let report = build.join(modules::REPORT_FILE);
+        let Some(python_for_build) = modules::python_for_build(&makefile, &wrapper) else {
+            return Ok(Built::All);
+        };
+        std::fs::write(&wrapper, modules::SETUP_WRAPPER)
+            .map_err(|e| failed(format!("cannot write {}: {e}", wrapper.display())))?;
+        let _ = std::fs::remove_file(&report);
+        // The wanted modules are linked again, whatever their files' times say: one that no
+        // longer builds must not leave the previous commit's behind.
+        if let Ok(dir) = std::fs::read_to_string(build.join("pybuilddir.txt")) {
+            remove_modules(&build.join(dir.trim()), want);
+        }
+        let wanted: Vec<&str> = want.iter().map(String::as_str).collect();
+        let make = tool(Path::new("make"))
+            .arg(jobs)
+            .arg("sharedmods")
+            .arg(python_for_build)
+            .set_env("CROSSPICKLE_MODULES", wanted.join(","))
+            .set_env("CROSSPICKLE_MODULES_REPORT", &report);
+        let what = format!("make sharedmods (only: {})", wanted.join(" "));
+        process::logged(&make, &what, log, &self.cancel).await?;
+        let text = std::fs::read_to_string(&report).unwrap_or_default();
+        let Some(known) = modules::parse_report(&text) else {
+            return Ok(Built::All);
+        };
+        let built: BTreeSet<String> = want.intersection(&known).cloned().collect();
+        let dir = std::fs::read_to_string(build.join("pybuilddir.txt")).unwrap_or_default();
+        let present: BTreeSet<String> = std::fs::read_dir(build.join(dir.trim()))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                modules::module_of(&name).map(str::to_string)
+            })
+            .collect();
+        let failed = built.difference(&present).cloned().collect();
+        Ok(Built::Lean {
+            known,
+            built,
+            failed,
+        })
+    }
+}
+
+/// Remove the built extension modules named `names` from the folder setup.py builds them in.
+fn remove_modules(dir: &Path, names: &BTreeSet<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if modules::module_of(&name).is_some_and(|m| names.contains(m)) {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -356,6 +580,7 @@ async fn assemble_prefix(
     src: &Path,
     build: &Path,
     prefix: &Path,
+    modules: &Built,
     cancel: &CancellationToken,
 ) -> Result<(), BuildFailure> {
     let built = build.join("python");
@@ -388,8 +613,16 @@ async fn assemble_prefix(
     std::fs::create_dir_all(&dynload).map_err(|e| failed(e.to_string()))?;
     let builddir = std::fs::read_to_string(build.join("pybuilddir.txt"))
         .map_err(|e| failed(format!("cannot read pybuilddir.txt: {e}")))?;
-    copy_tree(&build.join(builddir.trim()), &dynload)
-        .map_err(copy_error("the extension modules"))?;
+    let from = build.join(builddir.trim());
+    match modules {
+        Built::All => copy_tree(&from, &dynload),
+        lean => copy_modules(&from, &dynload, lean),
+    }
+    .map_err(copy_error("the extension modules"))?;
+    if let Built::Lean { .. } = modules {
+        std::fs::write(lib.join("sitecustomize.py"), modules::WATCH)
+            .map_err(copy_error("sitecustomize.py"))?;
+    }
     for entry in std::fs::read_dir(build)
         .map_err(|e| failed(e.to_string()))?
         .filter_map(|e| e.ok())
@@ -398,6 +631,19 @@ async fn assemble_prefix(
         if name.starts_with("libpython") && name.contains(".so") {
             std::fs::copy(entry.path(), prefix.join("lib").join(&name))
                 .map_err(copy_error(&name))?;
+        }
+    }
+    Ok(())
+}
+
+/// The build's extension-module folder into `lib-dynload`: the modules `modules` holds.
+fn copy_modules(from: &Path, to: &Path, modules: &Built) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type()?.is_file() && modules::keep_in_prefix(&name, modules) {
+            std::fs::copy(entry.path(), to.join(&name))?;
         }
     }
     Ok(())

@@ -8,7 +8,15 @@
 //! Layout, under `<cache>/bisect/cpython/<hash of the checkout's path>/`:
 //! `src/` the source folder, `build/` the build folder, `builds/<key>/` one install-like prefix
 //! per built commit (`bin/python`, `lib/pythonX.Y/`, `lib/pythonX.Y/lib-dynload/`),
-//! `failed/<key>` why a commit did not build, `logs/<key>.log` its build log.
+//! `failed/<key>` why a commit did not build, `logs/<key>.log` its build log. The compiler
+//! cache is `<cache>/bisect/ccache/`.
+//!
+//! What makes a cold bisect fast: the compiler cache ([`ccache`]) shares objects between
+//! far-apart commits, configure's results are reused per configure script ([`configure`]),
+//! and a step builds the interpreter with only the extension modules the case imports
+//! ([`modules`]): it runs the case, and when the case tried to import a module the build
+//! could have had, builds it and runs again (the learned modules are built at once in later
+//! steps). `--keep` builds are whole.
 //!
 //! A repository holding `crosspickle-build.sh` at the candidate commit (or `--build-command`)
 //! is built by that script instead of configure and make: it runs with the build folder as its
@@ -24,7 +32,10 @@
 //! The git commands are [`git`]'s; building a commit is [`build`]'s.
 
 pub mod build;
+pub mod ccache;
+pub mod configure;
 pub mod git;
+pub mod modules;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -34,7 +45,8 @@ use tokio_util::sync::CancellationToken;
 pub use self::build::CommitOptions;
 pub use self::git::Commit;
 
-use self::build::{BuildFailure, Builder};
+use self::build::{BuildFailure, Builder, BuiltPython};
+use self::modules::Built;
 use super::report::seconds;
 use super::search::{search_range, Tester};
 use super::{BisectError, Report, Step, StepState, Target};
@@ -50,51 +62,110 @@ struct CommitTester<'a> {
 }
 
 impl CommitTester<'_> {
-    /// The interpreter built from `commit` and a note on how it came (built or cached), or
+    /// The interpreter built from `commit` (with the modules the case is known to need), or
     /// why there is none.
     async fn interpreter(
         &mut self,
         commit: &Commit,
-    ) -> Result<Result<(Interpreter, String), String>, BisectError> {
-        let started = Instant::now();
-        let (python, cached) = match self.builder.python_for(&commit.hash).await {
+    ) -> Result<Result<(Interpreter, BuiltPython), String>, BisectError> {
+        let built = match self.builder.python_for(&commit.hash, false).await {
             Ok(built) => built,
             Err(BuildFailure::Interrupted) => return Err(BisectError::Interrupted),
             Err(BuildFailure::Failed(r)) => return Ok(Err(format!("does not build: {r}"))),
         };
-        let note = if cached {
-            "build cached".to_string()
-        } else {
-            format!("built in {}", seconds(started.elapsed()))
-        };
-        let interpreter = match self.prober.probe(&python).await {
+        let python = &built.python;
+        let interpreter = match self.prober.probe(python).await {
             Err(r) => Err(format!("the built interpreter does not work: {r}")),
             Ok(info) => {
-                crate::python::discover::interpreter_from(&python, info, vec![Source::Bisect], None)
+                crate::python::discover::interpreter_from(python, info, vec![Source::Bisect], None)
                     .map_err(|r| r.to_string())
             }
         };
         Ok(interpreter.map(|mut interpreter| {
             interpreter.label = format!("{}@{}", interpreter.label, commit.label());
-            (interpreter, note)
+            (interpreter, built)
         }))
     }
 }
 
+/// How many times one step may build again for modules its runs showed missing (each time
+/// adds at least one; a commit's setup.py knows fewer than this many).
+const MAX_ROUNDS: usize = 200;
+
 impl Tester for CommitTester<'_> {
     async fn test(&mut self, index: usize) -> Result<Step, BisectError> {
         let commit = self.commits[index].clone();
-        let (interpreter, note) = match self.interpreter(&commit).await? {
-            Ok(x) => x,
-            Err(reason) => return Ok(Step::skipped(commit.label(), None, reason)),
+        let started = Instant::now();
+        let mut built_now = false;
+        let mut added: Vec<String> = Vec::new();
+        let mut rounds = 0;
+        let (mut step, built) = loop {
+            let (interpreter, built) = match self.interpreter(&commit).await? {
+                Ok(x) => x,
+                Err(reason) => return Ok(Step::skipped(commit.label(), None, reason)),
+            };
+            built_now |= !built.cached;
+            let python = Some(interpreter.label.clone());
+            built.watch();
+            let run = self.target.run_on(&interpreter, self.cancel).await;
+            if self.cancel.is_cancelled() {
+                return Err(BisectError::Interrupted);
+            }
+            // A module the case imports and this lean build lacks: build it, run again.
+            let missing = built.missing_modules();
+            if !missing.is_empty() {
+                rounds += 1;
+                if rounds > MAX_ROUNDS {
+                    let reason = format!(
+                        "the case imports extension modules this build still lacks after {MAX_ROUNDS} builds: {}",
+                        missing.into_iter().collect::<Vec<_>>().join(", ")
+                    );
+                    return Ok(Step::skipped(commit.label(), python, reason));
+                }
+                added.extend(missing.iter().cloned());
+                self.builder.wanted.extend(missing);
+                continue;
+            }
+            let step = match run {
+                Ok(observed) => Step::tested(commit.label(), python, observed, StepState::Tested),
+                Err(reason) => Step::skipped(commit.label(), python, reason),
+            };
+            break (step, built);
         };
-        let python = Some(interpreter.label.clone());
-        let mut step = match self.target.run_on(&interpreter, self.cancel).await {
-            _ if self.cancel.is_cancelled() => return Err(BisectError::Interrupted),
-            Ok(observed) => Step::tested(commit.label(), python, observed, StepState::Tested),
-            Err(reason) => Step::skipped(commit.label(), python, reason),
-        };
-        step.notes.push(note);
+        step.notes.push(if built_now {
+            format!("built in {}", seconds(started.elapsed()))
+        } else {
+            "build cached".to_string()
+        });
+        if let Built::Lean {
+            known,
+            built,
+            failed,
+        } = &built.modules
+        {
+            let names: Vec<&str> = built.iter().map(String::as_str).collect();
+            let mut note = format!(
+                "{} of {} extension modules: {}",
+                built.len(),
+                known.len(),
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(" ")
+                }
+            );
+            if !failed.is_empty() {
+                let failed: Vec<&str> = failed.iter().map(String::as_str).collect();
+                note.push_str(&format!(" ({} did not build)", failed.join(" ")));
+            }
+            step.notes.push(note);
+        }
+        if !added.is_empty() {
+            step.notes.push(format!(
+                "the case imported {}: built with it and ran again",
+                added.join(" ")
+            ));
+        }
         step.notes.push(commit.subject.clone());
         Ok(step)
     }
@@ -179,8 +250,8 @@ async fn keep(
             None => (spec.trim().to_string(), format!("cpython@{}", spec.trim())),
         };
         let hash = git::resolve(&options.repo, &reference, cancel).await?;
-        match builder.python_for(&hash).await {
-            Ok((python, _)) => {
+        match builder.python_for(&hash, true).await {
+            Ok(BuiltPython { python, .. }) => {
                 crate::python::config::register_kept(&options.cache_dir, &name, &python).map_err(
                     |e| BisectError::Io {
                         context: format!("--keep {reference}"),
