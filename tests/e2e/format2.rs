@@ -1136,7 +1136,7 @@ fn list_summaries() -> TestResult {
     let k = list(&["-k", "pickler=python and catch"]);
     k.expect_code(0)?;
     check(
-        k.stdout.contains("catch-all") && k.stdout.ends_with("1 cases\n"),
+        k.stdout.contains("catch-all") && k.stdout.ends_with("1 case\n"),
         &k.stdout,
     )?;
     let none = list(&["-k", "nothing"]);
