@@ -307,6 +307,7 @@ impl Validator<'_> {
             requires: raw.requires,
             env: raw.env,
             timeout: raw.timeout,
+            isolation: raw.isolation,
             params: raw.params,
             body,
             expect: rules,

@@ -8,7 +8,7 @@ mod schema;
 
 pub use load::{find_case_files, load_cases, load_file, parse_case};
 pub use params::{run_name, ParamValue, Params};
-pub use schema::{OutcomeKind, Phase};
+pub use schema::{Isolation, OutcomeKind, Phase};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -33,6 +33,9 @@ pub struct Case {
     pub requires: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub timeout: Option<f64>,
+    /// `isolation: exec`: every run of the case starts an interpreter of its own, whatever the
+    /// command line says; `fork` (or nothing): the command line decides.
+    pub isolation: Option<Isolation>,
     pub params: IndexMap<String, Vec<ParamValue>>,
     pub body: Body,
     pub expect: Vec<Rule>,

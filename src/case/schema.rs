@@ -29,6 +29,7 @@ pub(super) struct RawCase {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     pub timeout: Option<f64>,
+    pub isolation: Option<Isolation>,
     #[serde(default)]
     pub params: IndexMap<String, Vec<ParamValue>>,
     pub code: Option<String>,
@@ -104,6 +105,25 @@ impl OutcomeKind {
 impl fmt::Display for OutcomeKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// How a run's process is made: a fresh interpreter started for it (`exec`), or a child forked
+/// from a server that started the interpreter the same way (`fork`, the default where the
+/// platform can). A case says `exec` when it needs a real interpreter start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    Exec,
+    Fork,
+}
+
+impl Isolation {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Isolation::Exec => "exec",
+            Isolation::Fork => "fork",
+        }
     }
 }
 

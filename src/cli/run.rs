@@ -3,10 +3,10 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::args::RunArgs;
+use super::args::{IsolationArg, RunArgs};
 use super::failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use super::settings::Settings;
-use crate::case::{find_case_files, load_cases, Case, Params};
+use crate::case::{find_case_files, load_cases, Case, Isolation, Params};
 use crate::env::EnvOptions;
 use crate::errors::Error;
 use crate::python::request::{split_requests, PythonRequest};
@@ -97,6 +97,11 @@ fn execute_options(args: &RunArgs, settings: &Settings) -> ExecuteOptions {
             offline: args.offline,
             find_links: settings.find_links.clone(),
             jobs: settings.jobs,
+        },
+        isolation: match args.isolation {
+            Some(IsolationArg::Exec) => Isolation::Exec,
+            Some(IsolationArg::Fork) => Isolation::Fork,
+            None => crate::run::default_isolation(),
         },
         ..ExecuteOptions::new(settings.jobs)
     }

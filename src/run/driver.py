@@ -1,15 +1,151 @@
 # crosspickle's driver: runs one case's code as __main__ and writes what happened to a result
-# file. It must run unchanged on Python 2.7 and every Python 3, and import as little as it can:
-# its start-up cost is paid by every run.
+# file. It must run unchanged on Python 2.7 and every Python 3, and import nothing that
+# `python -c pass` does not: a fork server runs it too, and its children must start as a fresh
+# interpreter would.
 #
-# argv: CASE_FILE RESULT_FILE PARAMS_LITERAL [DATA_FILE]
-#   PARAMS_LITERAL is a Python dict literal of scalars; DATA_FILE, for the load phase of a
-#   round trip, holds the bytes bound to `data`; for the dump phase it names where `data` goes.
+# boot.py runs it in the __main__ of `python -c BOOT`, with fd 0 reading requests, one a line:
+#   once LITERAL      run the request in this very process (exec isolation), then end
+#   run ID LITERAL    fork a child that runs it (its own session), reply `started ID PID`
+#   reap PID          wait for that child, reply `exited PID STATUS` (wait(2)'s raw status)
+# and end of input ends the loop. A child returns out of the loop and runs its request at the
+# top level of this script, so that it ends as a normal interpreter does: atexit handlers,
+# finalisation, flushing and exit status. The server never runs case code.
+#
+# LITERAL is one line, a Python dict literal of inputs (extensible: unknown keys are ignored):
+#   case    the file holding the code, run as __main__
+#   result  where the result record goes: a file in a folder the case is not told about,
+#           opened before the case runs and kept out of its reach (see _Result)
+#   params  a dict literal of scalars bound as globals
+#   phase   "dump" or "load" for a round trip; data  where `data` goes to or comes from
+#   cwd, stdout, stderr   for a forked child: its working directory and output FIFOs
 import sys
 
 _HEAD_FRAMES = 12
 _TAIL_FRAMES = 24
 _MAX_TEXT = 16384
+# The result file's descriptor is moved up here, so that the case's own files get the numbers
+# a fresh interpreter would give them.
+_RESULT_FD = 255
+
+
+def _serve():
+    import os
+
+    read, write, fork, waitpid = os.read, os.write, os.fork, os.waitpid
+    buf = b""
+    while True:
+        nl = buf.find(b"\n")
+        if nl < 0:
+            try:
+                chunk = read(0, 65536)
+            except OSError as e:
+                if e.errno == 4:  # EINTR, on Python 2
+                    continue
+                raise
+            if not chunk:
+                return None
+            buf += chunk
+            continue
+        line, buf = buf[:nl], buf[nl + 1 :]
+        verb, _, rest = line.partition(b" ")
+        if verb == b"once":
+            _fresh_stdin(os)
+            return rest
+        if verb == b"run":
+            ident, _, rest = rest.partition(b" ")
+            try:
+                pid = fork()
+            except OSError as e:
+                write(1, b"failed " + ident + b" " + str(e).encode("ascii", "replace") + b"\n")
+                continue
+            if pid == 0:
+                os.setsid()
+                _fresh_stdin(os)
+                return rest
+            write(1, b"started " + ident + b" " + str(pid).encode("ascii") + b"\n")
+        elif verb == b"reap":
+            try:
+                status = waitpid(int(rest), 0)[1]
+            except OSError:
+                status = -1
+            write(1, b"exited " + rest + b" " + str(status).encode("ascii") + b"\n")
+
+
+def _fresh_stdin(os):
+    fd = os.open("/dev/null", os.O_RDONLY)
+    if fd != 0:
+        os.dup2(fd, 0)
+        os.close(fd)
+
+
+def _native(value):
+    # Python 2 cases expect native strings where they can have them.
+    if sys.version_info[0] == 2 and isinstance(value, unicode):  # noqa: F821
+        try:
+            return value.encode("ascii")
+        except UnicodeEncodeError:
+            return value
+    return value
+
+
+def _path(value):
+    if sys.version_info[0] == 2 and isinstance(value, unicode):  # noqa: F821
+        return value.encode(sys.getfilesystemencoding() or "utf-8")
+    return value
+
+
+class _Result(object):
+    """The result channel: a file opened before the case runs, on a descriptor moved out of the
+    way. A case that changes directory, removes its folder, closes or redirects its standard
+    streams, or writes files of any name cannot touch it; one that closes or reuses the
+    descriptor makes the driver open the file again by its path. Only the process that started
+    the run writes it, never a forked copy of it."""
+
+    def __init__(self, os, path):
+        self.os_open, self.write, self.fstat = os.open, os.write, os.fstat
+        self.close, self.getpid = os.close, os.getpid
+        self.flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        self.path = path
+        self.pid = os.getpid()
+        fd = self.os_open(path, self.flags, 0o600)
+        if fd != _RESULT_FD:
+            try:
+                if sys.version_info >= (3, 4):
+                    os.dup2(fd, _RESULT_FD, False)
+                else:
+                    os.dup2(fd, _RESULT_FD)
+                os.close(fd)
+                fd = _RESULT_FD
+            except OSError:
+                pass
+        self.fd = fd
+        st = self.fstat(fd)
+        self.identity = (st.st_dev, st.st_ino)
+
+    def send(self, fields):
+        if self.getpid() != self.pid:
+            return
+        # A named, length-prefixed record: `name length\n<bytes>\n` per field, then `end 0`.
+        out = [b"crosspickle-result 1\n"]
+        for name, value in fields:
+            if value is None:
+                continue
+            data = value if isinstance(value, bytes) else value.encode("utf-8", "replace")
+            out.append(("%s %d\n" % (name, len(data))).encode("ascii"))
+            out.append(data)
+            out.append(b"\n")
+        out.append(b"end 0\n\n")
+        data = b"".join(out)
+        fd = self.fd
+        try:
+            st = self.fstat(fd)
+            ours = (st.st_dev, st.st_ino) == self.identity
+        except OSError:
+            ours = False
+        if not ours:
+            fd = self.os_open(self.path, self.flags, 0o600)
+        while data:
+            data = data[self.write(fd, data) :]
 
 
 def _text(value):
@@ -61,52 +197,36 @@ def _traceback(exc_type, exc, tb):
     return "".join(lines)
 
 
-def _encode(text):
-    if not isinstance(text, bytes):
-        text = text.encode("utf-8", "replace")
-    return text
+def _redirect(os, path, fd):
+    new = os.open(path, os.O_WRONLY)
+    os.dup2(new, fd)
+    os.close(new)
 
 
-def _write_result(path, fields):
-    # A line-oriented, length-prefixed record: `name length\n<bytes>\n` per field.
-    out = [b"crosspickle-result 1\n"]
-    for name, value in fields:
-        if value is None:
-            continue
-        data = _encode(value)
-        out.append(_encode("%s %d\n" % (name, len(data))))
-        out.append(data)
-        out.append(b"\n")
-    f = open(path, "wb")
-    try:
-        f.write(b"".join(out))
-    finally:
-        f.close()
+def _main(literal):
+    import os
 
-
-def _main():
-    case_path, result_path, params_literal = sys.argv[1], sys.argv[2], sys.argv[3]
-    data_path = sys.argv[4] if len(sys.argv) > 4 else None
-    phase = sys.argv[5] if len(sys.argv) > 5 else None
-    # Only the names a params literal can hold (on 2.7 True and False are builtins, not literals).
+    # Only the names a literal can hold (on 2.7 True and False are builtins, not literals).
     names = {"True": True, "False": False, "None": None, "float": float}
-    params = eval(params_literal, {"__builtins__": names}) if params_literal else {}
-    if sys.version_info[0] == 2:
-        # Python 2 cases expect native strings where they can have them.
-        for key, value in list(params.items()):
-            try:
-                value = value.encode("ascii") if isinstance(value, unicode) else value  # noqa: F821
-            except UnicodeEncodeError:
-                pass
-            del params[key]
-            params[str(key)] = value
+    request = eval(literal, {"__builtins__": names})
+    if "stdout" in request:
+        _redirect(os, _path(request["stdout"]), 1)
+    if "stderr" in request:
+        _redirect(os, _path(request["stderr"]), 2)
+    if "cwd" in request:
+        os.chdir(_path(request["cwd"]))
+    result = _Result(os, _path(request["result"]))
+    case_path = _path(request["case"])
+    phase = request.get("phase")
+    data_path = _path(request.get("data"))
+    params = {}
+    for key, value in request.get("params", {}).items():
+        params[str(key)] = _native(value)
     f = open(case_path, "rb")
     try:
         source = f.read()
     finally:
         f.close()
-
-    import os
 
     main = type(sys)("__main__")
     main.__file__ = case_path
@@ -123,6 +243,7 @@ def _main():
     sys.modules["__main__"] = main
     sys.argv = [case_path]
     sys.path[0] = os.path.dirname(case_path)
+    os_open, os_write, os_close = os.open, os.write, os.close
 
     outcome = "pass"
     exc_name = message = tb_text = None
@@ -133,11 +254,13 @@ def _main():
             data = main.__dict__.get("data")
             if not isinstance(data, (bytes, bytearray)):
                 raise TypeError("dump must leave bytes in the global `data`, not %s" % type(data).__name__)
-            f = open(data_path, "wb")
+            data = bytes(data)
+            fd = os_open(data_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
-                f.write(bytes(data))
+                while data:
+                    data = data[os_write(fd, data) :]
             finally:
-                f.close()
+                os_close(fd)
     except SystemExit as e:
         if e.code is not None and e.code != 0:
             outcome = "error"
@@ -153,10 +276,7 @@ def _main():
         except BaseException:
             tb_text = None
         del tb, exc
-    _write_result(
-        result_path,
-        [("outcome", outcome), ("exception", exc_name), ("message", message), ("traceback", tb_text)],
-    )
+    result.send([("outcome", outcome), ("exception", exc_name), ("message", message), ("traceback", tb_text)])
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -164,4 +284,6 @@ def _main():
         pass
 
 
-_main()
+_request = _serve()
+if _request is not None:
+    _main(_request)

@@ -1,18 +1,39 @@
-//! The embedded driver (`driver.py`): written once per crosspickle run, invoked once per Python
-//! process; and the reading of what it reports into an [`Observed`] outcome.
+//! The embedded driver (`driver.py`) and how a Python process is started on it: the `-c`
+//! program every run's interpreter starts with ([`Workspace::boot`], which loads the driver
+//! compiled once per interpreter), the one-line [`Request`] that tells it what to run, the
+//! folders of a run, and the reading of the result record into an [`Observed`] outcome.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::case::{OutcomeKind, Phase};
+use crate::case::{OutcomeKind, Params, Phase};
 use crate::outcome::Observed;
 use crate::sys::process::{Exit, Finished};
 
 pub const DRIVER_SOURCE: &str = include_str!("driver.py");
+/// The `-c` program: loads the driver, compiled once per interpreter and kept marshalled in
+/// the workspace (compiling it from source costs a few milliseconds a run), and runs it.
+const BOOT_TEMPLATE: &str = include_str!("boot.py");
 
-/// The driver on disk, and a folder for each run's files.
+/// The driver on disk, its compiled forms, and a folder for each run's files.
 pub struct Workspace {
     root: tempfile::TempDir,
     pub driver: PathBuf,
+}
+
+/// The folders of one run: `cwd`, the case's working directory (where its code is written),
+/// and `private`, which the case is not told about: its result file and output FIFOs. Both
+/// are removed when this is dropped.
+pub struct RunDirs {
+    pub cwd: tempfile::TempDir,
+    pub private: tempfile::TempDir,
+}
+
+impl RunDirs {
+    /// Where the driver writes its result record.
+    pub fn result_file(&self) -> PathBuf {
+        self.private.path().join("result")
+    }
 }
 
 impl Workspace {
@@ -20,21 +41,114 @@ impl Workspace {
         let root = tempfile::Builder::new().prefix("crosspickle-").tempdir()?;
         let driver = root.path().join("crosspickle_driver.py");
         std::fs::write(&driver, DRIVER_SOURCE)?;
-        std::fs::create_dir(root.path().join("dumps"))?;
+        for dir in ["dumps", "code", "private", "servers"] {
+            std::fs::create_dir(root.path().join(dir))?;
+        }
         Ok(Workspace { root, driver })
     }
 
-    /// A new, empty folder for one process: its working directory and its files.
-    pub fn run_dir(&self) -> std::io::Result<tempfile::TempDir> {
-        tempfile::Builder::new()
-            .prefix("run-")
-            .tempdir_in(self.root.path())
+    /// The folders of a new run.
+    pub fn run_dirs(&self) -> std::io::Result<RunDirs> {
+        Ok(RunDirs {
+            cwd: tempfile::Builder::new()
+                .prefix("run-")
+                .tempdir_in(self.root.path())?,
+            private: tempfile::Builder::new()
+                .prefix("io-")
+                .tempdir_in(self.root.path().join("private"))?,
+        })
     }
 
     /// Where the pickle of dump number `n` is kept for the loads that read it.
     pub fn dump_file(&self, n: usize) -> PathBuf {
         self.root.path().join("dumps").join(format!("{n}.pickle"))
     }
+
+    /// The working directory of fork servers (their children change to their own).
+    pub fn servers_dir(&self) -> PathBuf {
+        self.root.path().join("servers")
+    }
+
+    /// The arguments every Python process of a run starts with, for `program`: `-c` and the
+    /// boot program. The driver's code object is cached per program (a code object is only
+    /// good for the interpreter that made it).
+    pub fn boot(&self, program: &Path) -> std::io::Result<[OsString; 2]> {
+        let key = crate::sys::hash::short_hex(program.as_os_str().as_encoded_bytes(), 16);
+        let cache = self.root.path().join("code").join(format!("{key}.bin"));
+        let boot = BOOT_TEMPLATE
+            .replace("@CACHE@", &python_path_literal(&cache)?)
+            .replace("@SOURCE@", &python_path_literal(&self.driver)?);
+        Ok(["-c".into(), boot.into()])
+    }
+}
+
+/// What the driver is asked to run: one line, a Python dict literal of named inputs (the
+/// driver ignores names it does not know, so inputs can be added).
+#[derive(Debug, Clone)]
+pub struct Request {
+    fields: Vec<(&'static str, String)>,
+}
+
+impl Request {
+    /// Run the code in `case` with `params` as globals, the result going to `result`.
+    pub fn new(case: &Path, result: &Path, params: &Params) -> std::io::Result<Self> {
+        let request = Request { fields: Vec::new() };
+        Ok(request
+            .path("case", case)?
+            .path("result", result)?
+            .literal("params", params.python_literal()))
+    }
+
+    /// Add a path (which must be UTF-8: it is written as a Python string literal).
+    pub fn path(self, name: &'static str, path: &Path) -> std::io::Result<Self> {
+        Ok(self.literal(name, python_path_literal(path)?))
+    }
+
+    /// Add a string.
+    pub fn text(self, name: &'static str, text: &str) -> Self {
+        self.literal(name, python_str_literal(text))
+    }
+
+    fn literal(mut self, name: &'static str, literal: String) -> Self {
+        self.fields.push((name, literal));
+        self
+    }
+
+    /// The dict literal, on one line.
+    pub fn to_literal(&self) -> String {
+        let items: Vec<String> = self
+            .fields
+            .iter()
+            .map(|(k, v)| format!("{}: {v}", python_str_literal(k)))
+            .collect();
+        format!("{{{}}}", items.join(", "))
+    }
+}
+
+/// `u"..."` with everything outside printable ASCII escaped: one line, read alike by Python 2
+/// and 3.
+fn python_str_literal(s: &str) -> String {
+    let mut out = String::from("u\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn python_path_literal(path: &Path) -> std::io::Result<String> {
+    path.to_str().map(python_str_literal).ok_or_else(|| {
+        std::io::Error::other(format!(
+            "the path {} is not UTF-8: crosspickle's temporary folder must be",
+            path.display()
+        ))
+    })
 }
 
 /// What the driver wrote, if it got that far.
@@ -46,7 +160,8 @@ pub struct DriverReport {
     pub traceback: Option<String>,
 }
 
-/// Parse the driver's length-prefixed record; `None` if it is missing or cut short.
+/// Parse the driver's record (`name length\n<bytes>\n` per field, then `end 0`); `None` if it
+/// is missing or cut short.
 pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
     let rest = bytes.strip_prefix(b"crosspickle-result 1\n")?;
     let mut report = DriverReport::default();
@@ -64,11 +179,13 @@ pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
             "exception" => report.exception = Some(value),
             "message" => report.message = Some(value),
             "traceback" => report.traceback = Some(value),
+            "end" => return report.outcome.is_some().then_some(report),
             _ => {}
         }
         rest = rest.get(start + len + 1..)?;
     }
-    report.outcome.is_some().then_some(report)
+    // A record without its end line was cut short.
+    None
 }
 
 /// Read the report at `result_file` and decide the outcome of a finished process.
@@ -145,12 +262,14 @@ mod tests {
 
     #[test]
     fn reports_round_trip() {
-        let bytes = b"crosspickle-result 1\noutcome 5\nerror\nexception 10\nValueError\nmessage 5\na\nb\xffc\n";
+        let bytes = b"crosspickle-result 1\noutcome 5\nerror\nexception 10\nValueError\nmessage 5\na\nb\xffc\nfuture 2\nxy\nend 0\n\n";
         let r = parse_report(bytes).unwrap();
         assert_eq!(r.outcome.as_deref(), Some("error"));
         assert_eq!(r.exception.as_deref(), Some("ValueError"));
         assert_eq!(r.message.as_deref(), Some("a\nb\u{fffd}c"));
         assert!(parse_report(b"crosspickle-result 1\noutcome 50\nerr").is_none());
+        // Without its end line, a record was cut short.
+        assert!(parse_report(b"crosspickle-result 1\noutcome 4\npass\n").is_none());
         assert!(parse_report(b"garbage").is_none());
     }
 }

@@ -57,6 +57,15 @@ fn required() -> Vec<String> {
 /// A test that needs `needs`: ignored (with the reason in its kind) when one is missing, or a
 /// failure when that one is required.
 pub fn trial(name: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
+    trial_with(name, needs, test)
+}
+
+/// [`trial`] for any test function.
+pub fn trial_with(
+    name: &str,
+    needs: &[&str],
+    test: impl FnOnce() -> TestResult + Send + 'static,
+) -> Trial {
     let missing: Vec<String> = needs
         .iter()
         .filter(|n| python(n).is_none())
@@ -74,6 +83,22 @@ pub fn trial(name: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
     Trial::test(name, test)
         .with_kind(format!("needs python {}", missing.join(", ")))
         .with_ignored_flag(true)
+}
+
+/// The two ways a run gets its process (`--isolation`).
+pub const ISOLATIONS: [&str; 2] = ["exec", "fork"];
+
+/// [`trial`] once per isolation, named `name[exec]` and `name[fork]`; the test gets the
+/// isolation to pass as `--isolation`.
+pub fn trials_in_both(
+    name: &str,
+    needs: &[&str],
+    test: fn(&'static str) -> TestResult,
+) -> Vec<Trial> {
+    ISOLATIONS
+        .iter()
+        .map(|&iso| trial_with(&format!("{name}[{iso}]"), needs, move || test(iso)))
+        .collect()
 }
 
 pub fn bin() -> PathBuf {
