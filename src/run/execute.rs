@@ -148,6 +148,8 @@ fn dump_key(run: &PlannedRun, producer: &Interpreter) -> DumpKey {
 struct Context {
     workspace: Workspace,
     servers: Servers,
+    /// Notes for the user gathered as runs go: fork servers lost, runs run again.
+    notices: std::sync::Mutex<Vec<String>>,
     processes: Semaphore,
     cancel: CancellationToken,
     options: ExecuteOptions,
@@ -180,6 +182,7 @@ pub async fn execute(
     let ctx = Arc::new(Context {
         workspace,
         servers,
+        notices: Default::default(),
         processes: Semaphore::new(options.jobs.max(1)),
         cancel: cancel.clone(),
         options: options.clone(),
@@ -199,7 +202,8 @@ pub async fn execute(
         })
         .buffer_unordered(options.jobs.max(1) * 4);
     while let Some((run, record)) = stream.next().await {
-        for text in ctx.servers.take_notices() {
+        let notices = std::mem::take(&mut *ctx.notices.lock().unwrap());
+        for text in notices {
             on_event(Event::Notice { text: &text });
         }
         let Some(record) = record else { continue };
@@ -422,7 +426,7 @@ async fn run_python(
     let finished = match isolation {
         Isolation::Exec => exec(ctx, &key, &dirs, &request, time_limit).await?,
         Isolation::Fork => {
-            let forked = ctx
+            let (forked, lost) = ctx
                 .servers
                 .run(
                     &key,
@@ -434,6 +438,13 @@ async fn run_python(
                 )
                 .await
                 .map_err(setup_io(format!("cannot start {}", key.program.display())))?;
+            if let Some(lost) = lost {
+                let name = crate::case::run_name(&case.id, params, None, None);
+                ctx.notices.lock().unwrap().push(format!(
+                    "{name} on {}: {lost} while it ran; it was run again alone",
+                    interpreter.label
+                ));
+            }
             match forked {
                 Forked::Finished(finished) => finished,
                 Forked::Exec => exec(ctx, &key, &dirs, &request, time_limit).await?,
@@ -441,7 +452,7 @@ async fn run_python(
                     let mut observed =
                         Observed::new(OutcomeKind::Crash, start.elapsed().as_secs_f64());
                     observed.message = Some(format!(
-                        "the run lost {lost}, and again when run alone: the case kills or \
+                        "{lost} while it ran, also when run again alone: the case kills or \
                          stops the process that started it"
                     ));
                     observed.phase = phase.map(|(p, _)| p);

@@ -129,14 +129,21 @@ impl Server {
                 }
             }
             // Gone (or it closed its stdout, which only a dying server does): learn how.
-            let status = match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
-                Ok(Ok(status)) => process::exit_of(status).describe(),
-                _ => {
-                    process::kill_group(pid);
-                    match child.wait().await {
-                        Ok(status) => process::exit_of(status).describe(),
-                        Err(e) => format!("cannot be waited for: {e}"),
+            let ended = |status: std::io::Result<std::process::ExitStatus>| match status {
+                Ok(status) => match process::exit_of(status) {
+                    Exit::Signal(sig) => {
+                        format!("was killed by {}", crate::sys::signal::name(sig))
                     }
+                    Exit::Code(code) => format!("exited with status {code}"),
+                    other => other.describe(),
+                },
+                Err(e) => format!("cannot be waited for: {e}"),
+            };
+            let status = match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
+                Ok(status) => ended(status),
+                Err(_) => {
+                    process::kill_group(pid);
+                    ended(child.wait().await)
                 }
             };
             let said = tokio::time::timeout(Duration::from_secs(1), said)
@@ -145,7 +152,7 @@ impl Server {
                 .and_then(Result::ok)
                 .map(|c| c.text().trim().to_string())
                 .unwrap_or_default();
-            let mut text = format!("its fork server (pid {pid}) ended ({status})");
+            let mut text = format!("its fork server (pid {pid}) {status}");
             if !said.is_empty() {
                 text.push_str(&format!(", saying: {said}"));
             }
@@ -358,8 +365,6 @@ pub struct Servers {
     cwd: PathBuf,
     pool: Arc<Mutex<Pool>>,
     max_alive: usize,
-    /// Notes for the user: servers lost and runs run again.
-    notices: Mutex<Vec<String>>,
 }
 
 impl Servers {
@@ -373,17 +378,7 @@ impl Servers {
             cwd,
             pool,
             max_alive,
-            notices: Mutex::new(Vec::new()),
         }
-    }
-
-    /// Notes gathered since the last call.
-    pub fn take_notices(&self) -> Vec<String> {
-        std::mem::take(&mut *self.notices.lock().unwrap())
-    }
-
-    fn note(&self, text: String) {
-        self.notices.lock().unwrap().push(text);
     }
 
     /// The server for `key`, started if there is none (retiring the least recently used idle
@@ -417,7 +412,8 @@ impl Servers {
     }
 
     /// Run `request` for `key`: on its shared server, then, if that server is lost, once more
-    /// alone on a new server of its own.
+    /// alone on a new server of its own. With what became of it comes why its first server
+    /// was lost, if it was.
     pub async fn run(
         &self,
         key: &ServerKey,
@@ -426,45 +422,39 @@ impl Servers {
         capture: usize,
         time_limit: Duration,
         cancel: &CancellationToken,
-    ) -> std::io::Result<Forked> {
+    ) -> std::io::Result<(Forked, Option<Lost>)> {
         let Some(lease) = self.lease(key)? else {
-            return Ok(Forked::Exec);
+            return Ok((Forked::Exec, None));
         };
         let server = lease.0.clone();
         let first = server
             .run(dirs, 1, request, capture, time_limit, cancel)
             .await;
         drop(lease);
-        let (in_flight, lost) = match first {
-            Ok(finished) => return Ok(Forked::Finished(finished)),
-            Err(e) => e,
+        let lost = match first {
+            Ok(finished) => return Ok((Forked::Finished(finished), None)),
+            Err((_, lost)) => lost,
         };
         self.server_lost(&server);
         if cancel.is_cancelled() {
-            return Ok(Forked::Finished(cancelled()));
+            return Ok((Forked::Finished(cancelled()), Some(lost)));
         }
-        self.note(format!(
-            "a run on {} lost its fork server ({lost}); it was run again alone",
-            key.program.display()
-        ));
         // Alone, so that a case that kills its server takes no other run with it.
         let alone = Server::start(key.clone(), self.cwd.clone())?;
         let second = alone
             .run(dirs, 2, request, capture, time_limit, cancel)
             .await;
         retire(alone.clone());
-        match second {
-            Ok(finished) => Ok(Forked::Finished(finished)),
-            Err(_) if cancel.is_cancelled() => Ok(Forked::Finished(cancelled())),
-            Err((true, lost)) => {
-                let _ = in_flight;
-                Ok(Forked::LostTwice(lost))
-            }
+        let forked = match second {
+            Ok(finished) => Forked::Finished(finished),
+            Err(_) if cancel.is_cancelled() => Forked::Finished(cancelled()),
+            Err((true, again)) => Forked::LostTwice(again),
             Err((false, _)) => {
                 self.server_lost(&alone);
-                Ok(Forked::Exec)
+                Forked::Exec
             }
-        }
+        };
+        Ok((forked, Some(lost)))
     }
 
     /// Count a server that died before forking anything against its key.

@@ -5,6 +5,7 @@
 mod bisect;
 mod corpus;
 mod harness;
+mod isolation;
 mod reports;
 mod requires;
 mod roundtrip;
@@ -15,6 +16,7 @@ fn main() {
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
     trials.extend(harness::trials());
+    trials.extend(isolation::trials());
     trials.extend(requires::trials());
     trials.extend(bisect::trials());
     trials.extend(reports::trials());
