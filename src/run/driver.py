@@ -18,6 +18,8 @@
 #   params  a dict literal of scalars bound as globals
 #   phase   "dump" or "load" for a round trip; data  where `data` goes to or comes from
 #   cwd, stdout, stderr   for a forked child: its working directory and output FIFOs
+#   code_cache   where this interpreter's compiled form of this very code is kept (see
+#                _compile), for exec isolation; a server compiles once before it forks
 import sys
 
 _HEAD_FRAMES = 12
@@ -33,6 +35,7 @@ def _serve():
 
     read, write, fork, waitpid = os.read, os.write, os.fork, os.waitpid
     buf = b""
+    ready = False
     while True:
         nl = buf.find(b"\n")
         if nl < 0:
@@ -49,9 +52,19 @@ def _serve():
         line, buf = buf[:nl], buf[nl + 1 :]
         verb, _, rest = line.partition(b" ")
         if verb == b"once":
+            try:
+                os.setsid()
+            except OSError:
+                pass  # already leads a group: started by hand
             _fresh_stdin(os)
             return rest
         if verb == b"run":
+            if not ready:
+                # The first compile() of a process builds the classes of the ast module, a
+                # millisecond or two: done once here, not in every child. Every run calls
+                # compile() before its code starts, so its children see no difference.
+                compile("", "<crosspickle>", "exec", 0, True)
+                ready = True
             ident, _, rest = rest.partition(b" ")
             try:
                 pid = fork()
@@ -171,10 +184,12 @@ def _type_name(exc_type):
 
 def _traceback(exc_type, exc, tb):
     # Keep the first and last frames only: a RecursionError 100,000 frames deep is reported as
-    # fast as it is raised. The first frame is this driver's own exec() and is dropped.
+    # fast as it is raised. The driver's own frames (its exec(), its compile()) are dropped.
     import traceback
 
-    tb = tb.tb_next if tb is not None else None
+    own = _traceback.__code__.co_filename
+    while tb is not None and tb.tb_frame.f_code.co_filename == own:
+        tb = tb.tb_next
     count = 0
     t = tb
     while t is not None:
@@ -195,6 +210,67 @@ def _traceback(exc_type, exc, tb):
     except Exception:
         lines.append(_type_name(exc_type) + "\n")
     return "".join(lines)
+
+
+class _Collector(object):
+    def __init__(self):
+        self.text = []
+
+    def write(self, text):
+        self.text.append(text)
+
+    def flush(self):
+        pass
+
+
+def _compile(source, path, cache):
+    """The code object of a case's source. With exec isolation every run would pay the
+    first-compile() cost of its process (building the ast module's classes), so the compiled
+    form is kept per (interpreter, environment, code) at `cache`, and loaded as importlib loads
+    a .pyc: unmarshalled, then its file name set to this run's with _imp._fix_co_filename. Code
+    whose compiling says anything (a SyntaxWarning) is compiled by every run, so that every run
+    says it."""
+    imp = sys.modules.get("_imp")
+    fix = getattr(imp, "_fix_co_filename", None)
+    if not cache or fix is None:
+        return compile(source, path, "exec", 0, True)
+    had = "marshal" in sys.modules
+    import marshal
+
+    if not had:
+        del sys.modules["marshal"]
+    try:
+        f = open(cache, "rb")
+        try:
+            code = marshal.loads(f.read())
+        finally:
+            f.close()
+        fix(code, path)
+        return code
+    except Exception:
+        pass
+    said, stderr = _Collector(), sys.stderr
+    sys.stderr = said
+    try:
+        code = compile(source, path, "exec", 0, True)
+    finally:
+        sys.stderr = stderr
+        if said.text and stderr is not None:
+            stderr.write("".join(said.text))
+    if not said.text:
+        import os
+
+        try:
+            tmp = "%s.%d" % (cache, os.getpid())
+            f = open(tmp, "wb")
+            try:
+                f.write(marshal.dumps(code))
+            finally:
+                f.close()
+            os.rename(tmp, cache)
+        except Exception:
+            pass
+    return code
 
 
 def _redirect(os, path, fd):
@@ -219,6 +295,7 @@ def _main(literal):
     case_path = _path(request["case"])
     phase = request.get("phase")
     data_path = _path(request.get("data"))
+    code_cache = _path(request.get("code_cache"))
     params = {}
     for key, value in request.get("params", {}).items():
         params[str(key)] = _native(value)
@@ -248,7 +325,7 @@ def _main(literal):
     outcome = "pass"
     exc_name = message = tb_text = None
     try:
-        code = compile(source, case_path, "exec", 0, True)
+        code = _compile(source, case_path, code_cache)
         exec(code, main.__dict__)
         if phase == "dump":
             data = main.__dict__.get("data")

@@ -19,20 +19,42 @@ const BOOT_TEMPLATE: &str = include_str!("boot.py");
 pub struct Workspace {
     root: tempfile::TempDir,
     pub driver: PathBuf,
+    runs: std::sync::atomic::AtomicU64,
 }
 
-/// The folders of one run: `cwd`, the case's working directory (where its code is written),
-/// and `private`, which the case is not told about: its result file and output FIFOs. Both
-/// are removed when this is dropped.
+/// The places of one run: `cwd`, the case's working directory (where its code is written),
+/// and files in the workspace's private folder, which the case is not told about: its result
+/// file and output FIFOs. All are removed when this is dropped.
 pub struct RunDirs {
     pub cwd: tempfile::TempDir,
-    pub private: tempfile::TempDir,
+    stem: PathBuf,
+    made: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 impl RunDirs {
     /// Where the driver writes its result record.
     pub fn result_file(&self) -> PathBuf {
-        self.private.path().join("result")
+        self.private_file("result")
+    }
+
+    /// A private file of this run, named `name` (removed with the run).
+    pub fn private_file(&self, name: &str) -> PathBuf {
+        let mut path = self.stem.clone().into_os_string();
+        path.push(format!("-{name}"));
+        let path = PathBuf::from(path);
+        let mut made = self.made.lock().unwrap();
+        if !made.contains(&path) {
+            made.push(path.clone());
+        }
+        path
+    }
+}
+
+impl Drop for RunDirs {
+    fn drop(&mut self) {
+        for path in self.made.lock().unwrap().drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -44,19 +66,34 @@ impl Workspace {
         for dir in ["dumps", "code", "private", "servers"] {
             std::fs::create_dir(root.path().join(dir))?;
         }
-        Ok(Workspace { root, driver })
+        Ok(Workspace {
+            root,
+            driver,
+            runs: 0.into(),
+        })
     }
 
-    /// The folders of a new run.
+    /// The places of a new run. (One folder a run: making folders and files is much of what
+    /// a run costs outside its Python process.)
     pub fn run_dirs(&self) -> std::io::Result<RunDirs> {
+        let n = self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(RunDirs {
             cwd: tempfile::Builder::new()
                 .prefix("run-")
                 .tempdir_in(self.root.path())?,
-            private: tempfile::Builder::new()
-                .prefix("io-")
-                .tempdir_in(self.root.path().join("private"))?,
+            stem: self.root.path().join("private").join(n.to_string()),
+            made: Default::default(),
         })
+    }
+
+    /// Where an interpreter started with `key_bytes` (its program and environment) keeps its
+    /// compiled form of `code` (see the driver's `_compile`).
+    pub fn code_cache(&self, key_bytes: &[u8], code: &str) -> PathBuf {
+        let mut bytes = key_bytes.to_vec();
+        bytes.push(0);
+        bytes.extend_from_slice(code.as_bytes());
+        let name = crate::sys::hash::short_hex(&bytes, 24);
+        self.root.path().join("code").join(format!("{name}.case"))
     }
 
     /// Where the pickle of dump number `n` is kept for the loads that read it.
@@ -259,6 +296,28 @@ fn fatal_error_line(stderr: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_is_one_line_of_python() {
+        let params = Params::default();
+        let r = Request::new(
+            Path::new("/t/run-1/case.py"),
+            Path::new("/t/p/1-result"),
+            &params,
+        )
+        .unwrap()
+        .text("phase", "lo\"ad\n\u{e9}\\")
+        .path("cwd", Path::new("/t/run 1"))
+        .unwrap();
+        assert_eq!(
+            r.to_literal(),
+            r#"{u"case": u"/t/run-1/case.py", u"result": u"/t/p/1-result", u"params": {}, u"phase": u"lo\"ad\u000a\u00e9\\", u"cwd": u"/t/run 1"}"#
+        );
+        assert!(!r.to_literal().contains('\n'));
+        use std::os::unix::ffi::OsStrExt;
+        let bad = Path::new(std::ffi::OsStr::from_bytes(b"/t/\xff"));
+        assert!(Request::new(bad, bad, &params).is_err());
+    }
 
     #[test]
     fn reports_round_trip() {

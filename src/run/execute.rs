@@ -424,7 +424,13 @@ async fn run_python(
         _ => ctx.options.isolation,
     };
     let finished = match isolation {
-        Isolation::Exec => exec(ctx, &key, &dirs, &request, time_limit).await?,
+        Isolation::Exec => {
+            let cache = ctx.workspace.code_cache(&key.identity(), code);
+            let request = request
+                .path("code_cache", &cache)
+                .map_err(setup_io("cannot write the run's request".into()))?;
+            exec(ctx, &key, &dirs, &request, time_limit).await?
+        }
         Isolation::Fork => {
             let (forked, lost) = ctx
                 .servers
@@ -468,8 +474,8 @@ async fn run_python(
     Ok(observe(&finished, &dirs.result_file(), timeout_s, phase))
 }
 
-/// The run in an interpreter started for it alone, in a session of its own, reading its
-/// request on stdin (the driver then gives it an empty stdin).
+/// The run in an interpreter started for it alone, reading its request on stdin (the driver
+/// then makes it a session of its own and gives it an empty stdin).
 async fn exec(
     ctx: &Context,
     key: &ServerKey,
@@ -484,7 +490,7 @@ async fn exec(
         .stdin(Stdin::Bytes(
             format!("once {}\n", request.to_literal()).into_bytes(),
         ))
-        .new_session()
+        .makes_own_session()
         .output(Output::Capture(ctx.options.capture));
     process::run(&spec, &ctx.cancel)
         .await

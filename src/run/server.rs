@@ -51,6 +51,22 @@ pub struct ServerKey {
     pub args: [OsString; 2],
 }
 
+impl ServerKey {
+    /// Its program, arguments and environment as bytes, to name what depends on them.
+    pub fn identity(&self) -> Vec<u8> {
+        let mut bytes = self.program.as_os_str().as_encoded_bytes().to_vec();
+        for part in self
+            .args
+            .iter()
+            .chain(self.env.iter().flat_map(|(k, v)| [k, v]))
+        {
+            bytes.push(0);
+            bytes.extend_from_slice(part.as_encoded_bytes());
+        }
+        bytes
+    }
+}
+
 /// Why a server cannot run a request any more.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
@@ -262,7 +278,7 @@ impl Server {
     ) -> Result<Finished, (bool, Lost)> {
         let start = Instant::now();
         let fifo = |name: &str| {
-            let path = dirs.private.path().join(format!("{name}-{attempt}"));
+            let path = dirs.private_file(&format!("{name}-{attempt}"));
             Fifo::create(&path).map(|f| (path, f))
         };
         let io = |e: std::io::Error| (false, Lost(format!("cannot make its output FIFOs: {e}")));
@@ -533,5 +549,47 @@ async fn retire_idle(pool: Weak<Mutex<Pool>>) {
                 i += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_reach_whoever_waits_for_them() {
+        let replies = Mutex::new(Replies::default());
+        let (started, mut started_rx) = oneshot::channel();
+        let (failed, mut failed_rx) = oneshot::channel();
+        let (exited, mut exited_rx) = oneshot::channel();
+        {
+            let mut r = replies.lock().unwrap();
+            r.started.insert(7, started);
+            r.started.insert(8, failed);
+            r.exited.insert(1234, exited);
+        }
+        dispatch(&replies, "started 7 1234");
+        dispatch(
+            &replies,
+            "failed 8 [Errno 11] Resource temporarily unavailable",
+        );
+        dispatch(&replies, "exited 1234 139");
+        dispatch(&replies, "started 99 1");
+        dispatch(&replies, "garbage");
+        assert_eq!(started_rx.try_recv().unwrap(), Ok(1234));
+        assert_eq!(
+            failed_rx.try_recv().unwrap(),
+            Err("[Errno 11] Resource temporarily unavailable".to_string())
+        );
+        assert_eq!(exited_rx.try_recv().unwrap(), 139);
+        assert_eq!(process::exit_of_raw(139), Exit::Signal(11));
+        assert_eq!(process::exit_of_raw(3 << 8), Exit::Code(3));
+        assert!(replies.lock().unwrap().started.is_empty());
+    }
+
+    #[test]
+    fn at_most_sixteen_servers_and_always_more_than_the_runs_at_once() {
+        assert_eq!(max_alive(2), 16);
+        assert_eq!(max_alive(40), 41);
     }
 }
