@@ -33,6 +33,11 @@ pub fn trials() -> Vec<Trial> {
             idle_and_bounded,
         ),
         trial(
+            "isolation::compiled_code_kept_between_exec_runs_is_invisible",
+            &["3.12", "3.8", "pypy", "2.7"],
+            compiled_code_cache_is_invisible,
+        ),
+        trial(
             "isolation::a_case_can_ask_for_exec",
             &["2.7", "3.12", "pypy", "debug"],
             case_asks_for_exec,
@@ -352,6 +357,65 @@ fn idle_and_bounded() -> TestResult {
         (2..=16).contains(&most),
         format!("{most} servers alive at once (at most 16)"),
     )
+}
+
+fn compiled_code_cache_is_invisible() -> TestResult {
+    // Three runs of the same code on each interpreter: the later ones load what the first
+    // compiled, and must still name their own file; code whose compiling warns is compiled
+    // by every run, so that every run says it.
+    let quiet = r#"title: quiet
+params:
+  n: [1, 2, 3]
+code: |
+  import sys
+  def inner():
+      return sys._getframe().f_code.co_filename
+  class K(object):
+      where = sys._getframe().f_code.co_filename
+  assert inner() == K.where == sys._getframe().f_code.co_filename == __file__, (inner(), __file__)
+  raise ValueError(n)
+expect:
+  - outcome: error
+    exception: ValueError
+"#;
+    let warns = "title: warns\nparams:\n  n: [1, 2, 3]\ncode: |\n  x = 1 is 1\n";
+    let dir = folder(&[("cases/quiet.yaml", quiet), ("cases/warns.yaml", warns)]);
+    let mut args = vec![
+        "--pythons-toml",
+        "/dev/null",
+        "--isolation",
+        "exec",
+        "-j",
+        "1",
+    ];
+    let pythons = [py("3.12"), py("3.8"), py("pypy"), py("2.7")];
+    for p in &pythons {
+        args.extend(["--python", p.as_str()]);
+    }
+    let (run, json) = run_json(dir.path(), &args);
+    run.expect_code(0)?;
+    let runs = runs(&json);
+    check(runs.len() == 24, format!("{json}"))?;
+    let mut files = BTreeSet::new();
+    for r in &runs {
+        let python = r["python"].as_str().unwrap_or("");
+        if r["case"] == "quiet" {
+            let tb = r["traceback"].as_str().unwrap_or("");
+            let file = tb
+                .lines()
+                .find(|l| l.contains("case.py"))
+                .unwrap_or("")
+                .to_string();
+            check(
+                files.insert(file),
+                format!("a traceback names another run's file: {r}"),
+            )?;
+        } else if python.starts_with("cpython-3") {
+            let stderr = r["stderr"].as_str().unwrap_or("");
+            check(stderr.contains("SyntaxWarning"), format!("{r}"))?;
+        }
+    }
+    Ok(())
 }
 
 fn case_asks_for_exec() -> TestResult {
