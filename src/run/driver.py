@@ -19,7 +19,7 @@
 #   phase   "dump" or "load" for a round trip; data  where `data` goes to or comes from
 #   cwd, stdout, stderr   for a forked child: its working directory and output FIFOs
 #   code_cache   where this interpreter's compiled form of this very code is kept (see
-#                _compile), for exec isolation; a server compiles once before it forks
+#                _compile)
 import sys
 
 _HEAD_FRAMES = 12
@@ -35,7 +35,6 @@ def _serve():
 
     read, write, fork, waitpid = os.read, os.write, os.fork, os.waitpid
     buf = b""
-    ready = False
     while True:
         nl = buf.find(b"\n")
         if nl < 0:
@@ -59,29 +58,31 @@ def _serve():
             _fresh_stdin(os)
             return rest
         if verb == b"run":
-            if not ready:
-                # The first compile() of a process builds the classes of the ast module, a
-                # millisecond or two: done once here, not in every child. Every run calls
-                # compile() before its code starts, so its children see no difference.
-                compile("", "<crosspickle>", "exec", 0, True)
-                ready = True
             ident, _, rest = rest.partition(b" ")
             try:
                 pid = fork()
             except OSError as e:
-                write(1, b"failed " + ident + b" " + str(e).encode("ascii", "replace") + b"\n")
+                write(1, b"failed " + ident + b" " + _ascii(str(e)) + b"\n")
                 continue
             if pid == 0:
                 os.setsid()
                 _fresh_stdin(os)
                 return rest
-            write(1, b"started " + ident + b" " + str(pid).encode("ascii") + b"\n")
+            write(1, b"started " + ident + b" " + _ascii(str(pid)) + b"\n")
         elif verb == b"reap":
             try:
                 status = waitpid(int(rest), 0)[1]
             except OSError:
                 status = -1
-            write(1, b"exited " + rest + b" " + str(status).encode("ascii") + b"\n")
+            write(1, b"exited " + rest + b" " + _ascii(str(status)) + b"\n")
+
+
+def _ascii(text):
+    # On Python 2 a str is bytes already, and encoding it would import a codec into the
+    # server, and so into every child after it.
+    if sys.version_info[0] == 2:
+        return text
+    return text.encode("ascii", "replace")
 
 
 def _fresh_stdin(os):
@@ -224,53 +225,59 @@ class _Collector(object):
 
 
 def _compile(source, path, cache):
-    """The code object of a case's source. With exec isolation every run would pay the
-    first-compile() cost of its process (building the ast module's classes), so the compiled
-    form is kept per (interpreter, environment, code) at `cache`, and loaded as importlib loads
-    a .pyc: unmarshalled, then its file name set to this run's with _imp._fix_co_filename. Code
-    whose compiling says anything (a SyntaxWarning) is compiled by every run, so that every run
-    says it."""
-    imp = sys.modules.get("_imp")
-    fix = getattr(imp, "_fix_co_filename", None)
+    """The code object of a case's source. The first compile() of a process builds the
+    classes of the ast module (a millisecond or two, and objects that change the state the
+    case starts in), so the compiled form is kept per (interpreter, environment, code) at
+    `cache` and every run loads it as importlib loads a .pyc: unmarshalled, then its file
+    name set to this run's (_imp._fix_co_filename). The run that finds no compiled form has a
+    child of its own compile it, so that it too starts the code from what it loaded. Code
+    whose compiling says anything (a SyntaxWarning) or fails is compiled by every run, so that
+    every run says it."""
+    fix = getattr(sys.modules.get("_imp"), "_fix_co_filename", None)
     if not cache or fix is None:
         return compile(source, path, "exec", 0, True)
     had = "marshal" in sys.modules
     import marshal
+    import os
 
     if not had:
         del sys.modules["marshal"]
-    try:
-        f = open(cache, "rb")
-        try:
-            code = marshal.loads(f.read())
-        finally:
-            f.close()
-        fix(code, path)
-        return code
-    except Exception:
-        pass
-    said, stderr = _Collector(), sys.stderr
-    sys.stderr = said
-    try:
-        code = compile(source, path, "exec", 0, True)
-    finally:
-        sys.stderr = stderr
-        if said.text and stderr is not None:
-            stderr.write("".join(said.text))
-    if not said.text:
-        import os
-
-        try:
-            tmp = "%s.%d" % (cache, os.getpid())
-            f = open(tmp, "wb")
+    code = _load_code(cache, marshal.loads)
+    if code is None:
+        pid = os.fork()
+        if pid == 0:
+            status = 3
             try:
-                f.write(marshal.dumps(code))
+                said = sys.stderr = _Collector()
+                code = compile(source, path, "exec", 0, True)
+                if not said.text:
+                    tmp = "%s.%d" % (cache, os.getpid())
+                    f = open(tmp, "wb")
+                    try:
+                        f.write(marshal.dumps(code))
+                    finally:
+                        f.close()
+                    os.rename(tmp, cache)
+                    status = 0
             finally:
-                f.close()
-            os.rename(tmp, cache)
-        except Exception:
-            pass
+                os._exit(status)
+        os.waitpid(pid, 0)
+        code = _load_code(cache, marshal.loads)
+    if code is None:
+        return compile(source, path, "exec", 0, True)
+    fix(code, path)
     return code
+
+
+def _load_code(path, loads):
+    try:
+        f = open(path, "rb")
+    except (IOError, OSError):
+        return None
+    try:
+        return loads(f.read())
+    finally:
+        f.close()
 
 
 def _redirect(os, path, fd):

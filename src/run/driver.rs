@@ -12,7 +12,9 @@ use crate::sys::process::{Exit, Finished};
 
 pub const DRIVER_SOURCE: &str = include_str!("driver.py");
 /// The `-c` program: loads the driver, compiled once per interpreter and kept marshalled in
-/// the workspace (compiling it from source costs a few milliseconds a run), and runs it.
+/// the workspace (compiling it from source costs a few milliseconds a run), and runs it. The
+/// first process to need it has a child of its own compile it, so that it too starts from the
+/// loaded form, as every other process does.
 const BOOT_TEMPLATE: &str = include_str!("boot.py");
 
 /// The driver on disk, its compiled forms, and a folder for each run's files.

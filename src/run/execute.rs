@@ -423,14 +423,14 @@ async fn run_python(
         Some(Isolation::Exec) => Isolation::Exec,
         _ => ctx.options.isolation,
     };
+    let request = request
+        .path(
+            "code_cache",
+            &ctx.workspace.code_cache(&key.identity(), code),
+        )
+        .map_err(setup_io("cannot write the run's request".into()))?;
     let finished = match isolation {
-        Isolation::Exec => {
-            let cache = ctx.workspace.code_cache(&key.identity(), code);
-            let request = request
-                .path("code_cache", &cache)
-                .map_err(setup_io("cannot write the run's request".into()))?;
-            exec(ctx, &key, &dirs, &request, time_limit).await?
-        }
+        Isolation::Exec => exec(ctx, &key, &dirs, &request, time_limit).await?,
         Isolation::Fork => {
             let (forked, lost) = ctx
                 .servers
