@@ -38,6 +38,11 @@ pub fn trials() -> Vec<Trial> {
             compiled_code_cache_is_invisible,
         ),
         trial(
+            "isolation::a_random_hash_seed_is_the_servers_unless_the_case_says_exec",
+            &["3.12"],
+            random_hash_seed,
+        ),
+        trial(
             "isolation::a_case_can_ask_for_exec",
             &["2.7", "3.12", "pypy", "debug"],
             case_asks_for_exec,
@@ -416,6 +421,41 @@ expect:
         }
     }
     Ok(())
+}
+
+/// The documented difference: randomness decided as the interpreter starts is the server's.
+fn random_hash_seed() -> TestResult {
+    let case = |isolation: &str| {
+        format!("title: seed\n{isolation}env:\n  PYTHONHASHSEED: random\nparams:\n  n: [1, 2, 3, 4]\ncode: |\n  print(hash('crosspickle'))\n")
+    };
+    let hashes = |text: &str, iso: &str| -> Result<BTreeSet<String>, libtest_mimic::Failed> {
+        let dir = folder(&[("cases/seed.yaml", text)]);
+        let (run, json) = run_json(
+            dir.path(),
+            &[
+                "--pythons-toml",
+                "/dev/null",
+                "-p",
+                &py("3.12"),
+                "--isolation",
+                iso,
+            ],
+        );
+        run.expect_code(0)?;
+        Ok(runs(&json)
+            .iter()
+            .map(|r| r["stdout"].as_str().unwrap_or("").to_string())
+            .collect())
+    };
+    let shared = hashes(&case(""), "fork")?;
+    check(shared.len() == 1, format!("forked runs: {shared:?}"))?;
+    let own = hashes(&case(""), "exec")?;
+    check(own.len() > 1, format!("exec'd runs: {own:?}"))?;
+    let asked = hashes(&case("isolation: exec\n"), "fork")?;
+    check(
+        asked.len() > 1,
+        format!("isolation: exec under fork: {asked:?}"),
+    )
 }
 
 fn case_asks_for_exec() -> TestResult {
