@@ -6,6 +6,8 @@
 # boot.py runs it in the __main__ of `python -c BOOT`, with fd 0 reading requests, one a line:
 #   once LITERAL      run the request in this very process (exec isolation), then end
 #   run ID LITERAL    fork a child that runs it (its own session), reply `started ID PID`
+#                     (the child writes its pid in its result file first, then goes on only
+#                     if the server is still its parent)
 #   reap PID          wait for that child, reply `exited PID STATUS` (wait(2)'s raw status)
 # and end of input ends the loop. A child returns out of the loop and runs its request at the
 # top level of this script, so that it ends as a normal interpreter does: atexit handlers,
@@ -34,6 +36,7 @@ def _serve():
     import os
 
     read, write, fork, waitpid = os.read, os.write, os.fork, os.waitpid
+    me = os.getpid()
     buf = b""
     while True:
         nl = buf.find(b"\n")
@@ -56,7 +59,7 @@ def _serve():
             except OSError:
                 pass  # already leads a group: started by hand
             _fresh_stdin(os)
-            return rest
+            return rest, None
         if verb == b"run":
             ident, _, rest = rest.partition(b" ")
             try:
@@ -67,7 +70,7 @@ def _serve():
             if pid == 0:
                 os.setsid()
                 _fresh_stdin(os)
-                return rest
+                return rest, me
             write(1, b"started " + ident + b" " + _ascii(str(pid)) + b"\n")
         elif verb == b"reap":
             try:
@@ -113,11 +116,12 @@ class _Result(object):
     way. A case that changes directory, removes its folder, closes or redirects its standard
     streams, or writes files of any name cannot touch it; one that closes or reuses the
     descriptor makes the driver open the file again by its path. Only the process that started
-    the run writes it, never a forked copy of it."""
+    the run writes it, never a forked copy of it. Its pid is written as soon as the file is
+    open: a runner that loses a fork server before it heard of this process finds it there."""
 
     def __init__(self, os, path):
         self.os_open, self.write, self.fstat = os.open, os.write, os.fstat
-        self.close, self.getpid = os.close, os.getpid
+        self.getpid = os.getpid
         self.flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         self.path = path
         self.pid = os.getpid()
@@ -135,21 +139,30 @@ class _Result(object):
         self.fd = fd
         st = self.fstat(fd)
         self.identity = (st.st_dev, st.st_ino)
+        self.head = b"crosspickle-result 1\n" + self._fields([("pid", str(self.pid))])
+        self._write(fd, self.head)
 
-    def send(self, fields):
-        if self.getpid() != self.pid:
-            return
-        # A named, length-prefixed record: `name length\n<bytes>\n` per field, then `end 0`.
-        out = [b"crosspickle-result 1\n"]
+    @staticmethod
+    def _fields(fields):
+        # A named, length-prefixed record: `name length\n<bytes>\n` per field.
+        out = []
         for name, value in fields:
             if value is None:
                 continue
             data = value if isinstance(value, bytes) else value.encode("utf-8", "replace")
-            out.append(("%s %d\n" % (name, len(data))).encode("ascii"))
+            out.append(_ascii("%s %d\n" % (name, len(data))))
             out.append(data)
             out.append(b"\n")
-        out.append(b"end 0\n\n")
-        data = b"".join(out)
+        return b"".join(out)
+
+    def _write(self, fd, data):
+        while data:
+            data = data[self.write(fd, data) :]
+
+    def send(self, fields):
+        if self.getpid() != self.pid:
+            return
+        data = self._fields(fields) + b"end 0\n\n"
         fd = self.fd
         try:
             st = self.fstat(fd)
@@ -158,8 +171,8 @@ class _Result(object):
             ours = False
         if not ours:
             fd = self.os_open(self.path, self.flags, 0o600)
-        while data:
-            data = data[self.write(fd, data) :]
+            data = self.head + data
+        self._write(fd, data)
 
 
 def _text(value):
@@ -286,7 +299,7 @@ def _redirect(os, path, fd):
     os.close(new)
 
 
-def _main(literal):
+def _main(literal, server):
     import os
 
     # Only the names a literal can hold (on 2.7 True and False are builtins, not literals).
@@ -299,6 +312,10 @@ def _main(literal):
     if "cwd" in request:
         os.chdir(_path(request["cwd"]))
     result = _Result(os, _path(request["result"]))
+    if server is not None and os.getppid() != server:
+        # The server died before it could say it forked this run: the run is given to
+        # another, and this process, which nobody watches, must not go on.
+        os._exit(70)
     case_path = _path(request["case"])
     phase = request.get("phase")
     data_path = _path(request.get("data"))
@@ -370,4 +387,4 @@ def _main(literal):
 
 _request = _serve()
 if _request is not None:
-    _main(_request)
+    _main(*_request)

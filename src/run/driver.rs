@@ -138,7 +138,8 @@ impl Request {
             .literal("params", params.python_literal()))
     }
 
-    /// Add a path (which must be UTF-8: it is written as a Python string literal).
+    /// Add a path, or replace the one of that name (which must be UTF-8: it is written as a
+    /// Python string literal).
     pub fn path(self, name: &'static str, path: &Path) -> std::io::Result<Self> {
         Ok(self.literal(name, python_path_literal(path)?))
     }
@@ -149,6 +150,7 @@ impl Request {
     }
 
     fn literal(mut self, name: &'static str, literal: String) -> Self {
+        self.fields.retain(|(n, _)| *n != name);
         self.fields.push((name, literal));
         self
     }
@@ -199,32 +201,65 @@ pub struct DriverReport {
     pub traceback: Option<String>,
 }
 
-/// Parse the driver's record (`name length\n<bytes>\n` per field, then `end 0`); `None` if it
-/// is missing or cut short.
-pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
-    let rest = bytes.strip_prefix(b"crosspickle-result 1\n")?;
-    let mut report = DriverReport::default();
-    let mut rest = rest;
-    while !rest.is_empty() {
-        let nl = rest.iter().position(|&b| b == b'\n')?;
-        let header = std::str::from_utf8(&rest[..nl]).ok()?;
-        let (name, len) = header.split_once(' ')?;
-        let len: usize = len.parse().ok()?;
+/// The fields of the driver's record (`name length\n<bytes>\n` each) as far as they are
+/// whole, and whether it ended with its `end` field.
+fn fields(bytes: &[u8]) -> (Vec<(&str, &[u8])>, bool) {
+    let mut found = Vec::new();
+    let Some(mut rest) = bytes.strip_prefix(b"crosspickle-result 1\n") else {
+        return (found, false);
+    };
+    while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+        let Some((name, len)) = std::str::from_utf8(&rest[..nl])
+            .ok()
+            .and_then(|h| h.split_once(' '))
+        else {
+            break;
+        };
+        let Ok(len) = len.parse::<usize>() else { break };
         let start = nl + 1;
-        let value = rest.get(start..start + len)?;
+        let Some(value) = rest.get(start..start + len) else {
+            break;
+        };
+        if name == "end" {
+            return (found, true);
+        }
+        found.push((name, value));
+        let Some(next) = rest.get(start + len + 1..) else {
+            break;
+        };
+        rest = next;
+    }
+    (found, false)
+}
+
+/// Parse the driver's record; `None` if it is missing or cut short (no `end` field).
+pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
+    let (fields, complete) = fields(bytes);
+    if !complete {
+        return None;
+    }
+    let mut report = DriverReport::default();
+    for (name, value) in fields {
         let value = String::from_utf8_lossy(value).into_owned();
         match name {
             "outcome" => report.outcome = Some(value),
             "exception" => report.exception = Some(value),
             "message" => report.message = Some(value),
             "traceback" => report.traceback = Some(value),
-            "end" => return report.outcome.is_some().then_some(report),
             _ => {}
         }
-        rest = rest.get(start + len + 1..)?;
     }
-    // A record without its end line was cut short.
-    None
+    report.outcome.is_some().then_some(report)
+}
+
+/// The pid a run's process wrote first in its result file, once the file was open: how to
+/// find a forked run whose server was lost before it said it had forked it.
+pub fn report_pid(bytes: &[u8]) -> Option<u32> {
+    let (fields, _) = fields(bytes);
+    fields
+        .into_iter()
+        .find(|(name, _)| *name == "pid")
+        .and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse().ok())
 }
 
 /// Read the report at `result_file` and decide the outcome of a finished process.
@@ -329,6 +364,10 @@ mod tests {
         assert_eq!(r.exception.as_deref(), Some("ValueError"));
         assert_eq!(r.message.as_deref(), Some("a\nb\u{fffd}c"));
         assert!(parse_report(b"crosspickle-result 1\noutcome 50\nerr").is_none());
+        let started = b"crosspickle-result 1\npid 4\n1234\nout";
+        assert_eq!(report_pid(started), Some(1234));
+        assert!(parse_report(started).is_none());
+        assert_eq!(report_pid(b"garbage"), None);
         // Without its end line, a record was cut short.
         assert!(parse_report(b"crosspickle-result 1\noutcome 4\npass\n").is_none());
         assert!(parse_report(b"garbage").is_none());

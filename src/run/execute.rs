@@ -429,6 +429,7 @@ async fn run_python(
             &ctx.workspace.code_cache(&key.identity(), code),
         )
         .map_err(setup_io("cannot write the run's request".into()))?;
+    let mut result_file = dirs.result_file();
     let finished = match isolation {
         Isolation::Exec => exec(ctx, &key, &dirs, &request, time_limit).await?,
         Isolation::Fork => {
@@ -452,7 +453,10 @@ async fn run_python(
                 ));
             }
             match forked {
-                Forked::Finished(finished) => finished,
+                Forked::Finished(finished, result) => {
+                    result_file = result;
+                    finished
+                }
                 Forked::Exec => exec(ctx, &key, &dirs, &request, time_limit).await?,
                 Forked::LostTwice(lost) => {
                     let mut observed =
@@ -471,7 +475,7 @@ async fn run_python(
         return Err(RunFailure::Cancelled);
     }
     let phase = phase.map(|(p, _)| p);
-    Ok(observe(&finished, &dirs.result_file(), timeout_s, phase))
+    Ok(observe(&finished, &result_file, timeout_s, phase))
 }
 
 /// The run in an interpreter started for it alone, reading its request on stdin (the driver

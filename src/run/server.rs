@@ -27,7 +27,7 @@ use tokio::process::ChildStdin;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::driver::{Request, RunDirs};
+use super::driver::{report_pid, Request, RunDirs};
 use crate::sys::fifo::Fifo;
 use crate::sys::process::{self, Captured, Exit, Finished, ProcessSpec, Watched};
 
@@ -266,7 +266,9 @@ impl Server {
 
     /// Run `request` in a forked child, watched like any process: time limit, cancellation,
     /// its group killed at its end, output captured from FIFOs in the run's private folder.
-    /// `Err((started, lost))`: the server was lost, before the child started or after.
+    /// Each attempt has a result file of its own (returned with how it ended), so that a
+    /// child of a lost attempt can never write into the next one's. `Err((started, lost))`:
+    /// the server was lost, before the child started or after.
     async fn run(
         &self,
         dirs: &RunDirs,
@@ -275,7 +277,7 @@ impl Server {
         capture: usize,
         time_limit: Duration,
         cancel: &CancellationToken,
-    ) -> Result<Finished, (bool, Lost)> {
+    ) -> Result<(Finished, PathBuf), (bool, Lost)> {
         let start = Instant::now();
         let fifo = |name: &str| {
             let path = dirs.private_file(&format!("{name}-{attempt}"));
@@ -284,19 +286,28 @@ impl Server {
         let io = |e: std::io::Error| (false, Lost(format!("cannot make its output FIFOs: {e}")));
         let (out_path, out) = fifo("stdout").map_err(io)?;
         let (err_path, err) = fifo("stderr").map_err(io)?;
+        let result = dirs.private_file(&format!("result-{attempt}"));
         let request = request
             .clone()
-            .path("cwd", dirs.cwd.path())
+            .path("result", &result)
+            .and_then(|r| r.path("cwd", dirs.cwd.path()))
             .and_then(|r| r.path("stdout", &out_path))
             .and_then(|r| r.path("stderr", &err_path))
             .map_err(io)?;
         // A server that cannot start a run within its time limit is as good as hung (an
         // interpreter that hangs as it starts would time the run out with exec isolation).
         let deadline = REPLY_DEADLINE.min(time_limit);
-        let pid = self
-            .fork(&request, deadline)
-            .await
-            .map_err(|l| (false, l))?;
+        let pid = match self.fork(&request, deadline).await {
+            Ok(pid) => pid,
+            Err(lost) => {
+                // It may have forked the child all the same: the child wrote its pid as soon
+                // as its result file was open, and goes on only if its server is alive.
+                if let Some(pid) = std::fs::read(&result).ok().and_then(|b| report_pid(&b)) {
+                    process::kill_group(pid);
+                }
+                return Err((false, lost));
+            }
+        };
         let ended = async move {
             tokio::select! {
                 r = process::exited(pid) => {
@@ -317,6 +328,7 @@ impl Server {
         };
         process::supervise(watched, start, capture, Some(time_limit), cancel)
             .await
+            .map(|finished| (finished, result))
             .map_err(|e| (true, Lost(e.to_string())))
     }
 }
@@ -359,8 +371,8 @@ impl Drop for Lease {
 
 /// What became of a run given to the fork servers.
 pub enum Forked {
-    /// It ran to its end (or its time limit, or was cancelled).
-    Finished(Finished),
+    /// It ran to its end (or its time limit, or was cancelled), and wrote its result here.
+    Finished(Finished, PathBuf),
     /// Its interpreter cannot serve (servers for it die before they fork anything): run it
     /// with exec isolation.
     Exec,
@@ -448,12 +460,12 @@ impl Servers {
             .await;
         drop(lease);
         let lost = match first {
-            Ok(finished) => return Ok((Forked::Finished(finished), None)),
+            Ok((finished, result)) => return Ok((Forked::Finished(finished, result), None)),
             Err((_, lost)) => lost,
         };
         self.server_lost(&server);
         if cancel.is_cancelled() {
-            return Ok((Forked::Finished(cancelled()), Some(lost)));
+            return Ok((Forked::Finished(cancelled(), PathBuf::new()), Some(lost)));
         }
         // Alone, so that a case that kills its server takes no other run with it.
         let alone = Server::start(key.clone(), self.cwd.clone())?;
@@ -462,8 +474,8 @@ impl Servers {
             .await;
         retire(alone.clone());
         let forked = match second {
-            Ok(finished) => Forked::Finished(finished),
-            Err(_) if cancel.is_cancelled() => Forked::Finished(cancelled()),
+            Ok((finished, result)) => Forked::Finished(finished, result),
+            Err(_) if cancel.is_cancelled() => Forked::Finished(cancelled(), PathBuf::new()),
             Err((true, again)) => Forked::LostTwice(again),
             Err((false, _)) => {
                 self.server_lost(&alone);
