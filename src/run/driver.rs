@@ -20,20 +20,61 @@ const BOOT_TEMPLATE: &str = include_str!("boot.py");
 /// The driver on disk, its compiled forms, and a folder for each run's files.
 pub struct Workspace {
     root: tempfile::TempDir,
+    /// The runs' private files: result records and output FIFOs. In memory (`/dev/shm`) where
+    /// there is such a folder: on a disk, making a FIFO costs more than the rest of what
+    /// crosspickle does for a forked run.
+    private: tempfile::TempDir,
     pub driver: PathBuf,
     runs: std::sync::atomic::AtomicU64,
+    spare: Spare,
 }
 
-/// The places of one run: `cwd`, the case's working directory (where its code is written),
-/// and files in the workspace's private folder, which the case is not told about: its result
-/// file and output FIFOs. All are removed when this is dropped.
+/// The places of one run: its working directory (where its code is written) and files in the
+/// workspace's private folder, which the case is not told about: its result file and output
+/// FIFOs. The private files are removed when this is dropped; the working directory too,
+/// unless it holds nothing but the code's file, in which case it is kept, empty but for that
+/// file, for a later run (making and removing a folder and a file is, on some disks, most of
+/// what crosspickle spends on a run itself).
 pub struct RunDirs {
-    pub cwd: tempfile::TempDir,
+    cwd: Option<tempfile::TempDir>,
     stem: PathBuf,
     made: std::sync::Mutex<Vec<PathBuf>>,
+    spare: Spare,
 }
 
+/// Working directories kept for later runs.
+type Spare = std::sync::Arc<std::sync::Mutex<Vec<tempfile::TempDir>>>;
+
 impl RunDirs {
+    /// The run's working directory.
+    pub fn cwd(&self) -> &Path {
+        self.cwd.as_ref().expect("until dropped").path()
+    }
+
+    /// Write the code to run into file `name` of the working directory, the only file there.
+    pub fn write_code(&self, name: &str, code: &str) -> std::io::Result<PathBuf> {
+        use std::io::{Seek, Write};
+        let path = self.cwd().join(name);
+        if let Some(old) = std::fs::read_dir(self.cwd())?.next() {
+            let old = old?.path();
+            if old != path {
+                std::fs::rename(&old, &path)?;
+            }
+        }
+        // Rewritten in place: no file made, no block freed when the code fits where it was.
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .open(&path)?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        file.write_all(code.as_bytes())?;
+        file.set_len(code.len() as u64)?;
+        Ok(path)
+    }
+
     /// Where the driver writes its result record.
     pub fn result_file(&self) -> PathBuf {
         self.private_file("result")
@@ -52,10 +93,33 @@ impl RunDirs {
     }
 }
 
+/// A working directory a run left as it was given: its own (mode 0700), holding one writable
+/// regular file with no other name.
+fn reusable(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let owned =
+        std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && m.mode() & 0o7777 == 0o700);
+    let mut entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(_) => return false,
+    };
+    let one_file = entries
+        .next()
+        .and_then(Result::ok)
+        .and_then(|e| std::fs::symlink_metadata(e.path()).ok())
+        .is_some_and(|m| m.is_file() && m.nlink() == 1 && m.mode() & 0o7777 == 0o644);
+    owned && one_file && entries.next().is_none()
+}
+
 impl Drop for RunDirs {
     fn drop(&mut self) {
         for path in self.made.lock().unwrap().drain(..) {
             let _ = std::fs::remove_file(path);
+        }
+        if let Some(cwd) = self.cwd.take() {
+            if reusable(cwd.path()) {
+                self.spare.lock().unwrap().push(cwd);
+            }
         }
     }
 }
@@ -65,26 +129,38 @@ impl Workspace {
         let root = tempfile::Builder::new().prefix("crosspickle-").tempdir()?;
         let driver = root.path().join("crosspickle_driver.py");
         std::fs::write(&driver, DRIVER_SOURCE)?;
-        for dir in ["dumps", "code", "private", "servers"] {
+        for dir in ["dumps", "code", "servers"] {
             std::fs::create_dir(root.path().join(dir))?;
         }
+        let private = tempfile::Builder::new()
+            .prefix("crosspickle-")
+            .tempdir_in("/dev/shm")
+            .or_else(|_| tempfile::Builder::new().tempdir_in(root.path()))?;
         Ok(Workspace {
             root,
+            private,
             driver,
             runs: 0.into(),
+            spare: Default::default(),
         })
     }
 
-    /// The places of a new run. (One folder a run: making folders and files is much of what
-    /// a run costs outside its Python process.)
+    /// The places of a new run: a working directory that is new, or that an earlier run left
+    /// as it was given (see [`RunDirs`]).
     pub fn run_dirs(&self) -> std::io::Result<RunDirs> {
         let n = self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(RunDirs {
-            cwd: tempfile::Builder::new()
+        let spare = self.spare.lock().unwrap().pop();
+        let cwd = match spare {
+            Some(dir) => dir,
+            None => tempfile::Builder::new()
                 .prefix("run-")
                 .tempdir_in(self.root.path())?,
-            stem: self.root.path().join("private").join(n.to_string()),
+        };
+        Ok(RunDirs {
+            cwd: Some(cwd),
+            stem: self.private.path().join(n.to_string()),
             made: Default::default(),
+            spare: self.spare.clone(),
         })
     }
 

@@ -394,8 +394,9 @@ async fn run_python(
         Some((Phase::Load, _)) => "load.py",
         None => "case.py",
     };
-    let case_file = dirs.cwd.path().join(file_name);
-    std::fs::write(&case_file, code).map_err(setup_io("cannot write the case's code".into()))?;
+    let case_file = dirs
+        .write_code(file_name, code)
+        .map_err(setup_io("cannot write the case's code".into()))?;
     let mut request = Request::new(&case_file, &dirs.result_file(), params)
         .map_err(setup_io("cannot write the run's request".into()))?;
     if let Some((p, data)) = &phase {
@@ -490,7 +491,7 @@ async fn exec(
     let spec = ProcessSpec::new(&key.program, Some(time_limit))
         .args(key.args.iter().cloned())
         .env(key.env.clone())
-        .cwd(dirs.cwd.path())
+        .cwd(dirs.cwd())
         .stdin(Stdin::Bytes(
             format!("once {}\n", request.to_literal()).into_bytes(),
         ))

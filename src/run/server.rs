@@ -72,6 +72,14 @@ impl ServerKey {
 #[error("{0}")]
 pub struct Lost(pub String);
 
+/// How many servers are alive (started and not yet reaped, retiring ones included), and a
+/// signal each time one is gone.
+#[derive(Default)]
+struct Alive {
+    count: AtomicUsize,
+    gone: tokio::sync::Notify,
+}
+
 #[derive(Default)]
 struct Replies {
     started: HashMap<u64, oneshot::Sender<Result<u32, String>>>,
@@ -95,13 +103,14 @@ pub struct Server {
 }
 
 impl Server {
-    /// Start a server for `key` in folder `cwd`.
-    fn start(key: ServerKey, cwd: PathBuf) -> std::io::Result<Arc<Server>> {
+    /// Start a server for `key` in folder `cwd`, counted in `alive` until it is reaped.
+    fn start(key: ServerKey, cwd: PathBuf, alive: Arc<Alive>) -> std::io::Result<Arc<Server>> {
         let spec = ProcessSpec::new(&key.program, None)
             .args(key.args.iter().cloned())
             .env(key.env.clone())
             .cwd(cwd);
         let mut child = process::spawn_service(&spec)?;
+        alive.count.fetch_add(1, Ordering::SeqCst);
         let pid = child.id().unwrap_or(0);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
@@ -175,6 +184,8 @@ impl Server {
             why.lock().unwrap().get_or_insert(text);
             *replies.lock().unwrap() = Replies::default();
             lost.cancel();
+            alive.count.fetch_sub(1, Ordering::SeqCst);
+            alive.gone.notify_waiters();
         });
         Ok(server)
     }
@@ -290,7 +301,7 @@ impl Server {
         let request = request
             .clone()
             .path("result", &result)
-            .and_then(|r| r.path("cwd", dirs.cwd.path()))
+            .and_then(|r| r.path("cwd", dirs.cwd()))
             .and_then(|r| r.path("stdout", &out_path))
             .and_then(|r| r.path("stderr", &err_path))
             .map_err(io)?;
@@ -393,6 +404,7 @@ pub struct Servers {
     cwd: PathBuf,
     pool: Arc<Mutex<Pool>>,
     max_alive: usize,
+    alive: Arc<Alive>,
 }
 
 impl Servers {
@@ -406,37 +418,63 @@ impl Servers {
             cwd,
             pool,
             max_alive,
+            alive: Default::default(),
         }
     }
 
-    /// The server for `key`, started if there is none (retiring the least recently used idle
-    /// one if `max_alive` are alive); `None` when servers for `key` cannot serve.
-    fn lease(&self, key: &ServerKey) -> std::io::Result<Option<Lease>> {
-        let mut pool = self.pool.lock().unwrap();
-        forget_lost(&mut pool);
-        if pool.cannot_serve.get(key).copied().unwrap_or(0) >= 2 {
-            return Ok(None);
-        }
-        if let Some(s) = pool.servers.iter().find(|s| s.key == *key) {
-            s.busy.fetch_add(1, Ordering::SeqCst);
-            return Ok(Some(Lease(s.clone())));
-        }
-        if pool.servers.len() >= self.max_alive {
-            let idle = pool
-                .servers
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.busy.load(Ordering::SeqCst) == 0)
-                .min_by_key(|(_, s)| *s.last_used.lock().unwrap())
-                .map(|(i, _)| i);
-            if let Some(i) = idle {
-                retire(pool.servers.swap_remove(i));
+    /// The server for `key`, started if there is none; `None` when servers for `key` cannot
+    /// serve. A server alone is started for one run and kept out of the pool.
+    async fn lease(&self, key: &ServerKey, alone: bool) -> std::io::Result<Option<Lease>> {
+        loop {
+            let gone = self.alive.gone.notified();
+            tokio::pin!(gone);
+            gone.as_mut().enable();
+            let retired = {
+                let mut pool = self.pool.lock().unwrap();
+                forget_lost(&mut pool);
+                if !alone {
+                    if pool.cannot_serve.get(key).copied().unwrap_or(0) >= 2 {
+                        return Ok(None);
+                    }
+                    if let Some(s) = pool.servers.iter().find(|s| s.key == *key) {
+                        s.busy.fetch_add(1, Ordering::SeqCst);
+                        return Ok(Some(Lease(s.clone())));
+                    }
+                }
+                if self.alive.count.load(Ordering::SeqCst) < self.max_alive {
+                    let server = Server::start(key.clone(), self.cwd.clone(), self.alive.clone())?;
+                    server.busy.fetch_add(1, Ordering::SeqCst);
+                    if !alone {
+                        pool.servers.push(server.clone());
+                    }
+                    return Ok(Some(Lease(server)));
+                }
+                // As many as may be are alive: retire the least recently used idle one, and
+                // wait for one to be gone.
+                let idle = pool
+                    .servers
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.busy.load(Ordering::SeqCst) == 0)
+                    .min_by_key(|(_, s)| *s.last_used.lock().unwrap())
+                    .map(|(i, _)| i);
+                idle.map(|i| pool.servers.swap_remove(i))
+            };
+            if let Some(server) = &retired {
+                retire(server.clone());
+            }
+            if tokio::time::timeout(Duration::from_secs(2), gone)
+                .await
+                .is_err()
+            {
+                if let Some(server) = retired {
+                    server.kill(format!(
+                        "its fork server (pid {}) did not exit when retired",
+                        server.pid
+                    ));
+                }
             }
         }
-        let server = Server::start(key.clone(), self.cwd.clone())?;
-        server.busy.fetch_add(1, Ordering::SeqCst);
-        pool.servers.push(server.clone());
-        Ok(Some(Lease(server)))
     }
 
     /// Run `request` for `key`: on its shared server, then, if that server is lost, once more
@@ -451,7 +489,7 @@ impl Servers {
         time_limit: Duration,
         cancel: &CancellationToken,
     ) -> std::io::Result<(Forked, Option<Lost>)> {
-        let Some(lease) = self.lease(key)? else {
+        let Some(lease) = self.lease(key, false).await? else {
             return Ok((Forked::Exec, None));
         };
         let server = lease.0.clone();
@@ -468,10 +506,14 @@ impl Servers {
             return Ok((Forked::Finished(cancelled(), PathBuf::new()), Some(lost)));
         }
         // Alone, so that a case that kills its server takes no other run with it.
-        let alone = Server::start(key.clone(), self.cwd.clone())?;
+        let Some(lease) = self.lease(key, true).await? else {
+            return Ok((Forked::Exec, Some(lost)));
+        };
+        let alone = lease.0.clone();
         let second = alone
             .run(dirs, 2, request, capture, time_limit, cancel)
             .await;
+        drop(lease);
         retire(alone.clone());
         let forked = match second {
             Ok((finished, result)) => Forked::Finished(finished, result),

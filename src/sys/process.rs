@@ -326,16 +326,28 @@ pub fn exit_of_raw(raw: i32) -> Exit {
     exit_of(std::process::ExitStatus::from_raw(raw))
 }
 
-/// Kill the process group `pid` leads, or the process alone when it does not lead one yet.
+/// Kill the process group `pid` leads, or, when there is no such group, the process alone (one
+/// that has not made its group or session yet). Only for a process not yet waited for: the
+/// pid of one that was could be another process's by now.
 pub fn kill_group(pid: u32) {
-    let Ok(raw) = i32::try_from(pid) else { return };
-    if raw <= 0 {
-        return;
-    }
-    let pid = Pid::from_raw(raw);
+    let Some(pid) = nix_pid(pid) else { return };
     if killpg(pid, Signal::SIGKILL) == Err(nix::errno::Errno::ESRCH) {
         let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
     }
+}
+
+/// Kill what is left of the process group `pid` led, once that process has ended.
+fn kill_leftovers(pid: u32) {
+    if let Some(pid) = nix_pid(pid) {
+        let _ = killpg(pid, Signal::SIGKILL);
+    }
+}
+
+fn nix_pid(pid: u32) -> Option<Pid> {
+    i32::try_from(pid)
+        .ok()
+        .filter(|&raw| raw > 0)
+        .map(Pid::from_raw)
 }
 
 /// Watch `watched` to its end, its time limit, or `cancel`, capturing its output (each stream
@@ -376,10 +388,17 @@ where
     };
     let stopped = waited.is_none();
     // Kill the whole group in every case: what the process left running must not outlive it.
-    kill_group(pid);
     let status = match waited {
-        Some(s) => s,
-        None => ended.await,
+        Some(s) => {
+            kill_leftovers(pid);
+            s
+        }
+        None => {
+            kill_group(pid);
+            let s = ended.await;
+            kill_leftovers(pid);
+            s
+        }
     };
     let duration = start.elapsed();
     drop(hold);
