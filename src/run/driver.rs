@@ -37,13 +37,15 @@ pub struct Workspace {
 /// what crosspickle spends on a run itself).
 pub struct RunDirs {
     cwd: Option<tempfile::TempDir>,
+    /// Its mode when it was made.
+    cwd_mode: u32,
     stem: PathBuf,
     made: std::sync::Mutex<Vec<PathBuf>>,
     spare: Spare,
 }
 
-/// Working directories kept for later runs.
-type Spare = std::sync::Arc<std::sync::Mutex<Vec<tempfile::TempDir>>>;
+/// Working directories kept for later runs, with their modes when they were made.
+type Spare = std::sync::Arc<std::sync::Mutex<Vec<(tempfile::TempDir, u32)>>>;
 
 impl RunDirs {
     /// The run's working directory.
@@ -93,12 +95,18 @@ impl RunDirs {
     }
 }
 
-/// A working directory a run left as it was given: its own (mode 0700), holding one writable
-/// regular file with no other name.
-fn reusable(dir: &Path) -> bool {
+/// The permission bits of `path`.
+fn mode_of(path: &Path) -> std::io::Result<u32> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(std::fs::symlink_metadata(path)?.mode() & 0o7777)
+}
+
+/// A working directory a run left as it was given: a folder with the mode it was made with,
+/// holding one regular file that its owner can write, with no other name.
+fn reusable(dir: &Path, mode: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
     let owned =
-        std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && m.mode() & 0o7777 == 0o700);
+        std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && m.mode() & 0o7777 == mode);
     let mut entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(_) => return false,
@@ -107,7 +115,7 @@ fn reusable(dir: &Path) -> bool {
         .next()
         .and_then(Result::ok)
         .and_then(|e| std::fs::symlink_metadata(e.path()).ok())
-        .is_some_and(|m| m.is_file() && m.nlink() == 1 && m.mode() & 0o7777 == 0o644);
+        .is_some_and(|m| m.is_file() && m.nlink() == 1 && m.mode() & 0o200 != 0);
     owned && one_file && entries.next().is_none()
 }
 
@@ -117,8 +125,8 @@ impl Drop for RunDirs {
             let _ = std::fs::remove_file(path);
         }
         if let Some(cwd) = self.cwd.take() {
-            if reusable(cwd.path()) {
-                self.spare.lock().unwrap().push(cwd);
+            if reusable(cwd.path(), self.cwd_mode) {
+                self.spare.lock().unwrap().push((cwd, self.cwd_mode));
             }
         }
     }
@@ -150,14 +158,19 @@ impl Workspace {
     pub fn run_dirs(&self) -> std::io::Result<RunDirs> {
         let n = self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let spare = self.spare.lock().unwrap().pop();
-        let cwd = match spare {
-            Some(dir) => dir,
-            None => tempfile::Builder::new()
-                .prefix("run-")
-                .tempdir_in(self.root.path())?,
+        let (cwd, cwd_mode) = match spare {
+            Some(spare) => spare,
+            None => {
+                let dir = tempfile::Builder::new()
+                    .prefix("run-")
+                    .tempdir_in(self.root.path())?;
+                let mode = mode_of(dir.path())?;
+                (dir, mode)
+            }
         };
         Ok(RunDirs {
             cwd: Some(cwd),
+            cwd_mode,
             stem: self.private.path().join(n.to_string()),
             made: Default::default(),
             spare: self.spare.clone(),

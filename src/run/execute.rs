@@ -221,10 +221,12 @@ pub async fn execute(
         }
     }
     drop(stream);
+    let duration_s = started.elapsed().as_secs_f64();
+    ctx.servers.shutdown().await;
     Ok(Executed {
         records: slots,
         stop_reason,
-        duration_s: started.elapsed().as_secs_f64(),
+        duration_s,
     })
 }
 

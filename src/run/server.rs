@@ -13,7 +13,8 @@
 //! A server that dies, stops answering (10 s) or is killed by a case loses the runs in flight:
 //! their children are killed with their groups, and each is run again alone on a new server
 //! of its own ([`Servers::run`] says what became of it). Servers idle for [`IDLE`] exit; at
-//! most [`max_alive`] are alive at once, the least recently used idle one retired first.
+//! most [`max_alive`] are alive at once, counting those still exiting and those started for a
+//! run alone: one more waits for the least recently used idle one to be retired and gone.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -319,6 +320,9 @@ impl Server {
                 return Err((false, lost));
             }
         };
+        // Should this future be dropped before the child is known to have ended (it is not
+        // crosspickle's own child: nothing else would kill it), its group is killed.
+        let guard = KillOnDrop(Some(pid));
         let ended = async move {
             tokio::select! {
                 r = process::exited(pid) => {
@@ -337,10 +341,29 @@ impl Server {
             stderr: Some(Box::new(err.reader)),
             hold: Box::new((out.keeper, err.keeper)),
         };
-        process::supervise(watched, start, capture, Some(time_limit), cancel)
-            .await
+        let supervised =
+            process::supervise(watched, start, capture, Some(time_limit), cancel).await;
+        guard.disarm();
+        supervised
             .map(|finished| (finished, result))
             .map_err(|e| (true, Lost(e.to_string())))
+    }
+}
+
+/// Kills the process group of a forked run when dropped, unless disarmed.
+struct KillOnDrop(Option<u32>);
+
+impl KillOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            process::kill_group(pid);
+        }
     }
 }
 
@@ -529,20 +552,33 @@ impl Servers {
 
     /// Count a server that died before forking anything against its key.
     fn server_lost(&self, server: &Server) {
-        if !server.started_any.load(Ordering::Relaxed) && server.lost.is_cancelled() {
+        if !server.started_any.load(Ordering::Relaxed) {
             let mut pool = self.pool.lock().unwrap();
             *pool.cannot_serve.entry(server.key.clone()).or_default() += 1;
         }
     }
+}
 
-    /// The pids of the servers alive (for tests and the benchmark's memory figures).
-    pub fn pids(&self) -> Vec<u32> {
-        let pool = self.pool.lock().unwrap();
-        pool.servers
-            .iter()
-            .filter(|s| !s.lost.is_cancelled())
-            .map(|s| s.pid)
-            .collect()
+impl Servers {
+    /// Ask every server to exit and wait (2 s at most) until none is alive, so that none
+    /// outlives the run that needed it.
+    pub async fn shutdown(&self) {
+        let servers: Vec<Arc<Server>> = self.pool.lock().unwrap().servers.drain(..).collect();
+        for server in servers {
+            retire(server);
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            loop {
+                let gone = self.alive.gone.notified();
+                tokio::pin!(gone);
+                gone.as_mut().enable();
+                if self.alive.count.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                gone.await;
+            }
+        })
+        .await;
     }
 }
 
