@@ -9,6 +9,9 @@
 # 2. The whole corpus (cases/) on every interpreter found, --isolation exec against fork.
 # 3. Peak memory of crosspickle and of all its fork servers together (RSS and PSS, sampled
 #    every 50 ms) during a corpus run with fork isolation, and of crosspickle for 2,000 runs.
+# Wall time and CPU time (of every process involved, with perf when it is installed) are
+# both given: on a machine busy with other work, wall time also depends on the scheduler's
+# share (each run's own session is its own autogroup, the xargs loop's processes share one).
 # The load average is printed before and after.
 #
 # Usage: benches/overhead.sh [PYTHON] [JOBS] [REPEATS] [CORPUS_REPEATS]
@@ -36,22 +39,30 @@ make_case() { # $1 = number of runs
 make_case 200
 make_case 2000
 
-seconds() { # wall time of "$@" in seconds
-  local t0 t1
-  t0=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s.%N)
-  echo "$t1 - $t0" | bc -l
+measure() { # append "wall cpu" (seconds) of "$@" to file $1; cpu is 0 without perf
+  local out=$1 t0 t1 cpu=0
+  shift
+  t0=$(date +%s.%N)
+  if command -v perf >/dev/null; then
+    perf stat -x, -o "$work/perf.out" -e task-clock -- "$@" >/dev/null 2>&1 || true
+    cpu=$(awk -F, '/task-clock/ {print $1 / 1000}' "$work/perf.out")
+  else
+    "$@" >/dev/null 2>&1 || true
+  fi
+  t1=$(date +%s.%N)
+  echo "$(echo "$t1 - $t0" | bc -l) ${cpu:-0}" >> "$out"
 }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+wall() { cut -d' ' -f1 "$1" | median; }
+cpu() { cut -d' ' -f2 "$1" | median; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 xargs_loop() { seq 200 | xargs -P "$jobs" -I{} "$python" -c pass; }
-trivial() { "$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" -j "$jobs" --isolation "$1"; }
-corpus() { "$bin" "$root/cases" -j "$jobs" --isolation "$1"; }
 
 echo "load average before: $(load)   ($(nproc) cores)"
 
 # 1. 200 trivial runs.
-trivial fork >/dev/null 2>&1 || true # warm the probe cache
+"$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" >/dev/null 2>&1 || true # warm the probe cache
 : > "$work/t-xargs"; : > "$work/t-exec"; : > "$work/t-fork"
 for i in $(seq "$repeats"); do
   case $((i % 3)) in
@@ -61,29 +72,30 @@ for i in $(seq "$repeats"); do
   esac
   for who in $order; do
     case $who in
-      xargs) seconds xargs_loop >> "$work/t-xargs" ;;
-      *) seconds trivial "$who" >> "$work/t-$who" ;;
+      xargs) measure "$work/t-xargs" bash -c "$(declare -f xargs_loop); python=$python jobs=$jobs xargs_loop" ;;
+      *) measure "$work/t-$who" "$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" -j "$jobs" --isolation "$who" ;;
     esac
   done
 done
-t_xargs=$(median < "$work/t-xargs"); t_exec=$(median < "$work/t-exec"); t_fork=$(median < "$work/t-fork")
-printf '200 trivial runs on %s, -j %s (median of %s interleaved)\n' "$python" "$jobs" "$repeats"
-printf '  xargs -P %s python -c pass   %6.2fs\n' "$jobs" "$t_xargs"
-printf '  crosspickle --isolation exec %6.2fs   = %.2fx the xargs loop\n' "$t_exec" "$(echo "$t_exec / $t_xargs" | bc -l)"
-printf '  crosspickle --isolation fork %6.2fs   exec / fork = %.2fx\n' "$t_fork" "$(echo "$t_exec / $t_fork" | bc -l)"
+tx=$(wall "$work/t-xargs"); te=$(wall "$work/t-exec"); tf=$(wall "$work/t-fork")
+cx=$(cpu "$work/t-xargs"); ce=$(cpu "$work/t-exec"); cf=$(cpu "$work/t-fork")
+printf '200 trivial runs on %s, -j %s (medians of %s interleaved)       wall        CPU\n' "$python" "$jobs" "$repeats"
+printf '  xargs -P %s -I{} python -c pass                     %7.2fs  %7.2fs\n' "$jobs" "$tx" "$cx"
+printf '  crosspickle --isolation exec                        %7.2fs  %7.2fs   = %.2fx / %.2fx the xargs loop\n' "$te" "$ce" "$(echo "$te / $tx" | bc -l)" "$(echo "$ce / ($cx + 0.000001)" | bc -l)"
+printf '  crosspickle --isolation fork                        %7.2fs  %7.2fs   exec / fork = %.2fx / %.2fx\n' "$tf" "$cf" "$(echo "$te / $tf" | bc -l)" "$(echo "$ce / ($cf + 0.000001)" | bc -l)"
 
 # 2. The whole corpus, both isolations.
-corpus fork >/dev/null 2>&1 || true # warm: probes and the environments of `requires`
+"$bin" "$root/cases" -j "$jobs" >/dev/null 2>&1 || true # warm: probes and the environments of `requires`
 : > "$work/c-exec"; : > "$work/c-fork"
 for i in $(seq "$corpus_repeats"); do
   if ((i % 2)); then order="exec fork"; else order="fork exec"; fi
-  for iso in $order; do seconds corpus "$iso" >> "$work/c-$iso"; done
+  for iso in $order; do measure "$work/c-$iso" "$bin" "$root/cases" -j "$jobs" --isolation "$iso"; done
 done
-c_exec=$(median < "$work/c-exec"); c_fork=$(median < "$work/c-fork")
+ce=$(wall "$work/c-exec"); cf=$(wall "$work/c-fork"); ue=$(cpu "$work/c-exec"); uf=$(cpu "$work/c-fork")
 summary=$("$bin" "$root/cases" -j "$jobs" --isolation fork 2>/dev/null | tail -1 || true)
-printf 'the corpus on every interpreter found, -j %s (median of %s interleaved): %s\n' "$jobs" "$corpus_repeats" "$summary"
-printf '  --isolation exec %7.2fs\n' "$c_exec"
-printf '  --isolation fork %7.2fs   exec / fork = %.2fx\n' "$c_fork" "$(echo "$c_exec / $c_fork" | bc -l)"
+printf 'the corpus on every interpreter found, -j %s (medians of %s interleaved): %s\n' "$jobs" "$corpus_repeats" "$summary"
+printf '  --isolation exec %7.2fs wall %7.2fs CPU\n' "$ce" "$ue"
+printf '  --isolation fork %7.2fs wall %7.2fs CPU   exec / fork = %.2fx / %.2fx\n' "$cf" "$uf" "$(echo "$ce / $cf" | bc -l)" "$(echo "$ue / ($uf + 0.000001)" | bc -l)"
 
 # 3. Memory: crosspickle's peak, and all fork servers together, sampled during a corpus run.
 "$bin" "$root/cases" -j "$jobs" --isolation fork > /dev/null 2>&1 &
