@@ -1,30 +1,35 @@
 #!/usr/bin/env bash
-# What crosspickle costs on top of the Python processes it runs.
+# What crosspickle costs, measured side by side in one run, with interleaved repetitions
+# (every repetition runs each contender once, in a rotating order) and medians, so that load
+# from other work on the machine falls on every contender alike.
 #
-# 1. 200 trivial runs (`code: pass`) on one interpreter, against
-#    a. a plain `xargs -P` loop of `python -c pass` (the floor: bare interpreter start-up), and
-#    b. the same loop running crosspickle's own driver on the same code (the same Python
-#       processes, so the difference is the harness alone);
-# 2. the seed cases on every interpreter found, against an `xargs -P` loop running the same
-#    driver processes;
-# 3. crosspickle's peak memory for 200 and 2,000 runs (it must stay flat as runs grow).
+# 1. 200 trivial runs (`code: pass`, one interpreter, -j JOBS): a plain
+#    `seq 200 | xargs -P JOBS -I{} python -c pass` loop (the floor: bare interpreter starts),
+#    crosspickle --isolation exec, and crosspickle --isolation fork.
+# 2. The whole corpus (cases/) on every interpreter found, --isolation exec against fork.
+# 3. Peak memory of crosspickle and of all its fork servers together (RSS and PSS, sampled
+#    every 50 ms) during a corpus run with fork isolation, and of crosspickle for 2,000 runs.
+# Wall time and CPU time (of every process involved, with perf when it is installed) are
+# both given: on a machine busy with other work, wall time also depends on the scheduler's
+# share (each run's own session is its own autogroup, the xargs loop's processes share one).
+# The load average is printed before and after.
 #
-# Usage: benches/overhead.sh [PYTHON] [JOBS] [REPEATS]   (run from anywhere; builds --release)
+# Usage: benches/overhead.sh [PYTHON] [JOBS] [REPEATS] [CORPUS_REPEATS]
+#   defaults: pyenv's python3.12, the number of cores, 7, 3   (builds --release)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-python=${1:-$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.11.*/bin/python3.11 2>/dev/null | tail -1)}
+python=${1:-$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)}
 jobs=${2:-$(nproc)}
-repeats=${3:-5}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+repeats=${3:-7}
+corpus_repeats=${4:-3}
+cd "$root" # its pythons.toml names the interpreters discovery does not find
+cargo build --release --quiet
 bin="$root/target/release/crosspickle"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export CROSSPICKLE_CACHE_DIR="$work/cache"
-
-# The driver as crosspickle embeds it, and a case file, for the baseline loops.
-cp "$root/src/run/driver.py" "$work/driver.py"
-mkdir -p "$work/runs"
-echo pass > "$work/case.py"
+# The cache of probes and of the corpus's `requires` environments is kept between runs of
+# this script (warm runs are what is measured).
+export CROSSPICKLE_CACHE_DIR=${CROSSPICKLE_CACHE_DIR:-$root/target/bench-cache}
 
 make_case() { # $1 = number of runs
   mkdir -p "$work/cases$1"
@@ -34,71 +39,106 @@ make_case() { # $1 = number of runs
 make_case 200
 make_case 2000
 
-best() { # best wall time of $repeats runs of "$@", in seconds
-  local best=999999 t0 t1 t
-  for _ in $(seq "$repeats"); do
-    t0=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s.%N)
-    t=$(echo "$t1 - $t0" | bc -l)
-    if (( $(echo "$t < $best" | bc -l) )); then best=$t; fi
+measure() { # append "wall cpu" (seconds) of "$@" to file $1; cpu is 0 without perf
+  local out=$1 t0 t1 cpu=0
+  shift
+  t0=$(date +%s.%N)
+  if command -v perf >/dev/null; then
+    perf stat -x, -o "$work/perf.out" -e task-clock -- "$@" >/dev/null 2>&1 || true
+    cpu=$(awk -F, '/task-clock/ {print $1 / 1000}' "$work/perf.out")
+  else
+    "$@" >/dev/null 2>&1 || true
+  fi
+  t1=$(date +%s.%N)
+  echo "$(echo "$t1 - $t0" | bc -l) ${cpu:-0}" >> "$out"
+}
+median() { sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+wall() { cut -d' ' -f1 "$1" | median; }
+cpu() { cut -d' ' -f2 "$1" | median; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+xargs_loop() { seq 200 | xargs -P "$jobs" -I{} "$python" -c pass; }
+
+echo "load average before: $(load)   ($(nproc) cores)"
+
+# 1. 200 trivial runs.
+"$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" >/dev/null 2>&1 || true # warm the probe cache
+: > "$work/t-xargs"; : > "$work/t-exec"; : > "$work/t-fork"
+for i in $(seq "$repeats"); do
+  case $((i % 3)) in
+    0) order="xargs exec fork" ;;
+    1) order="exec fork xargs" ;;
+    2) order="fork xargs exec" ;;
+  esac
+  for who in $order; do
+    case $who in
+      xargs) measure "$work/t-xargs" bash -c "$(declare -f xargs_loop); python=$python jobs=$jobs xargs_loop" ;;
+      *) measure "$work/t-$who" "$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" -j "$jobs" --isolation "$who" ;;
+    esac
   done
-  echo "$best"
-}
+done
+tx=$(wall "$work/t-xargs"); te=$(wall "$work/t-exec"); tf=$(wall "$work/t-fork")
+cx=$(cpu "$work/t-xargs"); ce=$(cpu "$work/t-exec"); cf=$(cpu "$work/t-fork")
+printf '200 trivial runs on %s, -j %s (medians of %s interleaved)       wall        CPU\n' "$python" "$jobs" "$repeats"
+printf '  xargs -P %s -I{} python -c pass                     %7.2fs  %7.2fs\n' "$jobs" "$tx" "$cx"
+printf '  crosspickle --isolation exec                        %7.2fs  %7.2fs   = %.2fx / %.2fx the xargs loop\n' "$te" "$ce" "$(echo "$te / $tx" | bc -l)" "$(echo "$ce / ($cx + 0.000001)" | bc -l)"
+printf '  crosspickle --isolation fork                        %7.2fs  %7.2fs   exec / fork = %.2fx / %.2fx\n' "$tf" "$cf" "$(echo "$te / $tf" | bc -l)" "$(echo "$ce / ($cf + 0.000001)" | bc -l)"
 
-bare_loop() { seq 200 | xargs -P "$jobs" -I{} "$python" -c pass; }
-driver_loop() {
-  seq 200 | xargs -P "$jobs" -I{} sh -c 'd=$(mktemp -d "$0/runs/XXXXXX"); cd "$d"; PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1 PYTHONFAULTHANDLER=1 "$1" "$0/driver.py" "$0/case.py" "$d/result" "{u\"n\": {}}"; rm -rf "$d"' "$work" "$python"
-}
-harness() { "$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" -j "$jobs"; }
+# 2. The whole corpus, both isolations.
+"$bin" "$root/cases" -j "$jobs" >/dev/null 2>&1 || true # warm: probes and the environments of `requires`
+: > "$work/c-exec"; : > "$work/c-fork"
+for i in $(seq "$corpus_repeats"); do
+  if ((i % 2)); then order="exec fork"; else order="fork exec"; fi
+  for iso in $order; do measure "$work/c-$iso" "$bin" "$root/cases" -j "$jobs" --isolation "$iso"; done
+done
+ce=$(wall "$work/c-exec"); cf=$(wall "$work/c-fork"); ue=$(cpu "$work/c-exec"); uf=$(cpu "$work/c-fork")
+summary=$("$bin" "$root/cases" -j "$jobs" --isolation fork 2>/dev/null | tail -1 || true)
+printf 'the corpus on every interpreter found, -j %s (medians of %s interleaved): %s\n' "$jobs" "$corpus_repeats" "$summary"
+printf '  --isolation exec %7.2fs wall %7.2fs CPU\n' "$ce" "$ue"
+printf '  --isolation fork %7.2fs wall %7.2fs CPU   exec / fork = %.2fx / %.2fx\n' "$cf" "$uf" "$(echo "$ce / $cf" | bc -l)" "$(echo "$ue / ($uf + 0.000001)" | bc -l)"
 
-"$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" -j "$jobs" >/dev/null  # warm the probe cache
-t_bare=$(best bare_loop)
-t_driver=$(best driver_loop)
-t_harness=$(best harness)
-printf '200 trivial runs on %s, -j %s (best of %s)\n' "$python" "$jobs" "$repeats"
-printf '  python -c pass loop      %.3fs\n' "$t_bare"
-printf '  driver loop (same procs) %.3fs\n' "$t_driver"
-printf '  crosspickle              %.3fs   = %.2fx the python -c loop, %.2fx the driver loop\n' \
-  "$t_harness" "$(echo "$t_harness / $t_bare" | bc -l)" "$(echo "$t_harness / $t_driver" | bc -l)"
-
-# Seed cases on every interpreter: the same driver processes from a plain loop.
-seeds=("$root/cases/gc/reducer-override-cycle.yaml" "$root/cases/customisation/dispatch-table-class-attribute.yaml" "$root/cases/customisation/dispatch-table-descriptor-set.yaml")
-"$bin" "${seeds[@]}" --json "$work/seeds.json" -j "$jobs" >/dev/null || true
-"$python" - "$work/seeds.json" "$root" "$work" > "$work/seed-jobs.txt" <<'PY'
-import json, sys, os
-results = json.load(open(sys.argv[1]))
-exe = {i["label"]: i["executable"] for i in results["interpreters"]}
-work = sys.argv[3]
-# one line per executed run: interpreter, case file, params literal
-for r in results["runs"]:
-    if r["verdict"] == "skipped":
-        continue
-    params = "{" + ", ".join("u%s: u%s" % (json.dumps(k), json.dumps(v)) for k, v in r["params"].items()) + "}"
-    print("%s\t%s\t%s" % (exe[r["python"]], os.path.join(work, "code", r["case"] + ".py"), params))
+# 3. Memory: crosspickle's peak, and all fork servers together, sampled during a corpus run.
+"$bin" "$root/cases" -j "$jobs" --isolation fork > /dev/null 2>&1 &
+pid=$!
+python3 - "$pid" > "$work/servers" <<'PY'
+import os, sys, time
+parent = sys.argv[1]
+peak_rss = peak_pss = peak_n = 0
+self_peak = 0
+while os.path.exists("/proc/%s" % parent):
+    rss = pss = n = 0
+    try:
+        status = open("/proc/%s/status" % parent).read()
+        self_peak = max(self_peak, int(status.split("VmHWM:")[1].split()[0]))
+    except (OSError, IndexError):
+        pass
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = open("/proc/%s/stat" % pid).read()
+            if stat.rsplit(")", 1)[1].split()[1] != parent:
+                continue
+            argv = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
+            if len(argv) < 2 or argv[1] != b"-c":
+                continue
+            for line in open("/proc/%s/smaps_rollup" % pid):
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1])
+            n += 1
+        except (OSError, IndexError):
+            continue
+    peak_rss, peak_pss, peak_n = max(peak_rss, rss), max(peak_pss, pss), max(peak_n, n)
+    time.sleep(0.05)
+print("%d %d %d %d" % (self_peak, peak_n, peak_rss, peak_pss))
 PY
-mkdir -p "$work/code"
-for f in "${seeds[@]}"; do
-  id=$(basename "$f" .yaml)
-  "$python" -c 'import sys
-lines = open(sys.argv[1]).read().split("\n")
-start = lines.index("code: |") + 1
-out = []
-for l in lines[start:]:
-    if l and not l.startswith("  "): break
-    out.append(l[2:])
-open(sys.argv[2], "w").write("\n".join(out))' "$f" "$work/code/$id.py"
-done
-seed_loop() {
-  tr '\t' '\001' < "$work/seed-jobs.txt" | xargs -P "$jobs" -d '\n' -I{} sh -c 'IFS=$(printf "\001"); set -- $1; d=$(mktemp -d "'"$work"'/runs/XXXXXX"); cd "$d"; cp "$2" case.py; PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1 PYTHONFAULTHANDLER=1 "$1" "'"$work"'/driver.py" "$d/case.py" "$d/result" "$3"; rm -rf "$d"' _ {}
-}
-seed_harness() { "$bin" "${seeds[@]}" -j "$jobs"; }
-t_seed_loop=$(best seed_loop)
-t_seed=$(best seed_harness)
-printf 'seed cases on every interpreter (%s processes), -j %s\n' "$(wc -l < "$work/seed-jobs.txt")" "$jobs"
-printf '  driver loop (same procs) %.3fs\n' "$t_seed_loop"
-printf '  crosspickle              %.3fs   = %.2fx\n' "$t_seed" "$(echo "$t_seed / $t_seed_loop" | bc -l)"
+wait "$pid" || true
+read -r self_kb servers rss_kb pss_kb < "$work/servers"
+printf 'memory during the corpus run with fork servers: crosspickle %.1f MB; servers at most %s alive, together at most %.1f MB RSS, %.1f MB PSS\n' \
+  "$(echo "$self_kb / 1024" | bc -l)" "$servers" "$(echo "$rss_kb / 1024" | bc -l)" "$(echo "$pss_kb / 1024" | bc -l)"
+kb=$( (/usr/bin/time -f '%M' "$bin" "$work/cases2000" --pythons-toml /dev/null --python "$python" -j "$jobs" --isolation fork >/dev/null) 2>&1 | tail -1)
+printf 'crosspickle peak memory for 2,000 runs: %.1f MB\n' "$(echo "$kb / 1024" | bc -l)"
 
-# Memory: peak RSS for 200 and 2,000 runs.
-for n in 200 2000; do
-  kb=$( (/usr/bin/time -f '%M' "$bin" "$work/cases$n" --pythons-toml /dev/null --python "$python" -j "$jobs" >/dev/null) 2>&1 | tail -1)
-  printf 'peak memory, %5s runs: %s kB\n' "$n" "$kb"
-done
+echo "load average after: $(load)"

@@ -344,6 +344,7 @@ impl Validator<'_> {
             requires: raw.requires,
             env: raw.env,
             timeout: raw.timeout,
+            isolation: raw.isolation,
             params,
             body,
             expect: rules,

@@ -16,7 +16,7 @@ pub use load::{find_case_files, load_cases, load_file, parse_case};
 pub use load::{MAX_COMBINATIONS, MAX_TIMEOUT_S};
 pub use params::{python_float_repr, run_name, ParamValue, Params};
 pub use pyre::compile as compile_match;
-pub use schema::{case_schema, OutcomeKind, Phase};
+pub use schema::{case_schema, Isolation, OutcomeKind, Phase};
 pub use selectors::{Feature, Features, InterpreterSelector, VersionRequests, WhereValue};
 
 use std::collections::BTreeMap;
@@ -42,6 +42,9 @@ pub struct Case {
     pub requires: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub timeout: Option<f64>,
+    /// `isolation: exec`: every run of the case starts an interpreter of its own, whatever the
+    /// command line says; `fork` (or nothing): the command line decides.
+    pub isolation: Option<Isolation>,
     pub params: IndexMap<String, Vec<ParamValue>>,
     pub body: Body,
     pub expect: Vec<Rule>,

@@ -61,6 +61,8 @@ pub(super) struct RawCase {
     /// Seconds each run may take (default 60).
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub timeout: Option<f64>,
+    /// `exec` when every run of the case needs a real interpreter start.
+    pub isolation: Option<Isolation>,
     /// Param name to a non-empty list of scalar values: one run per combination, each name a
     /// global of the code. (Read for its shape only: the loader types each value from the
     /// YAML tree.)
@@ -176,6 +178,27 @@ impl OutcomeKind {
 impl fmt::Display for OutcomeKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// How a run's process is made: a fresh interpreter started for it (`exec`), or a child forked
+/// from a server that started the interpreter the same way (`fork`, the default where the
+/// platform can). A case says `exec` when it needs a real interpreter start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// An interpreter started for every run.
+    Exec,
+    /// A child forked from a server per interpreter (the default where the platform can).
+    Fork,
+}
+
+impl Isolation {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Isolation::Exec => "exec",
+            Isolation::Fork => "fork",
+        }
     }
 }
 

@@ -85,6 +85,11 @@ pub struct RunArgs {
     /// Python processes at once, 1 to 1024 [default: the number of cores]
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,
+    /// How each run gets a fresh interpreter: forked from a server per interpreter, or started
+    /// for the run alone (a case's `isolation: exec` always starts one) [default: fork where
+    /// the platform can watch a forked run (Linux), else exec]
+    #[arg(long, value_name = "HOW", value_enum)]
+    pub isolation: Option<IsolationArg>,
     /// Show every run as it finishes
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
@@ -96,6 +101,15 @@ pub struct RunArgs {
     /// A folder or URL of distributions for `requires`, passed to the installer (repeatable)
     #[arg(long = "find-links", value_name = "DIR")]
     pub find_links: Vec<String>,
+}
+
+/// `--isolation`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IsolationArg {
+    /// A fresh interpreter started for every run
+    Exec,
+    /// A child forked for every run from a server that started the interpreter
+    Fork,
 }
 
 #[derive(Debug, Args)]

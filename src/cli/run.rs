@@ -3,10 +3,10 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::args::RunArgs;
+use super::args::{IsolationArg, RunArgs};
 use super::failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 use super::settings::Settings;
-use crate::case::{Case, Params};
+use crate::case::{Case, Isolation, Params};
 use crate::env::EnvOptions;
 use crate::errors::Error;
 use crate::python::request::{split_requests, PythonRequest};
@@ -27,7 +27,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
         .collect();
     let interpreters = super::interpreters::for_running(&args.pythons, &settings, None).await?;
     let plan = plan(&args, &cases, interpreters, keyword.as_ref())?;
-    let options = execute_options(&args, &settings);
+    let options = execute_options(&args, &settings)?;
     announce_environments(&plan, &options.environments);
 
     let (cancel, interrupted) = super::interrupt::cancel_on_ctrl_c();
@@ -89,8 +89,17 @@ fn plan(
     Ok(plan)
 }
 
-fn execute_options(args: &RunArgs, settings: &Settings) -> ExecuteOptions {
-    ExecuteOptions {
+fn execute_options(args: &RunArgs, settings: &Settings) -> Result<ExecuteOptions, Error> {
+    if args.isolation == Some(IsolationArg::Fork)
+        && crate::run::default_isolation() != Isolation::Fork
+    {
+        return Err(Error::Usage(
+            "--isolation fork needs to watch processes that are not crosspickle's children \
+             (Linux 5.3 or later, pidfd), which this system does not allow: use --isolation exec"
+                .into(),
+        ));
+    }
+    Ok(ExecuteOptions {
         timeout: settings.timeout,
         exit_first: args.exit_first,
         environments: EnvOptions {
@@ -99,8 +108,13 @@ fn execute_options(args: &RunArgs, settings: &Settings) -> ExecuteOptions {
             find_links: settings.find_links.clone(),
             jobs: settings.jobs,
         },
+        isolation: match args.isolation {
+            Some(IsolationArg::Exec) => Isolation::Exec,
+            Some(IsolationArg::Fork) => Isolation::Fork,
+            None => crate::run::default_isolation(),
+        },
         ..ExecuteOptions::new(settings.jobs)
-    }
+    })
 }
 
 /// Tell the user why the first runs are slow: environments for `requires` to make.

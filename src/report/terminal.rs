@@ -106,6 +106,13 @@ impl TerminalReporter {
                     }
                 }
             }
+            Event::Notice { text } => {
+                let line = format!("warning: {text}");
+                match &self.progress {
+                    Some(bar) => bar.suspend(|| eprintln!("{line}")),
+                    None => eprintln!("{line}"),
+                }
+            }
             Event::Stopping { reason } => {
                 let line = self.style.bold(reason);
                 match &self.progress {

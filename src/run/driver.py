@@ -1,13 +1,29 @@
 # crosspickle's driver: runs one case's code as __main__ and writes what happened to a result
-# file. It must run unchanged on Python 2.7 and every Python 3, and import as little as it can:
-# its start-up cost is paid by every run.
+# file. It must run unchanged on Python 2.7 and every Python 3, and import nothing that
+# `python -c pass` does not: a fork server runs it too, and its children must start as a fresh
+# interpreter would.
 #
-# argv: CASE_FILE RESULT_FILE PARAMS_LITERAL [DATA_FILE PHASE [CLASS_NAMES]]
-#   PARAMS_LITERAL is a Python dict literal of scalars; DATA_FILE, for the load phase of a
-#   round trip, holds the bytes bound to `data`; for the dump phase it names where `data` goes
-#   (both empty for a plain run). CLASS_NAMES, comma-separated, are the classes the case's
-#   rules name (`exception`, `instance_of`): the result says how the raised exception's class
-#   stands to each of them here.
+# boot.py runs it in the __main__ of `python -c BOOT`, with fd 0 reading requests, one a line:
+#   once LITERAL      run the request in this very process (exec isolation), then end
+#   run ID LITERAL    fork a child that runs it (its own session), reply `started ID PID`
+#                     (the child writes its pid in its result file first, then goes on only
+#                     if the server is still its parent)
+#   reap PID          wait for that child, reply `exited PID STATUS` (wait(2)'s raw status)
+# and end of input ends the loop. A child returns out of the loop and runs its request at the
+# top level of this script, so that it ends as a normal interpreter does: atexit handlers,
+# finalisation, flushing and exit status. The server never runs case code.
+#
+# LITERAL is one line, a Python dict literal of inputs (extensible: unknown keys are ignored):
+#   case    the file holding the code, run as __main__
+#   result  where the result record goes: a file in a folder the case is not told about,
+#           opened before the case runs and kept out of its reach (see _Result)
+#   params  a dict literal of scalars bound as globals
+#   phase   "dump" or "load" for a round trip; data  where `data` goes to or comes from
+#   cwd, stdout, stderr   for a forked child: its working directory and output FIFOs
+#   code_cache   where this interpreter's compiled form of this very code is kept (see
+#                _compile)
+#   classes the class names the case's rules name (`exception`, `instance_of`), comma-
+#           separated: the result says how the raised exception's class stands to each here
 import sys
 
 _HEAD_FRAMES = 12
@@ -16,6 +32,152 @@ _MAX_TEXT = 16384
 # Messages go to crosspickle whole (up to this), which matches `match` on all of it and cuts
 # only what it shows and stores.
 _MAX_MESSAGE = 8 * 1024 * 1024
+# The result file's descriptor is moved up here, so that the case's own files get the numbers
+# a fresh interpreter would give them.
+_RESULT_FD = 255
+
+
+def _serve():
+    import os
+
+    read, write, fork, waitpid = os.read, os.write, os.fork, os.waitpid
+    me = os.getpid()
+    buf = b""
+    while True:
+        nl = buf.find(b"\n")
+        if nl < 0:
+            try:
+                chunk = read(0, 65536)
+            except OSError as e:
+                if e.errno == 4:  # EINTR, on Python 2
+                    continue
+                raise
+            if not chunk:
+                return None
+            buf += chunk
+            continue
+        line, buf = buf[:nl], buf[nl + 1 :]
+        verb, _, rest = line.partition(b" ")
+        if verb == b"once":
+            try:
+                os.setsid()
+            except OSError:
+                pass  # already leads a group: started by hand
+            _fresh_stdin(os)
+            return rest, None
+        if verb == b"run":
+            ident, _, rest = rest.partition(b" ")
+            try:
+                pid = fork()
+            except OSError as e:
+                write(1, b"failed " + ident + b" " + _ascii(str(e)) + b"\n")
+                continue
+            if pid == 0:
+                os.setsid()
+                _fresh_stdin(os)
+                return rest, me
+            write(1, b"started " + ident + b" " + _ascii(str(pid)) + b"\n")
+        elif verb == b"reap":
+            try:
+                status = waitpid(int(rest), 0)[1]
+            except OSError:
+                status = -1
+            write(1, b"exited " + rest + b" " + _ascii(str(status)) + b"\n")
+
+
+def _ascii(text):
+    # On Python 2 a str is bytes already, and encoding it would import a codec into the
+    # server, and so into every child after it.
+    if sys.version_info[0] == 2:
+        return text
+    return text.encode("ascii", "replace")
+
+
+def _fresh_stdin(os):
+    fd = os.open("/dev/null", os.O_RDONLY)
+    if fd != 0:
+        os.dup2(fd, 0)
+        os.close(fd)
+
+
+def _native(value):
+    # Python 2 cases expect native strings where they can have them.
+    if sys.version_info[0] == 2 and isinstance(value, unicode):  # noqa: F821
+        try:
+            return value.encode("ascii")
+        except UnicodeEncodeError:
+            return value
+    return value
+
+
+def _path(value):
+    if sys.version_info[0] == 2 and isinstance(value, unicode):  # noqa: F821
+        return value.encode(sys.getfilesystemencoding() or "utf-8")
+    return value
+
+
+class _Result(object):
+    """The result channel: a file opened before the case runs, on a descriptor moved out of the
+    way. A case that changes directory, removes its folder, closes or redirects its standard
+    streams, or writes files of any name cannot touch it; one that closes or reuses the
+    descriptor makes the driver open the file again by its path. Only the process that started
+    the run writes it, never a forked copy of it. Its pid is written as soon as the file is
+    open: a runner that loses a fork server before it heard of this process finds it there."""
+
+    def __init__(self, os, path):
+        self.os_open, self.write, self.fstat = os.open, os.write, os.fstat
+        self.getpid = os.getpid
+        self.flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        self.path = path
+        self.pid = os.getpid()
+        fd = self.os_open(path, self.flags, 0o600)
+        if fd != _RESULT_FD:
+            try:
+                if sys.version_info >= (3, 4):
+                    os.dup2(fd, _RESULT_FD, False)
+                else:
+                    os.dup2(fd, _RESULT_FD)
+                os.close(fd)
+                fd = _RESULT_FD
+            except OSError:
+                pass
+        self.fd = fd
+        st = self.fstat(fd)
+        self.identity = (st.st_dev, st.st_ino)
+        self.head = b"crosspickle-result 1\n" + self._fields([("pid", str(self.pid))])
+        self._write(fd, self.head)
+
+    @staticmethod
+    def _fields(fields):
+        # A named, length-prefixed record: `name length\n<bytes>\n` per field.
+        out = []
+        for name, value in fields:
+            if value is None:
+                continue
+            data = value if isinstance(value, bytes) else value.encode("utf-8", "replace")
+            out.append(_ascii("%s %d\n" % (name, len(data))))
+            out.append(data)
+            out.append(b"\n")
+        return b"".join(out)
+
+    def _write(self, fd, data):
+        while data:
+            data = data[self.write(fd, data) :]
+
+    def send(self, fields):
+        if self.getpid() != self.pid:
+            return
+        data = self._fields(fields) + b"end 0\n\n"
+        fd = self.fd
+        try:
+            st = self.fstat(fd)
+            ours = (st.st_dev, st.st_ino) == self.identity
+        except OSError:
+            ours = False
+        if not ours:
+            fd = self.os_open(self.path, self.flags, 0o600)
+            data = self.head + data
+        self._write(fd, data)
 
 
 def _text(value, limit=_MAX_TEXT):
@@ -41,10 +203,12 @@ def _type_name(exc_type):
 
 def _traceback(exc_type, exc, tb):
     # Keep the first and last frames only: a RecursionError 100,000 frames deep is reported as
-    # fast as it is raised. The first frame is this driver's own exec() and is dropped.
+    # fast as it is raised. The driver's own frames (its exec(), its compile()) are dropped.
     import traceback
 
-    tb = tb.tb_next if tb is not None else None
+    own = _traceback.__code__.co_filename
+    while tb is not None and tb.tb_frame.f_code.co_filename == own:
+        tb = tb.tb_next
     count = 0
     t = tb
     while t is not None:
@@ -161,53 +325,109 @@ def _classes(names, exc_type, modules_before, builtins_before, main):
     return "\n".join(lines)
 
 
-def _encode(text):
-    if not isinstance(text, bytes):
-        text = text.encode("utf-8", "replace")
-    return text
+class _Collector(object):
+    def __init__(self):
+        self.text = []
+
+    def write(self, text):
+        self.text.append(text)
+
+    def flush(self):
+        pass
 
 
-def _write_result(path, fields):
-    # A line-oriented, length-prefixed record: `name length\n<bytes>\n` per field.
-    out = [b"crosspickle-result 1\n"]
-    for name, value in fields:
-        if value is None:
-            continue
-        data = _encode(value)
-        out.append(_encode("%s %d\n" % (name, len(data))))
-        out.append(data)
-        out.append(b"\n")
-    f = open(path, "wb")
+def _compile(source, path, cache):
+    """The code object of a case's source. The first compile() of a process builds the
+    classes of the ast module (a millisecond or two, and objects that change the state the
+    case starts in), so the compiled form is kept per (interpreter, environment, code) at
+    `cache` and every run loads it as importlib loads a .pyc: unmarshalled, then its file
+    name set to this run's (_imp._fix_co_filename). The run that finds no compiled form has a
+    child of its own compile it, so that it too starts the code from what it loaded. Code
+    whose compiling says anything (a SyntaxWarning) or fails is compiled by every run, so that
+    every run says it."""
+    fix = getattr(sys.modules.get("_imp"), "_fix_co_filename", None)
+    if not cache or fix is None:
+        return compile(source, path, "exec", 0, True)
+    had = "marshal" in sys.modules
+    import marshal
+    import os
+
+    if not had:
+        del sys.modules["marshal"]
+    code = _load_code(cache, marshal.loads)
+    if code is None:
+        pid = os.fork()
+        if pid == 0:
+            status = 3
+            try:
+                said = sys.stderr = _Collector()
+                code = compile(source, path, "exec", 0, True)
+                if not said.text:
+                    tmp = "%s.%d" % (cache, os.getpid())
+                    f = open(tmp, "wb")
+                    try:
+                        f.write(marshal.dumps(code))
+                    finally:
+                        f.close()
+                    os.rename(tmp, cache)
+                    status = 0
+            finally:
+                os._exit(status)
+        os.waitpid(pid, 0)
+        code = _load_code(cache, marshal.loads)
+    if code is None:
+        return compile(source, path, "exec", 0, True)
+    fix(code, path)
+    return code
+
+
+def _load_code(path, loads):
     try:
-        f.write(b"".join(out))
+        f = open(path, "rb")
+    except (IOError, OSError):
+        return None
+    try:
+        return loads(f.read())
     finally:
         f.close()
 
 
-def _main():
-    case_path, result_path, params_literal = sys.argv[1], sys.argv[2], sys.argv[3]
-    data_path = sys.argv[4] if len(sys.argv) > 4 else None
-    phase = sys.argv[5] if len(sys.argv) > 5 else None
-    class_names = [n for n in sys.argv[6].split(",") if n] if len(sys.argv) > 6 else []
-    # Only the names a params literal can hold (on 2.7 True and False are builtins, not literals).
+def _redirect(os, path, fd):
+    new = os.open(path, os.O_WRONLY)
+    os.dup2(new, fd)
+    os.close(new)
+
+
+def _main(literal, server):
+    import os
+
+    # Only the names a literal can hold (on 2.7 True and False are builtins, not literals).
     names = {"True": True, "False": False, "None": None, "float": float}
-    params = eval(params_literal, {"__builtins__": names}) if params_literal else {}
-    if sys.version_info[0] == 2:
-        # Python 2 cases expect native strings where they can have them.
-        for key, value in list(params.items()):
-            try:
-                value = value.encode("ascii") if isinstance(value, unicode) else value  # noqa: F821
-            except UnicodeEncodeError:
-                pass
-            del params[key]
-            params[str(key)] = value
+    request = eval(literal, {"__builtins__": names})
+    if "stdout" in request:
+        _redirect(os, _path(request["stdout"]), 1)
+    if "stderr" in request:
+        _redirect(os, _path(request["stderr"]), 2)
+    if "cwd" in request:
+        os.chdir(_path(request["cwd"]))
+    result = _Result(os, _path(request["result"]))
+    if server is not None and os.getppid() != server:
+        # The server died before it could say it forked this run: the run is given to
+        # another, and this process, which nobody watches, must not go on.
+        os._exit(70)
+    case_path = _path(request["case"])
+    phase = request.get("phase")
+    data_path = _path(request.get("data"))
+    code_cache = _path(request.get("code_cache"))
+    class_names = [_native(n) for n in request.get("classes", "").split(",") if n]
+    params = {}
+    for key, value in request.get("params", {}).items():
+        params[str(key)] = _native(value)
     f = open(case_path, "rb")
     try:
         source = f.read()
     finally:
         f.close()
-
-    import os
 
     main = type(sys)("__main__")
     main.__file__ = case_path
@@ -228,22 +448,25 @@ def _main():
     sys.modules["__main__"] = main
     sys.argv = [case_path]
     sys.path[0] = os.path.dirname(case_path)
+    os_open, os_write, os_close = os.open, os.write, os.close
 
     outcome = "pass"
     exc_name = message = tb_text = classes = None
     raised = None
     try:
-        code = compile(source, case_path, "exec", 0, True)
+        code = _compile(source, case_path, code_cache)
         exec(code, main.__dict__)
         if phase == "dump":
             data = main.__dict__.get("data")
             if not isinstance(data, (bytes, bytearray)):
                 raise TypeError("dump must leave bytes in the global `data`, not %s" % type(data).__name__)
-            f = open(data_path, "wb")
+            data = bytes(data)
+            fd = os_open(data_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
-                f.write(bytes(data))
+                while data:
+                    data = data[os_write(fd, data) :]
             finally:
-                f.close()
+                os_close(fd)
     except SystemExit as e:
         if e.code is not None and e.code != 0:
             outcome = "error"
@@ -263,15 +486,14 @@ def _main():
         del tb, exc
     if class_names and raised is not None:
         classes = _classes(class_names, raised, modules_before, builtins_before, main)
-    _write_result(
-        result_path,
+    result.send(
         [
             ("outcome", outcome),
             ("exception", exc_name),
             ("message", message),
             ("traceback", tb_text),
             ("classes", classes),
-        ],
+        ]
     )
     try:
         sys.stdout.flush()
@@ -280,4 +502,6 @@ def _main():
         pass
 
 
-_main()
+_request = _serve()
+if _request is not None:
+    _main(*_request)

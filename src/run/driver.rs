@@ -1,19 +1,136 @@
-//! The embedded driver (`driver.py`): written once per crosspickle run, invoked once per Python
-//! process; and the reading of what it reports into an [`Observed`] outcome.
+//! The embedded driver (`driver.py`) and how a Python process is started on it: the `-c`
+//! program every run's interpreter starts with ([`Workspace::boot`], which loads the driver
+//! compiled once per interpreter), the one-line [`Request`] that tells it what to run, the
+//! folders of a run, and the reading of the result record into an [`Observed`] outcome.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::case::{OutcomeKind, Phase};
+use crate::case::{OutcomeKind, Params, Phase};
 use crate::outcome::{ClassRelation, Observed};
 use crate::sys::process::{Exit, Finished};
 
 pub const DRIVER_SOURCE: &str = include_str!("driver.py");
+/// The `-c` program: loads the driver, compiled once per interpreter and kept marshalled in
+/// the workspace (compiling it from source costs a few milliseconds a run), and runs it. The
+/// first process to need it has a child of its own compile it, so that it too starts from the
+/// loaded form, as every other process does.
+const BOOT_TEMPLATE: &str = include_str!("boot.py");
 
-/// The driver on disk, and a folder for each run's files.
+/// The driver on disk, its compiled forms, and a folder for each run's files.
 pub struct Workspace {
     root: tempfile::TempDir,
+    /// The runs' private files: result records and output FIFOs. In memory (`/dev/shm`) where
+    /// there is such a folder: on a disk, making a FIFO costs more than the rest of what
+    /// crosspickle does for a forked run.
+    private: tempfile::TempDir,
     pub driver: PathBuf,
+    runs: std::sync::atomic::AtomicU64,
+    spare: Spare,
+}
+
+/// The places of one run: its working directory (where its code is written) and files in the
+/// workspace's private folder, which the case is not told about: its result file and output
+/// FIFOs. The private files are removed when this is dropped; the working directory too,
+/// unless it holds nothing but the code's file, in which case it is kept, empty but for that
+/// file, for a later run (making and removing a folder and a file is, on some disks, most of
+/// what crosspickle spends on a run itself).
+pub struct RunDirs {
+    cwd: Option<tempfile::TempDir>,
+    /// Its mode when it was made.
+    cwd_mode: u32,
+    stem: PathBuf,
+    made: std::sync::Mutex<Vec<PathBuf>>,
+    spare: Spare,
+}
+
+/// Working directories kept for later runs, with their modes when they were made.
+type Spare = std::sync::Arc<std::sync::Mutex<Vec<(tempfile::TempDir, u32)>>>;
+
+impl RunDirs {
+    /// The run's working directory.
+    pub fn cwd(&self) -> &Path {
+        self.cwd.as_ref().expect("until dropped").path()
+    }
+
+    /// Write the code to run into file `name` of the working directory, the only file there.
+    pub fn write_code(&self, name: &str, code: &str) -> std::io::Result<PathBuf> {
+        use std::io::{Seek, Write};
+        let path = self.cwd().join(name);
+        if let Some(old) = std::fs::read_dir(self.cwd())?.next() {
+            let old = old?.path();
+            if old != path {
+                std::fs::rename(&old, &path)?;
+            }
+        }
+        // Rewritten in place: no file made, no block freed when the code fits where it was.
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .open(&path)?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        file.write_all(code.as_bytes())?;
+        file.set_len(code.len() as u64)?;
+        Ok(path)
+    }
+
+    /// Where the driver writes its result record.
+    pub fn result_file(&self) -> PathBuf {
+        self.private_file("result")
+    }
+
+    /// A private file of this run, named `name` (removed with the run).
+    pub fn private_file(&self, name: &str) -> PathBuf {
+        let mut path = self.stem.clone().into_os_string();
+        path.push(format!("-{name}"));
+        let path = PathBuf::from(path);
+        let mut made = self.made.lock().unwrap();
+        if !made.contains(&path) {
+            made.push(path.clone());
+        }
+        path
+    }
+}
+
+/// The permission bits of `path`.
+fn mode_of(path: &Path) -> std::io::Result<u32> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(std::fs::symlink_metadata(path)?.mode() & 0o7777)
+}
+
+/// A working directory a run left as it was given: a folder with the mode it was made with,
+/// holding one regular file that its owner can write, with no other name.
+fn reusable(dir: &Path, mode: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let owned =
+        std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && m.mode() & 0o7777 == mode);
+    let mut entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(_) => return false,
+    };
+    let one_file = entries
+        .next()
+        .and_then(Result::ok)
+        .and_then(|e| std::fs::symlink_metadata(e.path()).ok())
+        .is_some_and(|m| m.is_file() && m.nlink() == 1 && m.mode() & 0o200 != 0);
+    owned && one_file && entries.next().is_none()
+}
+
+impl Drop for RunDirs {
+    fn drop(&mut self) {
+        for path in self.made.lock().unwrap().drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
+        if let Some(cwd) = self.cwd.take() {
+            if reusable(cwd.path(), self.cwd_mode) {
+                self.spare.lock().unwrap().push((cwd, self.cwd_mode));
+            }
+        }
+    }
 }
 
 impl Workspace {
@@ -21,21 +138,148 @@ impl Workspace {
         let root = tempfile::Builder::new().prefix("crosspickle-").tempdir()?;
         let driver = root.path().join("crosspickle_driver.py");
         std::fs::write(&driver, DRIVER_SOURCE)?;
-        std::fs::create_dir(root.path().join("dumps"))?;
-        Ok(Workspace { root, driver })
+        for dir in ["dumps", "code", "servers"] {
+            std::fs::create_dir(root.path().join(dir))?;
+        }
+        let private = tempfile::Builder::new()
+            .prefix("crosspickle-")
+            .tempdir_in("/dev/shm")
+            .or_else(|_| tempfile::Builder::new().tempdir_in(root.path()))?;
+        Ok(Workspace {
+            root,
+            private,
+            driver,
+            runs: 0.into(),
+            spare: Default::default(),
+        })
     }
 
-    /// A new, empty folder for one process: its working directory and its files.
-    pub fn run_dir(&self) -> std::io::Result<tempfile::TempDir> {
-        tempfile::Builder::new()
-            .prefix("run-")
-            .tempdir_in(self.root.path())
+    /// The places of a new run: a working directory that is new, or that an earlier run left
+    /// as it was given (see [`RunDirs`]).
+    pub fn run_dirs(&self) -> std::io::Result<RunDirs> {
+        let n = self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let spare = self.spare.lock().unwrap().pop();
+        let (cwd, cwd_mode) = match spare {
+            Some(spare) => spare,
+            None => {
+                let dir = tempfile::Builder::new()
+                    .prefix("run-")
+                    .tempdir_in(self.root.path())?;
+                let mode = mode_of(dir.path())?;
+                (dir, mode)
+            }
+        };
+        Ok(RunDirs {
+            cwd: Some(cwd),
+            cwd_mode,
+            stem: self.private.path().join(n.to_string()),
+            made: Default::default(),
+            spare: self.spare.clone(),
+        })
+    }
+
+    /// Where an interpreter started with `key_bytes` (its program and environment) keeps its
+    /// compiled form of `code` (see the driver's `_compile`).
+    pub fn code_cache(&self, key_bytes: &[u8], code: &str) -> PathBuf {
+        let mut bytes = key_bytes.to_vec();
+        bytes.push(0);
+        bytes.extend_from_slice(code.as_bytes());
+        let name = crate::sys::hash::short_hex(&bytes, 24);
+        self.root.path().join("code").join(format!("{name}.case"))
     }
 
     /// Where the pickle of dump number `n` is kept for the loads that read it.
     pub fn dump_file(&self, n: usize) -> PathBuf {
         self.root.path().join("dumps").join(format!("{n}.pickle"))
     }
+
+    /// The working directory of fork servers (their children change to their own).
+    pub fn servers_dir(&self) -> PathBuf {
+        self.root.path().join("servers")
+    }
+
+    /// The arguments every Python process of a run starts with, for `program`: `-c` and the
+    /// boot program. The driver's code object is cached per program (a code object is only
+    /// good for the interpreter that made it).
+    pub fn boot(&self, program: &Path) -> std::io::Result<[OsString; 2]> {
+        let key = crate::sys::hash::short_hex(program.as_os_str().as_encoded_bytes(), 16);
+        let cache = self.root.path().join("code").join(format!("{key}.bin"));
+        let boot = BOOT_TEMPLATE
+            .replace("@CACHE@", &python_path_literal(&cache)?)
+            .replace("@SOURCE@", &python_path_literal(&self.driver)?);
+        Ok(["-c".into(), boot.into()])
+    }
+}
+
+/// What the driver is asked to run: one line, a Python dict literal of named inputs (the
+/// driver ignores names it does not know, so inputs can be added).
+#[derive(Debug, Clone)]
+pub struct Request {
+    fields: Vec<(&'static str, String)>,
+}
+
+impl Request {
+    /// Run the code in `case` with `params` as globals, the result going to `result`.
+    pub fn new(case: &Path, result: &Path, params: &Params) -> std::io::Result<Self> {
+        let request = Request { fields: Vec::new() };
+        Ok(request
+            .path("case", case)?
+            .path("result", result)?
+            .literal("params", params.python_literal()))
+    }
+
+    /// Add a path, or replace the one of that name (which must be UTF-8: it is written as a
+    /// Python string literal).
+    pub fn path(self, name: &'static str, path: &Path) -> std::io::Result<Self> {
+        Ok(self.literal(name, python_path_literal(path)?))
+    }
+
+    /// Add a string.
+    pub fn text(self, name: &'static str, text: &str) -> Self {
+        self.literal(name, python_str_literal(text))
+    }
+
+    fn literal(mut self, name: &'static str, literal: String) -> Self {
+        self.fields.retain(|(n, _)| *n != name);
+        self.fields.push((name, literal));
+        self
+    }
+
+    /// The dict literal, on one line.
+    pub fn to_literal(&self) -> String {
+        let items: Vec<String> = self
+            .fields
+            .iter()
+            .map(|(k, v)| format!("{}: {v}", python_str_literal(k)))
+            .collect();
+        format!("{{{}}}", items.join(", "))
+    }
+}
+
+/// `u"..."` with everything outside printable ASCII escaped: one line, read alike by Python 2
+/// and 3.
+fn python_str_literal(s: &str) -> String {
+    let mut out = String::from("u\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn python_path_literal(path: &Path) -> std::io::Result<String> {
+    path.to_str().map(python_str_literal).ok_or_else(|| {
+        std::io::Error::other(format!(
+            "the path {} is not UTF-8: crosspickle's temporary folder must be",
+            path.display()
+        ))
+    })
 }
 
 /// What the driver wrote, if it got that far.
@@ -49,20 +293,49 @@ pub struct DriverReport {
     pub classes: Option<String>,
 }
 
-/// Parse the driver's length-prefixed record; `None` if it is missing or cut short.
-pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
-    let rest = bytes.strip_prefix(b"crosspickle-result 1\n")?;
-    let mut report = DriverReport::default();
-    let mut rest = rest;
-    while !rest.is_empty() {
-        let nl = rest.iter().position(|&b| b == b'\n')?;
-        let header = std::str::from_utf8(&rest[..nl]).ok()?;
-        let (name, len) = header.split_once(' ')?;
-        let len: usize = len.parse().ok()?;
+/// The fields of the driver's record (`name length\n<bytes>\n` each) as far as they are
+/// whole, and whether it ended with its `end` field.
+fn fields(bytes: &[u8]) -> (Vec<(&str, &[u8])>, bool) {
+    let mut found = Vec::new();
+    let Some(mut rest) = bytes.strip_prefix(b"crosspickle-result 1\n") else {
+        return (found, false);
+    };
+    while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+        let Some((name, len)) = std::str::from_utf8(&rest[..nl])
+            .ok()
+            .and_then(|h| h.split_once(' '))
+        else {
+            break;
+        };
+        let Ok(len) = len.parse::<usize>() else { break };
         let start = nl + 1;
         // The file is in the case's reach: a forged length must not overflow.
-        let end = start.checked_add(len)?;
-        let value = rest.get(start..end)?;
+        let Some(end) = start.checked_add(len) else {
+            break;
+        };
+        let Some(value) = rest.get(start..end) else {
+            break;
+        };
+        if name == "end" {
+            return (found, true);
+        }
+        found.push((name, value));
+        let Some(next) = end.checked_add(1).and_then(|after| rest.get(after..)) else {
+            break;
+        };
+        rest = next;
+    }
+    (found, false)
+}
+
+/// Parse the driver's record; `None` if it is missing or cut short (no `end` field).
+pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
+    let (fields, complete) = fields(bytes);
+    if !complete {
+        return None;
+    }
+    let mut report = DriverReport::default();
+    for (name, value) in fields {
         let value = String::from_utf8_lossy(value).into_owned();
         match name {
             "outcome" => report.outcome = Some(value),
@@ -72,9 +345,18 @@ pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
             "classes" => report.classes = Some(value),
             _ => {}
         }
-        rest = rest.get(end.checked_add(1)?..)?;
     }
     report.outcome.is_some().then_some(report)
+}
+
+/// The pid a run's process wrote first in its result file, once the file was open: how to
+/// find a forked run whose server was lost before it said it had forked it.
+pub fn report_pid(bytes: &[u8]) -> Option<u32> {
+    let (fields, _) = fields(bytes);
+    fields
+        .into_iter()
+        .find(|(name, _)| *name == "pid")
+        .and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse().ok())
 }
 
 /// Read the report at `result_file` and decide the outcome of a finished process.
@@ -164,19 +446,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_request_is_one_line_of_python() {
+        let params = Params::default();
+        let r = Request::new(
+            Path::new("/t/run-1/case.py"),
+            Path::new("/t/p/1-result"),
+            &params,
+        )
+        .unwrap()
+        .text("phase", "lo\"ad\n\u{e9}\\")
+        .path("cwd", Path::new("/t/run 1"))
+        .unwrap();
+        assert_eq!(
+            r.to_literal(),
+            r#"{u"case": u"/t/run-1/case.py", u"result": u"/t/p/1-result", u"params": {}, u"phase": u"lo\"ad\u000a\u00e9\\", u"cwd": u"/t/run 1"}"#
+        );
+        assert!(!r.to_literal().contains('\n'));
+        use std::os::unix::ffi::OsStrExt;
+        let bad = Path::new(std::ffi::OsStr::from_bytes(b"/t/\xff"));
+        assert!(Request::new(bad, bad, &params).is_err());
+    }
+
+    #[test]
     fn reports_round_trip() {
-        let bytes = b"crosspickle-result 1\noutcome 5\nerror\nexception 10\nValueError\nmessage 5\na\nb\xffc\n";
+        let bytes = b"crosspickle-result 1\noutcome 5\nerror\nexception 10\nValueError\nmessage 5\na\nb\xffc\nfuture 2\nxy\nend 0\n\n";
         let r = parse_report(bytes).unwrap();
         assert_eq!(r.outcome.as_deref(), Some("error"));
         assert_eq!(r.exception.as_deref(), Some("ValueError"));
         assert_eq!(r.message.as_deref(), Some("a\nb\u{fffd}c"));
         assert!(parse_report(b"crosspickle-result 1\noutcome 50\nerr").is_none());
+        let started = b"crosspickle-result 1\npid 4\n1234\nout";
+        assert_eq!(report_pid(started), Some(1234));
+        assert!(parse_report(started).is_none());
+        assert_eq!(report_pid(b"garbage"), None);
+        // Without its end line, a record was cut short.
+        assert!(parse_report(b"crosspickle-result 1\noutcome 4\npass\n").is_none());
         assert!(parse_report(b"garbage").is_none());
-        let forged = format!("crosspickle-result 1\noutcome {}\npass\n", usize::MAX);
+        let forged = format!(
+            "crosspickle-result 1\noutcome {}\npass\nend 0\n\n",
+            usize::MAX
+        );
         assert!(parse_report(forged.as_bytes()).is_none());
         let field = "pickle.PicklingError same\nValueError unrelated\nbogus line";
         let bytes = format!(
-            "crosspickle-result 1\noutcome 5\nerror\nclasses {}\n{field}\n",
+            "crosspickle-result 1\noutcome 5\nerror\nclasses {}\n{field}\nend 0\n\n",
             field.len()
         );
         let r = parse_report(bytes.as_bytes()).unwrap();

@@ -11,14 +11,15 @@ use futures::stream::{self, StreamExt};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::driver::{observe, Workspace};
+use super::driver::{observe, Request, RunDirs, Workspace};
 use super::plan::{Disposition, Plan, PlannedRun};
 use super::record::RunRecord;
-use crate::case::{Body, Case, Expected, OutcomeKind, Params, Phase, RunSide};
+use super::server::{Forked, ServerKey, Servers};
+use crate::case::{Body, Case, Expected, Isolation, OutcomeKind, Params, Phase, RunSide};
 use crate::env::{EnvError, EnvOptions, Environments};
 use crate::outcome::Observed;
 use crate::python::Interpreter;
-use crate::sys::process::{self, Exit, Output, ProcessSpec, DEFAULT_CAPTURE};
+use crate::sys::process::{self, Exit, Finished, Output, ProcessSpec, Stdin, DEFAULT_CAPTURE};
 use crate::verdict::{judge, Verdict};
 
 #[derive(Debug, Clone)]
@@ -33,6 +34,18 @@ pub struct ExecuteOptions {
     pub capture: usize,
     /// Where and how the environments of cases with `requires` are made.
     pub environments: EnvOptions,
+    /// How runs get their process, unless a case says `isolation: exec`.
+    pub isolation: Isolation,
+}
+
+/// Fork servers where the platform can watch a process that is not its child (Linux's pidfd),
+/// exec isolation elsewhere.
+pub fn default_isolation() -> Isolation {
+    if process::can_watch_any_process() {
+        Isolation::Fork
+    } else {
+        Isolation::Exec
+    }
 }
 
 impl ExecuteOptions {
@@ -45,6 +58,7 @@ impl ExecuteOptions {
             exit_first: false,
             capture: DEFAULT_CAPTURE,
             environments: EnvOptions::default(),
+            isolation: default_isolation(),
         }
     }
 }
@@ -61,6 +75,9 @@ pub enum Event<'a> {
     },
     /// The run stops early; runs still going are killed and not reported.
     Stopping { reason: &'a str },
+    /// Something the user should know that is not a run's verdict (a fork server was lost and
+    /// its runs run again).
+    Notice { text: &'a str },
 }
 
 /// Why a run has no outcome.
@@ -130,6 +147,9 @@ fn dump_key(run: &PlannedRun, producer: &Interpreter) -> DumpKey {
 
 struct Context {
     workspace: Workspace,
+    servers: Servers,
+    /// Notes for the user gathered as runs go: fork servers lost, runs run again.
+    notices: std::sync::Mutex<Vec<String>>,
     processes: Semaphore,
     cancel: CancellationToken,
     options: ExecuteOptions,
@@ -154,8 +174,15 @@ pub async fn execute(
 ) -> std::io::Result<Executed> {
     let started = Instant::now();
     on_event(Event::Planned { plan });
+    let workspace = Workspace::new()?;
+    let servers = Servers::new(
+        workspace.servers_dir(),
+        super::server::max_alive(options.jobs.max(1)),
+    );
     let ctx = Arc::new(Context {
-        workspace: Workspace::new()?,
+        workspace,
+        servers,
+        notices: Default::default(),
         processes: Semaphore::new(options.jobs.max(1)),
         cancel: cancel.clone(),
         options: options.clone(),
@@ -175,6 +202,10 @@ pub async fn execute(
         })
         .buffer_unordered(options.jobs.max(1) * 4);
     while let Some((run, record)) = stream.next().await {
+        let notices = std::mem::take(&mut *ctx.notices.lock().unwrap());
+        for text in notices {
+            on_event(Event::Notice { text: &text });
+        }
         let Some(record) = record else { continue };
         on_event(Event::Finished {
             run,
@@ -190,10 +221,12 @@ pub async fn execute(
         }
     }
     drop(stream);
+    let duration_s = started.elapsed().as_secs_f64();
+    ctx.servers.shutdown().await;
     Ok(Executed {
         records: slots,
         stop_reason,
-        duration_s: started.elapsed().as_secs_f64(),
+        duration_s,
     })
 }
 
@@ -353,7 +386,8 @@ async fn observe_run(
     }
 }
 
-/// One Python process running `code` under the driver.
+/// One Python process running `code` under the driver: forked from a server, or started for
+/// it alone (exec isolation).
 async fn run_python(
     ctx: &Context,
     interpreter: &Interpreter,
@@ -374,48 +408,124 @@ async fn run_python(
     if ctx.cancel.is_cancelled() {
         return Err(RunFailure::Cancelled);
     }
-    let dir = ctx
+    let dirs = ctx
         .workspace
-        .run_dir()
+        .run_dirs()
         .map_err(setup_io("cannot make a temporary folder".into()))?;
     let file_name = match &phase {
         Some((Phase::Dump, _)) => "dump.py",
         Some((Phase::Load, _)) => "load.py",
         None => "case.py",
     };
-    let case_file = dir.path().join(file_name);
-    let result_file = dir.path().join(".crosspickle-result");
-    std::fs::write(&case_file, code).map_err(setup_io("cannot write the case's code".into()))?;
+    let case_file = dirs
+        .write_code(file_name, code)
+        .map_err(setup_io("cannot write the case's code".into()))?;
+    let mut request = Request::new(&case_file, &dirs.result_file(), params)
+        .map_err(setup_io("cannot write the run's request".into()))?;
+    if let Some((p, data)) = &phase {
+        request = request
+            .text("phase", &p.to_string())
+            .path("data", data)
+            .map_err(setup_io("cannot write the run's request".into()))?;
+    }
+    let classes = case.class_names();
+    if !classes.is_empty() {
+        // The class names of `exception` and `instance_of`, for the driver to resolve.
+        request = request.text("classes", &classes.join(","));
+    }
     let timeout_s = ctx
         .options
         .timeout
         .or(case.timeout)
         .unwrap_or(DEFAULT_TIMEOUT_S);
-    let mut spec = ProcessSpec::new(&program, Some(Duration::from_secs_f64(timeout_s)))
-        .arg(&ctx.workspace.driver)
-        .arg(case_file)
-        .arg(&result_file)
-        .arg(params.python_literal());
-    let classes = case.class_names();
-    match &phase {
-        Some((p, data)) => spec = spec.arg(data).arg(p.to_string()),
-        None if !classes.is_empty() => spec = spec.arg("").arg(""),
-        None => {}
-    }
-    if !classes.is_empty() {
-        // The class names of `exception` and `instance_of`, for the driver to resolve.
-        spec = spec.arg(classes.join(","));
-    }
-    let spec = spec
-        .env(crate::python::sanitized_env(&case.env))
-        .cwd(dir.path())
-        .output(Output::Capture(ctx.options.capture));
-    let finished = process::run(&spec, &ctx.cancel)
-        .await
-        .map_err(setup_io(format!("cannot start {}", program.display())))?;
+    let time_limit = Duration::from_secs_f64(timeout_s);
+    let start = Instant::now();
+    let key = ServerKey {
+        args: ctx
+            .workspace
+            .boot(&program)
+            .map_err(setup_io("cannot write the run's request".into()))?,
+        program,
+        env: crate::python::sanitized_env(&case.env),
+    };
+    let isolation = match case.isolation {
+        Some(Isolation::Exec) => Isolation::Exec,
+        _ => ctx.options.isolation,
+    };
+    let request = request
+        .path(
+            "code_cache",
+            &ctx.workspace.code_cache(&key.identity(), code),
+        )
+        .map_err(setup_io("cannot write the run's request".into()))?;
+    let mut result_file = dirs.result_file();
+    let finished = match isolation {
+        Isolation::Exec => exec(ctx, &key, &dirs, &request, time_limit).await?,
+        Isolation::Fork => {
+            let (forked, lost) = ctx
+                .servers
+                .run(
+                    &key,
+                    &dirs,
+                    &request,
+                    ctx.options.capture,
+                    time_limit,
+                    &ctx.cancel,
+                )
+                .await
+                .map_err(setup_io(format!("cannot start {}", key.program.display())))?;
+            if let Some(lost) = lost {
+                let name = crate::case::run_name(&case.id, params, None, None);
+                ctx.notices.lock().unwrap().push(format!(
+                    "{name} on {}: {lost} while it ran; it was run again alone",
+                    interpreter.label
+                ));
+            }
+            match forked {
+                Forked::Finished(finished, result) => {
+                    result_file = result;
+                    finished
+                }
+                Forked::Exec => exec(ctx, &key, &dirs, &request, time_limit).await?,
+                Forked::LostTwice(lost) => {
+                    let mut observed =
+                        Observed::new(OutcomeKind::Crash, start.elapsed().as_secs_f64());
+                    observed.message = Some(format!(
+                        "{lost} while it ran, also when run again alone: the case kills or \
+                         stops the process that started it"
+                    ));
+                    observed.phase = phase.map(|(p, _)| p);
+                    return Ok(observed);
+                }
+            }
+        }
+    };
     if finished.exit == Exit::Cancelled {
         return Err(RunFailure::Cancelled);
     }
     let phase = phase.map(|(p, _)| p);
     Ok(observe(&finished, &result_file, timeout_s, phase))
+}
+
+/// The run in an interpreter started for it alone, reading its request on stdin (the driver
+/// then makes it a session of its own and gives it an empty stdin).
+async fn exec(
+    ctx: &Context,
+    key: &ServerKey,
+    dirs: &RunDirs,
+    request: &Request,
+    time_limit: Duration,
+) -> Result<Finished, RunFailure> {
+    let spec = ProcessSpec::new(&key.program, Some(time_limit))
+        .args(key.args.iter().cloned())
+        .env(key.env.clone())
+        .cwd(dirs.cwd())
+        .stdin(Stdin::Bytes(
+            format!("once {}\n", request.to_literal()).into_bytes(),
+        ))
+        .makes_own_session()
+        .output(Output::Capture(ctx.options.capture));
+    process::run(&spec, &ctx.cancel)
+        .await
+        .map_err(setup_io(format!("cannot start {}", key.program.display())))
 }

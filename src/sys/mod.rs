@@ -1,10 +1,12 @@
 //! The bottom layer: what crosspickle needs from the operating system, with nothing of
 //! crosspickle's own. [`process`] is the one way a child process is started (cases, probes,
-//! installers, git, make); [`fs`] writes files atomically; [`lock`] holds file locks between
+//! installers, git, make) and the way any process is watched to its end; [`fifo`] makes named
+//! pipes for the output of processes crosspickle did not start itself; [`fs`] writes files atomically; [`lock`] holds file locks between
 //! crosspickle processes; [`stdout`] prints without panicking on a closed pipe; [`signal`]
 //! names signals; [`hash`] makes short digests for folder names. Nothing here imports from the
 //! rest of the crate.
 
+pub mod fifo;
 pub mod fs;
 pub mod hash;
 pub mod lock;

@@ -1,11 +1,16 @@
 //! The one way crosspickle starts a child process, whatever it runs (a case, the probe, an
-//! installer, git, make): in its own process group, killed as a whole when it ends, outlives
-//! its time limit or is cancelled (so nothing it started survives it); standard input empty or
-//! given bytes; stdout and stderr captured to a bounded head and tail, or appended to a log
-//! file. [`output`] and [`logged`] run a tool and turn a failure into a [`ToolError`].
+//! installer, git, make): in its own process group (or a session it makes), killed as a whole when
+//! it ends, outlives its time limit or is cancelled (so nothing it started survives it);
+//! standard input empty or given bytes; stdout and stderr captured to a bounded head and tail,
+//! or appended to a log file. [`output`] and [`logged`] run a tool and turn a failure into a
+//! [`ToolError`]. [`supervise`] watches any process that leads its own group to its end, also
+//! one crosspickle did not start itself (a fork server's child, whose end a pidfd tells:
+//! [`exited`]); [`spawn_service`] starts a long-lived child that crosspickle talks to through
+//! its standard streams.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -51,6 +56,10 @@ pub struct ProcessSpec {
     pub time_limit: Option<Duration>,
     pub stdin: Stdin,
     pub output: Output,
+    /// The child makes a session of its own as it starts (`setsid`: a new process group, no
+    /// controlling terminal): crosspickle does not put it in a group of its own, or it could
+    /// not. Until it does, it is in crosspickle's group (a time limit then kills it alone).
+    pub makes_own_session: bool,
 }
 
 impl ProcessSpec {
@@ -65,7 +74,14 @@ impl ProcessSpec {
             time_limit,
             stdin: Stdin::Null,
             output: Output::Capture(DEFAULT_CAPTURE),
+            makes_own_session: false,
         }
+    }
+
+    /// The child makes a session of its own as it starts (see [`ProcessSpec`]).
+    pub fn makes_own_session(mut self) -> Self {
+        self.makes_own_session = true;
+        self
     }
 
     pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
@@ -227,8 +243,13 @@ fn command(spec: &ProcessSpec) -> std::io::Result<tokio::process::Command> {
             Stdin::Null => Stdio::null(),
             Stdin::Bytes(_) => Stdio::piped(),
         })
-        .process_group(0)
         .kill_on_drop(true);
+    // (Not setsid in a pre_exec hook: that would make the standard library fork crosspickle
+    // instead of using posix_spawn, a fork that costs a third of what crosspickle spends on a
+    // run of its own.)
+    if !spec.makes_own_session {
+        cmd.process_group(0);
+    }
     match &spec.output {
         Output::Capture(_) => {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -251,7 +272,7 @@ fn command(spec: &ProcessSpec) -> std::io::Result<tokio::process::Command> {
 pub async fn run(spec: &ProcessSpec, cancel: &CancellationToken) -> std::io::Result<Finished> {
     let start = Instant::now();
     let mut child = command(spec)?.spawn()?;
-    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
+    let pid = child.id().unwrap_or(0);
     if let (Stdin::Bytes(bytes), Some(mut stdin)) = (&spec.stdin, child.stdin.take()) {
         let bytes = bytes.clone();
         // A child that does not read its input closes the pipe: that is not an error here.
@@ -263,41 +284,141 @@ pub async fn run(spec: &ProcessSpec, cancel: &CancellationToken) -> std::io::Res
         Output::Capture(limit) => limit,
         Output::Log(_) => 0,
     };
-    let stdout = child.stdout.take().map(|s| tokio::spawn(capture(s, limit)));
-    let stderr = child.stderr.take().map(|s| tokio::spawn(capture(s, limit)));
+    let watched = Watched {
+        pid,
+        stdout: child.stdout.take().map(|s| Box::new(s) as OutputStream),
+        stderr: child.stderr.take().map(|s| Box::new(s) as OutputStream),
+        hold: Box::new(()),
+        ended: async move { child.wait().await.map(exit_of) },
+    };
+    supervise(watched, start, limit, spec.time_limit, cancel).await
+}
 
+/// A stream of a watched process's output.
+pub type OutputStream = Box<dyn AsyncRead + Send + Unpin>;
+
+/// A process to watch to its end: its pid (which is also its process group's: it leads its
+/// group), how its end is learnt, and its output.
+pub struct Watched<E> {
+    pub pid: u32,
+    /// Resolves, once the process has ended, to how it ended ([`Exit::Code`] or
+    /// [`Exit::Signal`]); an error when that can no longer be known.
+    pub ended: E,
+    pub stdout: Option<OutputStream>,
+    pub stderr: Option<OutputStream>,
+    /// Kept until the process has ended, then dropped: the write ends crosspickle holds itself
+    /// on a FIFO, so that its reader sees end of file only once the process is gone.
+    pub hold: Box<dyn Send>,
+}
+
+/// The [`Exit`] of a wait(2) status.
+pub fn exit_of(status: std::process::ExitStatus) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    match status.signal() {
+        Some(sig) => Exit::Signal(sig),
+        None => Exit::Code(status.code().unwrap_or(-1)),
+    }
+}
+
+/// The [`Exit`] of a raw wait(2) status, as a process's parent read it.
+pub fn exit_of_raw(raw: i32) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    exit_of(std::process::ExitStatus::from_raw(raw))
+}
+
+/// Kill the process group `pid` leads, or, when there is no such group, the process alone (one
+/// that has not made its group or session yet). Only for a process not yet waited for: the
+/// pid of one that was could be another process's by now.
+pub fn kill_group(pid: u32) {
+    let Some(pid) = nix_pid(pid) else { return };
+    if killpg(pid, Signal::SIGKILL) == Err(nix::errno::Errno::ESRCH) {
+        let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
+    }
+}
+
+/// Kill what is left of the process group `pid` led, once that process has ended.
+fn kill_leftovers(pid: u32) {
+    if let Some(pid) = nix_pid(pid) {
+        let _ = killpg(pid, Signal::SIGKILL);
+    }
+}
+
+fn nix_pid(pid: u32) -> Option<Pid> {
+    i32::try_from(pid)
+        .ok()
+        .filter(|&raw| raw > 0)
+        .map(Pid::from_raw)
+}
+
+/// Watch `watched` to its end, its time limit, or `cancel`, capturing its output (each stream
+/// to `limit` bytes of head and of tail). When it ends, outlives its limit or is cancelled, its
+/// whole process group is killed, so that nothing it started survives it. `start` is when it
+/// was asked to start: its duration counts from there. An error of `ended` is returned after
+/// the group is killed.
+pub async fn supervise<E>(
+    watched: Watched<E>,
+    start: Instant,
+    limit: usize,
+    time_limit: Option<Duration>,
+    cancel: &CancellationToken,
+) -> std::io::Result<Finished>
+where
+    E: Future<Output = std::io::Result<Exit>>,
+{
+    let Watched {
+        pid,
+        ended,
+        stdout,
+        stderr,
+        hold,
+    } = watched;
+    let stdout = stdout.map(|s| tokio::spawn(capture(s, limit)));
+    let stderr = stderr.map(|s| tokio::spawn(capture(s, limit)));
+    let mut ended = std::pin::pin!(ended);
     let time_limit = async {
-        match spec.time_limit {
-            Some(limit) => tokio::time::sleep(limit).await,
+        match time_limit {
+            Some(limit) => tokio::time::sleep_until((start + limit).into()).await,
             None => std::future::pending().await,
         }
     };
     let waited = tokio::select! {
-        status = child.wait() => Some(status?),
+        status = &mut ended => Some(status),
         _ = time_limit => None,
         _ = cancel.cancelled() => None,
     };
     let stopped = waited.is_none();
     // Kill the whole group in every case: what the process left running must not outlive it.
-    if let Some(pgid) = pgid {
-        let _ = killpg(pgid, Signal::SIGKILL);
-    }
     let status = match waited {
-        Some(s) => s,
-        None => child.wait().await?,
+        Some(s) => {
+            kill_leftovers(pid);
+            s
+        }
+        None => {
+            kill_group(pid);
+            let s = ended.await;
+            kill_leftovers(pid);
+            s
+        }
     };
     let duration = start.elapsed();
-    use std::os::unix::process::ExitStatusExt;
+    drop(hold);
+    let status = match status {
+        Ok(status) => status,
+        Err(e) => {
+            for task in [&stdout, &stderr].into_iter().flatten() {
+                task.abort();
+            }
+            return Err(e);
+        }
+    };
     let exit = if stopped {
         if cancel.is_cancelled() {
             Exit::Cancelled
         } else {
             Exit::TimedOut
         }
-    } else if let Some(sig) = status.signal() {
-        Exit::Signal(sig)
     } else {
-        Exit::Code(status.code().unwrap_or(-1))
+        status
     };
     Ok(Finished {
         exit,
@@ -305,6 +426,57 @@ pub async fn run(spec: &ProcessSpec, cancel: &CancellationToken) -> std::io::Res
         stderr: drained(stderr).await,
         duration,
     })
+}
+
+/// A long-lived child that crosspickle talks to: `spec`'s program, environment and folder, in
+/// its own process group, with all three standard streams piped (take them from the child).
+/// Its time limit and output settings do not apply: the caller decides when it ends.
+pub fn spawn_service(spec: &ProcessSpec) -> std::io::Result<tokio::process::Child> {
+    let mut cmd = command(spec)?;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd.spawn()
+}
+
+/// Resolves once process `pid` has ended (it may be a zombie still, or reaped), also when it
+/// is not crosspickle's child: Linux tells it through a pidfd. An error when the process cannot
+/// be watched (it is already gone and reaped, or the system has no pidfd).
+#[cfg(target_os = "linux")]
+pub async fn exited(pid: u32) -> std::io::Result<()> {
+    use rustix::process::{pidfd_open, PidfdFlags};
+    let raw = i32::try_from(pid).map_err(|_| std::io::Error::other("pid out of range"))?;
+    let pid = rustix::process::Pid::from_raw(raw).ok_or_else(|| std::io::Error::other("pid 0"))?;
+    let fd = pidfd_open(pid, PidfdFlags::NONBLOCK)?;
+    // SAFETY: `fd` is an OwnedFd the AsyncFd takes and owns to its end: it stays open and
+    // the same descriptor for the AsyncFd's whole life.
+    let fd = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+    }
+    .map_err(|e| e.into_parts().1)?;
+    let _ready = fd.readable().await?;
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub async fn exited(_pid: u32) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "watching a process that is not a child needs Linux's pidfd",
+    ))
+}
+
+/// Whether [`exited`] works here (Linux 5.3 and later, not forbidden by a sandbox).
+pub fn can_watch_any_process() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{getpid, pidfd_open, PidfdFlags};
+        pidfd_open(getpid(), PidfdFlags::empty()).is_ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
 }
 
 /// What a capture task kept. A process that left its group may still hold the pipe: it is not
@@ -504,6 +676,38 @@ mod tests {
             || std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .map(|s| s.contains(") Z "))
                 .unwrap_or(true)
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_end_of_a_process_that_is_not_a_child_is_seen() {
+        use std::io::BufRead;
+        assert!(can_watch_any_process());
+        // A grandchild: `sh` starts `sleep` and waits for it.
+        let mut sh = std::process::Command::new("sh")
+            .args(["-c", "sleep 0.5 & echo $!; wait"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(sh.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let pid: u32 = line.trim().parse().unwrap();
+        let started = Instant::now();
+        exited(pid).await.unwrap();
+        let took = started.elapsed();
+        assert!(took > Duration::from_millis(200), "{took:?}");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        sh.wait().unwrap();
+        // A process that does not lead a group is killed alone.
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        kill_group(child.id());
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(child.wait().unwrap().signal(), Some(9));
     }
 
     #[tokio::test]

@@ -13,7 +13,43 @@ const ALL: &[&str] = &[
 ];
 
 pub fn trials() -> Vec<Trial> {
-    vec![
+    let mut both = Vec::new();
+    both.extend(trials_in_both(
+        "harness::every_outcome",
+        &["3.12"],
+        every_outcome,
+    ));
+    both.extend(trials_in_both(
+        "harness::every_outcome_on_2_7",
+        &["2.7"],
+        every_outcome_on_2_7,
+    ));
+    both.extend(trials_in_both(
+        "harness::timeout_kills_grandchildren",
+        &["3.11"],
+        timeout_kills_grandchildren,
+    ));
+    both.extend(trials_in_both(
+        "harness::deep_recursion_reported_fast",
+        &["3.13"],
+        deep_recursion_reported_fast,
+    ));
+    both.extend(trials_in_both(
+        "harness::huge_output_memory_bounded",
+        &["3.11"],
+        huge_output_memory_bounded,
+    ));
+    both.extend(trials_in_both(
+        "harness::interpreter_that_breaks_during_runs",
+        &["3.11"],
+        interpreter_breaks_during_runs,
+    ));
+    both.extend(trials_in_both(
+        "harness::execution_rules",
+        &["2.7", "3.6", "3.13"],
+        execution_rules,
+    ));
+    let mut trials = vec![
         trial(
             "harness::params_and_verdicts_on_3_8",
             &["3.8"],
@@ -39,46 +75,15 @@ pub fn trials() -> Vec<Trial> {
             &["3.8"],
             missing_request_is_an_error,
         ),
-        trial("harness::every_outcome", &["3.12"], every_outcome),
-        trial(
-            "harness::every_outcome_on_2_7",
-            &["2.7"],
-            every_outcome_on_2_7,
-        ),
         trial(
             "harness::every_verdict_and_exit_code",
             &["3.11"],
             every_verdict_and_exit_code,
         ),
         trial(
-            "harness::timeout_kills_grandchildren",
-            &["3.11"],
-            timeout_kills_grandchildren,
-        ),
-        trial(
-            "harness::deep_recursion_reported_fast",
-            &["3.13"],
-            deep_recursion_reported_fast,
-        ),
-        trial(
-            "harness::huge_output_memory_bounded",
-            &["3.11"],
-            huge_output_memory_bounded,
-        ),
-        trial(
             "harness::broken_interpreters_listed_and_run_goes_on",
             &["3.11"],
             broken_interpreters,
-        ),
-        trial(
-            "harness::interpreter_that_breaks_during_runs",
-            &["3.11"],
-            interpreter_breaks_during_runs,
-        ),
-        trial(
-            "harness::execution_rules",
-            &["2.7", "3.6", "3.13"],
-            execution_rules,
         ),
         trial("harness::selection_flags", &["3.11"], selection_flags),
         trial(
@@ -96,7 +101,9 @@ pub fn trials() -> Vec<Trial> {
             "harness::version_numbers_must_be_quoted",
             version_numbers_must_be_quoted,
         ),
-    ]
+    ];
+    trials.extend(both);
+    trials
 }
 
 fn py(v: &str) -> String {
@@ -414,11 +421,18 @@ expect:
     outcome: crash
 "#;
 
-fn check_outcomes(version: &str) -> TestResult {
+fn check_outcomes(version: &str, iso: &str) -> TestResult {
     let dir = folder(&[("cases/outcomes.yaml", OUTCOMES)]);
     let (run, json) = run_json(
         dir.path(),
-        &["--pythons-toml", "/dev/null", "--python", &py(version)],
+        &[
+            "--pythons-toml",
+            "/dev/null",
+            "--python",
+            &py(version),
+            "--isolation",
+            iso,
+        ],
     );
     run.expect_code(0)?;
     let runs = runs(&json);
@@ -464,12 +478,12 @@ fn check_outcomes(version: &str) -> TestResult {
     )
 }
 
-fn every_outcome() -> TestResult {
-    check_outcomes("3.12")
+fn every_outcome(iso: &'static str) -> TestResult {
+    check_outcomes("3.12", iso)
 }
 
-fn every_outcome_on_2_7() -> TestResult {
-    check_outcomes("2.7")
+fn every_outcome_on_2_7(iso: &'static str) -> TestResult {
+    check_outcomes("2.7", iso)
 }
 
 fn every_verdict_and_exit_code() -> TestResult {
@@ -563,7 +577,7 @@ fn pid_alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-fn timeout_kills_grandchildren() -> TestResult {
+fn timeout_kills_grandchildren(iso: &'static str) -> TestResult {
     let text = r#"title: hangs
 timeout: 30
 code: |
@@ -594,6 +608,8 @@ expect:
             &py("3.11"),
             "--timeout",
             "3",
+            "--isolation",
+            iso,
         ],
     );
     run.expect_code(0)?;
@@ -618,13 +634,20 @@ expect:
     Ok(())
 }
 
-fn deep_recursion_reported_fast() -> TestResult {
+fn deep_recursion_reported_fast(iso: &'static str) -> TestResult {
     let text = "title: deep\ncode: |\n  import sys\n  sys.setrecursionlimit(200000)\n  def f(n):\n      return f(n + 1)\n  f(0)\nexpect:\n  - outcome: error\n    exception: RecursionError\n";
     let dir = folder(&[("cases/deep.yaml", text)]);
     let start = Instant::now();
     let (run, json) = run_json(
         dir.path(),
-        &["--pythons-toml", "/dev/null", "--python", &py("3.13")],
+        &[
+            "--pythons-toml",
+            "/dev/null",
+            "--python",
+            &py("3.13"),
+            "--isolation",
+            iso,
+        ],
     );
     let took = start.elapsed();
     run.expect_code(0)?;
@@ -645,7 +668,7 @@ fn deep_recursion_reported_fast() -> TestResult {
     check(took < Duration::from_secs(10), format!("took {took:?}"))
 }
 
-fn huge_output_memory_bounded() -> TestResult {
+fn huge_output_memory_bounded(iso: &'static str) -> TestResult {
     let text = "title: loud\ncode: |\n  import sys\n  chunk = 'x' * 1023 + '\\n'\n  for _ in range(100 * 1024):\n      sys.stdout.write(chunk)\n  sys.stdout.write('THE END\\n')\n";
     let dir = folder(&[("cases/loud.yaml", text)]);
     let json_path = dir.path().join("r.json");
@@ -655,6 +678,8 @@ fn huge_output_memory_bounded() -> TestResult {
             "/dev/null",
             "--python",
             &py("3.11"),
+            "--isolation",
+            iso,
             "--json",
         ])
         .arg(&json_path)
@@ -767,14 +792,15 @@ fn broken_interpreters() -> TestResult {
     )
 }
 
-fn interpreter_breaks_during_runs() -> TestResult {
-    // Answers the probe like the real interpreter, then misbehaves when running cases.
+fn interpreter_breaks_during_runs(iso: &'static str) -> TestResult {
+    // Answers the probe like the real interpreter, then misbehaves when running cases (in both
+    // isolations: a fork server that cannot start falls back to exec isolation).
     let real = py("3.11");
     let dir = folder(&[
         ("cases/a.yaml", "title: a\ncode: pass\n"),
-        ("fake/garbage", &format!("#!/bin/sh\nif [ \"$1\" = -c ]; then exec {real} \"$@\"; fi\necho 'garbage'\nexit 0\n")),
-        ("fake/hangs", &format!("#!/bin/sh\nif [ \"$1\" = -c ]; then exec {real} \"$@\"; fi\nsleep 300\n")),
-        ("fake/signal", &format!("#!/bin/sh\nif [ \"$1\" = -c ]; then exec {real} \"$@\"; fi\nkill -KILL $$\n")),
+        ("fake/garbage", &format!("#!/bin/sh\ncase \"$2\" in *'interpreter probe'*) exec {real} \"$@\";; esac\necho 'garbage'\nexit 0\n")),
+        ("fake/hangs", &format!("#!/bin/sh\ncase \"$2\" in *'interpreter probe'*) exec {real} \"$@\";; esac\nsleep 300\n")),
+        ("fake/signal", &format!("#!/bin/sh\ncase \"$2\" in *'interpreter probe'*) exec {real} \"$@\";; esac\nkill -KILL $$\n")),
     ]);
     for f in ["garbage", "hangs", "signal"] {
         make_executable(&dir.path().join("fake").join(f));
@@ -794,6 +820,8 @@ fn interpreter_breaks_during_runs() -> TestResult {
                 &path_str(&path),
                 "--timeout",
                 "2",
+                "--isolation",
+                iso,
             ],
         );
         run.expect_code(1)?;
@@ -807,7 +835,7 @@ fn interpreter_breaks_during_runs() -> TestResult {
     Ok(())
 }
 
-fn execution_rules() -> TestResult {
+fn execution_rules(iso: &'static str) -> TestResult {
     let text = r#"title: rules
 params:
   word: [héllo]
@@ -827,6 +855,12 @@ code: |
   assert "PYTHONPATH" not in os.environ and "PYTHONSTARTUP" not in os.environ
   assert os.path.abspath(os.getcwd()) == os.path.dirname(os.path.abspath(__file__))
   assert sys.stdin.read() == ""
+  import stat
+  assert stat.S_ISCHR(os.fstat(0).st_mode), "stdin is /dev/null"
+  assert stat.S_ISFIFO(os.fstat(1).st_mode) and stat.S_ISFIFO(os.fstat(2).st_mode)
+  assert os.getsid(0) == os.getpid() and os.getpgid(0) == os.getpid(), "own session and group"
+  assert sys.argv == [__file__] and sys.path[0] == os.path.dirname(__file__)
+  assert os.open(os.devnull, os.O_RDONLY) == 3, "the case's first file is fd 3"
   assert word == u"h\u00e9llo", repr(word)
   assert flag is True and none is None and ratio == 0.5
   if sys.version_info >= (3, 3):
@@ -847,6 +881,8 @@ code: |
                 &py("3.6"),
                 "-p",
                 &py("3.13"),
+                "--isolation",
+                iso,
                 "--json",
             ])
             .arg(&json_path)

@@ -10,6 +10,7 @@ mod format2;
 mod hardening;
 mod harness;
 mod init;
+mod isolation;
 mod newest;
 mod reports;
 mod requires;
@@ -26,6 +27,7 @@ fn main() {
     trials.extend(harness::trials());
     trials.extend(hardening::trials());
     trials.extend(newest::trials());
+    trials.extend(isolation::trials());
     trials.extend(requires::trials());
     trials.extend(bisect::trials());
     trials.extend(cpython_build::trials());

@@ -118,7 +118,23 @@ pub fn trial(
         .with_ignored_flag(true)
 }
 
-/// A test that also needs the program `tool` on PATH: ignored (with the reason in its kind)
+/// The two ways a run gets its process (`--isolation`).
+pub const ISOLATIONS: [&str; 2] = ["exec", "fork"];
+
+/// [`trial`] once per isolation, named `name[exec]` and `name[fork]`; the test gets the
+/// isolation to pass as `--isolation`.
+pub fn trials_in_both(
+    name: &str,
+    needs: &[&str],
+    test: fn(&'static str) -> TestResult,
+) -> Vec<Trial> {
+    ISOLATIONS
+        .iter()
+        .map(|&iso| trial(&format!("{name}[{iso}]"), needs, move || test(iso)))
+        .collect()
+}
+
+// A test that also needs the program `tool` on PATH: ignored (with the reason in its kind)
 /// when it is missing, or a failure when `CROSSPICKLE_REQUIRE_TOOLS` (comma-separated) names
 /// it, as CI does.
 pub fn tool_trial(name: &str, tool: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {

@@ -1,0 +1,623 @@
+//! How runs get their process, end to end: the result channel a case cannot reach, in both
+//! isolations; fork servers that a case kills or stops, that go idle, and that are bounded in
+//! number; `isolation: exec` in a case; and the whole corpus run both ways, compared run by run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use libtest_mimic::Trial;
+
+use crate::support::*;
+
+pub fn trials() -> Vec<Trial> {
+    let mut trials = trials_in_both(
+        "isolation::result_channel_out_of_the_cases_reach",
+        &["2.7", "3.12", "pypy"],
+        result_channel_out_of_reach,
+    );
+    trials.extend([
+        trial(
+            "isolation::a_case_that_kills_its_server_takes_no_other_run_with_it",
+            &["3.12"],
+            case_kills_its_server,
+        ),
+        trial(
+            "isolation::a_server_stopped_by_a_case_is_replaced",
+            &["3.12"],
+            case_stops_its_server,
+        ),
+        trial(
+            "isolation::idle_servers_exit_and_their_number_is_bounded",
+            &["3.11", "3.12"],
+            idle_and_bounded,
+        ),
+        trial(
+            "isolation::compiled_code_kept_between_exec_runs_is_invisible",
+            &["3.12", "3.8", "pypy", "2.7"],
+            compiled_code_cache_is_invisible,
+        ),
+        trial(
+            "isolation::a_random_hash_seed_is_the_servers_unless_the_case_says_exec",
+            &["3.12"],
+            random_hash_seed,
+        ),
+        trial(
+            "isolation::a_case_can_ask_for_exec",
+            &["2.7", "3.12", "pypy", "debug"],
+            case_asks_for_exec,
+        ),
+        trial(
+            "isolation::the_corpus_is_the_same_in_both_isolations",
+            &[
+                "2.7", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "pypy", "debug",
+                "system",
+            ],
+            corpus_equivalence,
+        ),
+    ]);
+    trials
+}
+
+fn py(v: &str) -> String {
+    path_str(&python(v).expect("checked by trial()"))
+}
+
+/// Every attack on the result channel. On crosspickle 0.1.0 (the result written to
+/// `.crosspickle-result` in the case's folder) rmtree-cwd, dir-named-like-result and
+/// open-patched turned a pass into a crash, and forge-then-os-exit and forked-child-reports
+/// turned a crash into a pass; the attacks on the standard streams and descriptors guard the
+/// channel that replaced it.
+const CHANNEL: &str = r#"title: the result channel is out of the case's reach
+params:
+  attack: [rmtree-cwd, chdir, forge-then-os-exit, dir-named-like-result, open-patched, forked-child-reports, stdout-none, close-std-streams, dup2-over-std-streams, closerange, reuse-fd]
+code: |
+  import os, sys, shutil
+  if attack == "rmtree-cwd":
+      shutil.rmtree(os.getcwd())
+  elif attack == "chdir":
+      os.chdir("/")
+  elif attack == "forge-then-os-exit":
+      record = b"crosspickle-result 1\noutcome 4\npass\nend 0\n\n"
+      for name in [".crosspickle-result", "result"]:
+          with open(name, "wb") as f:
+              f.write(record)
+      os._exit(0)
+  elif attack == "dir-named-like-result":
+      os.mkdir(".crosspickle-result")
+  elif attack == "open-patched":
+      try:
+          import builtins
+      except ImportError:
+          import __builtin__ as builtins
+      def refuse(*args, **kwargs):
+          raise IOError("no files for you")
+      builtins.open = refuse
+  elif attack == "forked-child-reports":
+      pid = os.fork()
+      if pid == 0:
+          sys.exit(0)
+      os.waitpid(pid, 0)
+      os._exit(0)
+  elif attack == "stdout-none":
+      sys.stdout = None
+      sys.stderr = None
+  elif attack == "close-std-streams":
+      os.close(1)
+      os.close(2)
+  elif attack == "dup2-over-std-streams":
+      fd = os.open(os.devnull, os.O_WRONLY)
+      os.dup2(fd, 1)
+      os.dup2(fd, 2)
+  elif attack == "closerange":
+      os.closerange(3, 4096)
+  elif attack == "reuse-fd":
+      os.closerange(3, 4096)
+      fds = [os.open(os.devnull, os.O_WRONLY) for _ in range(300)]
+expect:
+  - where: {attack: [forge-then-os-exit, forked-child-reports]}
+    outcome: crash
+"#;
+
+fn result_channel_out_of_reach(iso: &'static str) -> TestResult {
+    let dir = folder(&[("cases/channel.yaml", CHANNEL)]);
+    let mut args = vec!["--pythons-toml", "/dev/null", "--isolation", iso];
+    let pythons = [py("2.7"), py("3.12"), py("pypy")];
+    for p in &pythons {
+        args.extend(["--python", p.as_str()]);
+    }
+    let (run, json) = run_json(dir.path(), &args);
+    let runs = runs(&json);
+    check(
+        runs.len() == 33,
+        format!("{} runs\n{}", runs.len(), run.stdout),
+    )?;
+    for r in &runs {
+        let attack = r["params"]["attack"].as_str().unwrap_or("");
+        let crash = attack == "forge-then-os-exit" || attack == "forked-child-reports";
+        let (verdict, outcome) = if crash {
+            ("xfail", "crash")
+        } else {
+            ("ok", "pass")
+        };
+        check(
+            r["verdict"] == verdict && r["outcome"] == outcome,
+            format!("{attack} on {}: {r}", r["python"]),
+        )?;
+    }
+    run.expect_code(0)
+}
+
+/// The pids of crosspickle's fork servers: its children running `-c` (the boot program).
+fn servers_of(crosspickle: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in entries.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        if fields.first() == Some(&"Z") || fields.get(1) != Some(&crosspickle.to_string().as_str())
+        {
+            continue;
+        }
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        if args.get(1) == Some(&&b"-c"[..]) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn case_kills_its_server() -> TestResult {
+    let killer = "title: kills its server\ncode: |\n  import os, signal, time\n  time.sleep(0.5)\n  os.kill(os.getppid(), signal.SIGKILL)\n  time.sleep(5)\n";
+    // Runs in flight on the same server when it dies: they must keep their true verdicts.
+    let bystander = "title: bystander\nparams:\n  n: [1, 2, 3]\ncode: |\n  import time\n  time.sleep(2)\n  raise ValueError('bystander %d' % n)\nexpect:\n  - outcome: error\n    exception: ValueError\n    match: bystander\n";
+    let group = "title: kills its own group\ncode: |\n  import os, signal\n  os.killpg(0, signal.SIGKILL)\nexpect:\n  - outcome: crash\n    signal: SIGKILL\n";
+    let dir = folder(&[
+        ("cases/a-bystander.yaml", bystander),
+        ("cases/b-killer.yaml", killer),
+        ("cases/c-group.yaml", group),
+    ]);
+    let start = Instant::now();
+    let (run, json) = run_json(
+        dir.path(),
+        &[
+            "--pythons-toml",
+            "/dev/null",
+            "--python",
+            &py("3.12"),
+            "--isolation",
+            "fork",
+            "-j",
+            "4",
+        ],
+    );
+    let took = start.elapsed();
+    let runs = runs(&json);
+    check(runs.len() == 5, format!("{}\n{}", run.stdout, run.stderr))?;
+    for r in &runs {
+        let case = r["case"].as_str().unwrap_or("");
+        match case {
+            "a-bystander" | "c-group" => {
+                check(r["verdict"] == "xfail", format!("{case}: {r}"))?;
+            }
+            "b-killer" => {
+                check(
+                    r["verdict"] == "regression"
+                        && r["outcome"] == "crash"
+                        && r["message"]
+                            .as_str()
+                            .unwrap_or("")
+                            .contains("kills or stops the process that started it"),
+                    format!("{case}: {r}"),
+                )?;
+            }
+            _ => return Err(format!("unexpected run {r}").into()),
+        }
+    }
+    check(
+        run.stderr
+            .contains("was killed by SIGKILL while it ran; it was run again alone"),
+        format!("no warning about the lost server:\n{}", run.stderr),
+    )?;
+    check(took < Duration::from_secs(40), format!("took {took:?}"))?;
+    run.expect_code(1)
+}
+
+fn case_stops_its_server() -> TestResult {
+    let stopper = "title: stops its server\ncode: |\n  import os, signal\n  os.kill(os.getppid(), signal.SIGSTOP)\n";
+    let bystander = "title: bystander\ncode: |\n  import time\n  time.sleep(1)\n";
+    let dir = folder(&[
+        ("cases/a-stopper.yaml", stopper),
+        ("cases/b-bystander.yaml", bystander),
+    ]);
+    let start = Instant::now();
+    let (run, json) = run_json(
+        dir.path(),
+        &[
+            "--pythons-toml",
+            "/dev/null",
+            "--python",
+            &py("3.12"),
+            "--isolation",
+            "fork",
+        ],
+    );
+    let took = start.elapsed();
+    let runs = runs(&json);
+    check(runs.len() == 2, format!("{}\n{}", run.stdout, run.stderr))?;
+    let stopper = runs.iter().find(|r| r["case"] == "a-stopper").unwrap();
+    let bystander = runs.iter().find(|r| r["case"] == "b-bystander").unwrap();
+    check(bystander["verdict"] == "ok", format!("{bystander}"))?;
+    check(
+        stopper["outcome"] == "crash"
+            && stopper["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("did not reap a run within"),
+        format!("{stopper}"),
+    )?;
+    // Two answers awaited for 10 s each (on the shared server, then alone), no more.
+    check(took < Duration::from_secs(45), format!("took {took:?}"))?;
+    run.expect_code(1)
+}
+
+fn idle_and_bounded() -> TestResult {
+    // A quick case on 3.12, then one that takes 12 s on 3.11: the 3.12 server goes idle and
+    // exits while the 3.11 run goes on.
+    let quick = "title: quick\npython: '3.12'\ncode: pass\n";
+    let slow = "title: slow\npython: '3.11'\ncode: |\n  import time\n  time.sleep(12)\n";
+    let dir = folder(&[("cases/a-quick.yaml", quick), ("cases/b-slow.yaml", slow)]);
+    let mut child = crosspickle(dir.path())
+        .args([
+            "--pythons-toml",
+            "/dev/null",
+            "-p",
+            &py("3.11"),
+            "-p",
+            &py("3.12"),
+            "--isolation",
+            "fork",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let started = Instant::now();
+    let mut early = 0;
+    let mut late = usize::MAX;
+    while child.try_wait().unwrap().is_none() {
+        let n = servers_of(pid).len();
+        let t = started.elapsed();
+        if t < Duration::from_secs(3) {
+            early = early.max(n);
+        } else if t > Duration::from_secs(8) && t < Duration::from_secs(11) {
+            late = late.min(n);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    check(
+        early == 2,
+        format!("{early} servers at the start (wanted 2)"),
+    )?;
+    check(
+        late == 1,
+        format!("{late} servers once the 3.12 one was idle for long (wanted 1)"),
+    )?;
+
+    // Twenty case environments: twenty server keys, never more than 16 servers at once.
+    let mut files: Vec<(String, String)> = Vec::new();
+    for i in 0..20 {
+        files.push((
+            format!("cases/env-{i:02}.yaml"),
+            format!("title: env {i}\nenv:\n  WHICH: '{i}'\ncode: |\n  import os\n  assert os.environ['WHICH'] == '{i}'\n"),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = folder(&refs);
+    let json_path = dir.path().join("r.json");
+    let mut child = crosspickle(dir.path())
+        .args([
+            "--pythons-toml",
+            "/dev/null",
+            "-p",
+            &py("3.12"),
+            "--isolation",
+            "fork",
+            "-j",
+            "2",
+            "--json",
+        ])
+        .arg(&json_path)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut most = 0;
+    while child.try_wait().unwrap().is_none() {
+        most = most.max(servers_of(pid).len());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json_path).unwrap_or_default()).unwrap_or_default();
+    let all_ok = runs(&json).len() == 20 && runs(&json).iter().all(|r| r["verdict"] == "ok");
+    check(all_ok, format!("{json}"))?;
+    check(
+        (2..=16).contains(&most),
+        format!("{most} servers alive at once (at most 16)"),
+    )
+}
+
+fn compiled_code_cache_is_invisible() -> TestResult {
+    // Six runs of the same code on each interpreter, three at a time (so in three working
+    // directories): the later ones load what an earlier one compiled in another folder, and
+    // must still name their own file; code whose compiling warns is compiled by every run, so
+    // that every run says it.
+    let quiet = r#"title: quiet
+params:
+  n: [1, 2, 3, 4, 5, 6]
+code: |
+  import sys, time
+  def inner():
+      return sys._getframe().f_code.co_filename
+  class K(object):
+      where = sys._getframe().f_code.co_filename
+  assert inner() == K.where == sys._getframe().f_code.co_filename == __file__, (inner(), __file__)
+  time.sleep(0.3)
+  raise ValueError(n)
+expect:
+  - outcome: error
+    exception: ValueError
+"#;
+    let warns = "title: warns\nparams:\n  n: [1, 2, 3]\ncode: |\n  x = 1 is 1\n";
+    let dir = folder(&[("cases/quiet.yaml", quiet), ("cases/warns.yaml", warns)]);
+    let mut args = vec![
+        "--pythons-toml",
+        "/dev/null",
+        "--isolation",
+        "exec",
+        "-j",
+        "3",
+    ];
+    let pythons = [py("3.12"), py("3.8"), py("pypy"), py("2.7")];
+    for p in &pythons {
+        args.extend(["--python", p.as_str()]);
+    }
+    let (run, json) = run_json(dir.path(), &args);
+    run.expect_code(0)?;
+    let runs = runs(&json);
+    check(runs.len() == 36, format!("{json}"))?;
+    let mut files: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for r in &runs {
+        let python = r["python"].as_str().unwrap_or("").to_string();
+        if r["case"] == "quiet" {
+            // (The case asserted that its code names its own file; this checks it ran in
+            // more than one folder, so that the assertion was put to the test.)
+            let tb = r["traceback"].as_str().unwrap_or("");
+            let file = tb
+                .lines()
+                .find(|l| l.contains("case.py"))
+                .unwrap_or("")
+                .to_string();
+            files.entry(python).or_default().insert(file);
+        } else if python.starts_with("cpython-3") {
+            let stderr = r["stderr"].as_str().unwrap_or("");
+            check(stderr.contains("SyntaxWarning"), format!("{r}"))?;
+        }
+    }
+    for (python, files) in &files {
+        check(
+            files.len() >= 2,
+            format!("{python} ran in one folder only: {files:?}"),
+        )?;
+    }
+    Ok(())
+}
+
+/// The documented difference: randomness decided as the interpreter starts is the server's.
+fn random_hash_seed() -> TestResult {
+    let case = |isolation: &str| {
+        format!("title: seed\n{isolation}env:\n  PYTHONHASHSEED: random\nparams:\n  n: [1, 2, 3, 4]\ncode: |\n  print(hash('crosspickle'))\n")
+    };
+    let hashes = |text: &str, iso: &str| -> Result<BTreeSet<String>, libtest_mimic::Failed> {
+        let dir = folder(&[("cases/seed.yaml", text)]);
+        let (run, json) = run_json(
+            dir.path(),
+            &[
+                "--pythons-toml",
+                "/dev/null",
+                "-p",
+                &py("3.12"),
+                "--isolation",
+                iso,
+            ],
+        );
+        run.expect_code(0)?;
+        Ok(runs(&json)
+            .iter()
+            .map(|r| r["stdout"].as_str().unwrap_or("").to_string())
+            .collect())
+    };
+    let shared = hashes(&case(""), "fork")?;
+    check(shared.len() == 1, format!("forked runs: {shared:?}"))?;
+    let own = hashes(&case(""), "exec")?;
+    check(own.len() > 1, format!("exec'd runs: {own:?}"))?;
+    let asked = hashes(&case("isolation: exec\n"), "fork")?;
+    check(
+        asked.len() > 1,
+        format!("isolation: exec under fork: {asked:?}"),
+    )
+}
+
+fn case_asks_for_exec() -> TestResult {
+    // Under exec isolation a run's parent is crosspickle; a forked run's is its server.
+    let code = "code: |\n  import os, sys\n  parent = os.readlink('/proc/%d/exe' % os.getppid())\n  assert ('crosspickle' in parent) == EXEC, parent\n";
+    let dir = folder(&[
+        (
+            "cases/exec.yaml",
+            &format!(
+                "title: exec\nisolation: exec\n{}",
+                code.replace("EXEC", "True")
+            ),
+        ),
+        (
+            "cases/fork.yaml",
+            &format!("title: fork\n{}", code.replace("EXEC", "False")),
+        ),
+    ]);
+    let mut args = vec!["--pythons-toml", "/dev/null", "--isolation", "fork"];
+    let pythons = [py("2.7"), py("3.12"), py("pypy"), py("debug")];
+    for p in &pythons {
+        args.extend(["--python", p.as_str()]);
+    }
+    let (run, json) = run_json(dir.path(), &args);
+    run.expect_code(0)?;
+    check(runs(&json).len() == 8, format!("{json}"))?;
+    // And --isolation exec makes every run exec'd: the fork case now fails.
+    args[3] = "exec";
+    let (run, json) = run_json(dir.path(), &args);
+    run.expect_code(1)?;
+    let failed: BTreeSet<String> = runs(&json)
+        .iter()
+        .filter(|r| r["verdict"] != "ok")
+        .map(|r| r["case"].as_str().unwrap_or("").to_string())
+        .collect();
+    check(
+        failed == BTreeSet::from(["fork".to_string()]),
+        format!("{failed:?}"),
+    )?;
+    // An unknown isolation is a load error with its place.
+    let dir = folder(&[(
+        "cases/bad.yaml",
+        "title: t\nisolation: thread\ncode: pass\n",
+    )]);
+    let (run, _) = run_json(
+        dir.path(),
+        &["--pythons-toml", "/dev/null", "-p", &py("3.12")],
+    );
+    run.expect_code(2)?;
+    check(
+        run.stderr.contains("bad.yaml:2") && run.stderr.contains("thread"),
+        &run.stderr,
+    )
+}
+
+/// What must be equal between the two isolations for one run: outcome, exception, signal and
+/// message, with addresses and temporary paths made alike.
+fn comparable(r: &serde_json::Value) -> String {
+    let text = |k: &str| r[k].as_str().unwrap_or("").to_string();
+    format!(
+        "{} | {} | {} | {}",
+        text("outcome"),
+        text("exception"),
+        text("signal"),
+        normalise(&text("message"))
+    )
+}
+
+fn normalise(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("0x") {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + 2..];
+        let n = tail
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(tail.len());
+        out.push_str(if n > 0 { "0xADDR" } else { "0x" });
+        rest = &tail[n..];
+    }
+    out.push_str(rest);
+    // Temporary folders: /tmp/crosspickle-XXXXXX/run-XXXXXX and the like.
+    let mut cleaned = String::new();
+    for word in out.split_inclusive(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+        if word.contains("/crosspickle-") {
+            cleaned.push_str("<tmp>");
+            if let Some(last) = word.chars().last().filter(|c| !c.is_alphanumeric()) {
+                cleaned.push(last);
+            }
+        } else {
+            cleaned.push_str(word);
+        }
+    }
+    cleaned
+}
+
+fn corpus_equivalence() -> TestResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = folder(&[]);
+    let mut results = Vec::new();
+    for iso in ISOLATIONS {
+        let mut args = vec![
+            "--pythons-toml".to_string(),
+            "/dev/null".to_string(),
+            "--isolation".to_string(),
+            iso.to_string(),
+            path_str(&root.join("cases")),
+        ];
+        for v in [
+            "2.7", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "pypy", "debug",
+            "system",
+        ] {
+            args.push("--python".into());
+            args.push(py(v));
+        }
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (run, json) = run_json(dir.path(), &a);
+        check(
+            run.code == 0 || run.code == 1,
+            format!("{iso}: exit {}\n{}", run.code, run.stderr),
+        )?;
+        let by_run: BTreeMap<String, String> = runs(&json)
+            .iter()
+            .map(|r| {
+                let name = format!(
+                    "{}[{}] {} {}",
+                    r["case"],
+                    r["params"],
+                    r["dump_python"].as_str().unwrap_or(""),
+                    r["python"]
+                );
+                (name, comparable(r))
+            })
+            .collect();
+        check(by_run.len() > 500, format!("{iso}: {} runs", by_run.len()))?;
+        results.push(by_run);
+    }
+    let (exec, fork) = (&results[0], &results[1]);
+    let mut differences = Vec::new();
+    for (name, e) in exec {
+        match fork.get(name) {
+            Some(f) if f == e => {}
+            Some(f) => differences.push(format!("{name}\n  exec: {e}\n  fork: {f}")),
+            None => differences.push(format!("{name}: missing under fork")),
+        }
+    }
+    for name in fork.keys().filter(|n| !exec.contains_key(*n)) {
+        differences.push(format!("{name}: missing under exec"));
+    }
+    check(
+        differences.is_empty(),
+        format!(
+            "{} runs differ between exec and fork:\n{}",
+            differences.len(),
+            differences.join("\n")
+        ),
+    )
+}
