@@ -49,10 +49,7 @@ pub fn trials() -> Vec<Trial> {
         ),
         trial(
             "isolation::the_corpus_is_the_same_in_both_isolations",
-            &[
-                "2.7", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "pypy", "debug",
-                "system",
-            ],
+            &[EVERY_PYTHON, NEWEST_PYTHONS].concat(),
             corpus_equivalence,
         ),
     ]);
@@ -571,10 +568,7 @@ fn corpus_equivalence() -> TestResult {
             iso.to_string(),
             path_str(&root.join("cases")),
         ];
-        for v in [
-            "2.7", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "pypy", "debug",
-            "system",
-        ] {
+        for v in EVERY_PYTHON.iter().chain(NEWEST_PYTHONS) {
             args.push("--python".into());
             args.push(py(v));
         }

@@ -13,7 +13,7 @@ pub fn trials() -> Vec<Trial> {
     vec![
         trial(
             "newest::pythons_toml_lists_every_newest_interpreter",
-            &["3.14", "3.15", "3.14d", "3.15d", "pypy3.11", "pypy8"],
+            NEWEST_PYTHONS,
             pythons_toml_lists_newest,
         ),
         trial(

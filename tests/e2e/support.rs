@@ -267,6 +267,9 @@ pub const EVERY_PYTHON: &[&str] = &[
     "2.7", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "pypy", "debug", "system",
 ];
 
+/// The newest interpreters, which `.ci/newest-pythons.sh` installs where pyenv has none.
+pub const NEWEST_PYTHONS: &[&str] = &["3.14", "3.15", "3.14d", "3.15d", "pypy3.11", "pypy8"];
+
 /// `--python PATH` for each of `needs` found here, and no pythons.toml: exactly these.
 pub fn python_args(needs: &[&str]) -> Vec<String> {
     let mut args = vec!["--pythons-toml".to_string(), "/dev/null".to_string()];
