@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::driver::{observe, Request, RunDirs, Workspace};
 use super::plan::{Disposition, Plan, PlannedRun};
 use super::record::RunRecord;
-use super::server::{Forked, ServerKey, Servers};
+use super::server::{Forked, Lost, ServerKey, Servers};
 use crate::case::{Body, Case, Expected, Isolation, OutcomeKind, Params, Phase, RunSide};
 use crate::env::{EnvError, EnvOptions, Environments};
 use crate::outcome::Observed;
@@ -400,6 +400,9 @@ async fn run_python(
         .environments
         .python_for(interpreter, case, params, &ctx.cancel)
         .await?;
+    // Everything a run needs is made before it waits for its turn: a run that ends is followed
+    // at once by the next, which only starts its process.
+    let prepared = prepare(ctx, program, case, code, params, &phase)?;
     let _permit = ctx
         .processes
         .acquire()
@@ -408,11 +411,63 @@ async fn run_python(
     if ctx.cancel.is_cancelled() {
         return Err(RunFailure::Cancelled);
     }
+    let start = Instant::now();
+    let phase = phase.map(|(p, _)| p);
+    let isolation = match case.isolation {
+        Some(Isolation::Exec) => Isolation::Exec,
+        _ => ctx.options.isolation,
+    };
+    let (finished, result_file) = match isolation {
+        Isolation::Exec => (exec(ctx, &prepared).await?, prepared.dirs.result_file()),
+        Isolation::Fork => match forked(ctx, interpreter, case, params, &prepared).await? {
+            Ok(ran) => ran,
+            Err(lost) => {
+                let mut observed = Observed::new(OutcomeKind::Crash, start.elapsed().as_secs_f64());
+                observed.message = Some(format!(
+                    "{lost} while it ran, also when run again alone: the case kills or \
+                     stops the process that started it"
+                ));
+                observed.phase = phase;
+                return Ok(observed);
+            }
+        },
+    };
+    if finished.exit == Exit::Cancelled {
+        return Err(RunFailure::Cancelled);
+    }
+    Ok(observe(&finished, &result_file, prepared.timeout_s, phase))
+}
+
+/// What a run's process is started with, made before the run waits for its turn.
+struct Prepared {
+    dirs: RunDirs,
+    request: Request,
+    key: ServerKey,
+    timeout_s: f64,
+}
+
+impl Prepared {
+    fn time_limit(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout_s)
+    }
+}
+
+/// The run's folders with its code written, its request, and what its interpreter is started
+/// with.
+fn prepare(
+    ctx: &Context,
+    program: PathBuf,
+    case: &Case,
+    code: &str,
+    params: &Params,
+    phase: &Option<(Phase, PathBuf)>,
+) -> Result<Prepared, RunFailure> {
+    let request_io = || setup_io("cannot write the run's request".into());
     let dirs = ctx
         .workspace
         .run_dirs()
         .map_err(setup_io("cannot make a temporary folder".into()))?;
-    let file_name = match &phase {
+    let file_name = match phase {
         Some((Phase::Dump, _)) => "dump.py",
         Some((Phase::Load, _)) => "load.py",
         None => "case.py",
@@ -420,103 +475,87 @@ async fn run_python(
     let case_file = dirs
         .write_code(file_name, code)
         .map_err(setup_io("cannot write the case's code".into()))?;
-    let mut request = Request::new(&case_file, &dirs.result_file(), params)
-        .map_err(setup_io("cannot write the run's request".into()))?;
-    if let Some((p, data)) = &phase {
+    let mut request = Request::new(&case_file, &dirs.result_file(), params).map_err(request_io())?;
+    if let Some((p, data)) = phase {
         request = request
             .text("phase", &p.to_string())
             .path("data", data)
-            .map_err(setup_io("cannot write the run's request".into()))?;
+            .map_err(request_io())?;
     }
     let classes = case.class_names();
     if !classes.is_empty() {
         // The class names of `exception` and `instance_of`, for the driver to resolve.
         request = request.text("classes", &classes.join(","));
     }
-    let timeout_s = ctx
-        .options
-        .timeout
-        .or(case.timeout)
-        .unwrap_or(DEFAULT_TIMEOUT_S);
-    let time_limit = Duration::from_secs_f64(timeout_s);
-    let start = Instant::now();
     let key = ServerKey {
-        args: ctx
-            .workspace
-            .boot(&program)
-            .map_err(setup_io("cannot write the run's request".into()))?,
+        args: ctx.workspace.boot(&program).map_err(request_io())?,
         program,
         env: crate::python::sanitized_env(&case.env),
-    };
-    let isolation = match case.isolation {
-        Some(Isolation::Exec) => Isolation::Exec,
-        _ => ctx.options.isolation,
     };
     let request = request
         .path(
             "code_cache",
             &ctx.workspace.code_cache(&key.identity(), code),
         )
-        .map_err(setup_io("cannot write the run's request".into()))?;
-    let mut result_file = dirs.result_file();
-    let finished = match isolation {
-        Isolation::Exec => exec(ctx, &key, &dirs, &request, time_limit).await?,
-        Isolation::Fork => {
-            let (forked, lost) = ctx
-                .servers
-                .run(
-                    &key,
-                    &dirs,
-                    &request,
-                    ctx.options.capture,
-                    time_limit,
-                    &ctx.cancel,
-                )
-                .await
-                .map_err(setup_io(format!("cannot start {}", key.program.display())))?;
-            if let Some(lost) = lost {
-                let name = crate::case::run_name(&case.id, params, None, None);
-                ctx.notices.lock().unwrap().push(format!(
-                    "{name} on {}: {lost} while it ran; it was run again alone",
-                    interpreter.label
-                ));
-            }
-            match forked {
-                Forked::Finished(finished, result) => {
-                    result_file = result;
-                    finished
-                }
-                Forked::Exec => exec(ctx, &key, &dirs, &request, time_limit).await?,
-                Forked::LostTwice(lost) => {
-                    let mut observed =
-                        Observed::new(OutcomeKind::Crash, start.elapsed().as_secs_f64());
-                    observed.message = Some(format!(
-                        "{lost} while it ran, also when run again alone: the case kills or \
-                         stops the process that started it"
-                    ));
-                    observed.phase = phase.map(|(p, _)| p);
-                    return Ok(observed);
-                }
-            }
-        }
-    };
-    if finished.exit == Exit::Cancelled {
-        return Err(RunFailure::Cancelled);
+        .map_err(request_io())?;
+    let timeout_s = ctx
+        .options
+        .timeout
+        .or(case.timeout)
+        .unwrap_or(DEFAULT_TIMEOUT_S);
+    Ok(Prepared {
+        dirs,
+        request,
+        key,
+        timeout_s,
+    })
+}
+
+/// The run forked from a fork server: how it ended and where its result is, or, when it lost
+/// its server twice, why.
+async fn forked(
+    ctx: &Context,
+    interpreter: &Interpreter,
+    case: &Case,
+    params: &Params,
+    prepared: &Prepared,
+) -> Result<Result<(Finished, PathBuf), Lost>, RunFailure> {
+    let (forked, lost) = ctx
+        .servers
+        .run(
+            &prepared.key,
+            &prepared.dirs,
+            &prepared.request,
+            ctx.options.capture,
+            prepared.time_limit(),
+            &ctx.cancel,
+        )
+        .await
+        .map_err(setup_io(format!(
+            "cannot start {}",
+            prepared.key.program.display()
+        )))?;
+    if let Some(lost) = lost {
+        let name = crate::case::run_name(&case.id, params, None, None);
+        ctx.notices.lock().unwrap().push(format!(
+            "{name} on {}: {lost} while it ran; it was run again alone",
+            interpreter.label
+        ));
     }
-    let phase = phase.map(|(p, _)| p);
-    Ok(observe(&finished, &result_file, timeout_s, phase))
+    Ok(match forked {
+        Forked::Finished(finished, result) => Ok((finished, result)),
+        Forked::Exec => Ok((exec(ctx, prepared).await?, prepared.dirs.result_file())),
+        Forked::LostTwice(lost) => Err(lost),
+    })
 }
 
 /// The run in an interpreter started for it alone, reading its request on stdin (the driver
 /// then makes it a session of its own and gives it an empty stdin).
-async fn exec(
-    ctx: &Context,
-    key: &ServerKey,
-    dirs: &RunDirs,
-    request: &Request,
-    time_limit: Duration,
-) -> Result<Finished, RunFailure> {
-    let spec = ProcessSpec::new(&key.program, Some(time_limit))
+async fn exec(ctx: &Context, prepared: &Prepared) -> Result<Finished, RunFailure> {
+    let Prepared {
+        dirs, request, key, ..
+    } = prepared;
+    let spec = ProcessSpec::new(&key.program, Some(prepared.time_limit()))
         .args(key.args.iter().cloned())
         .env(key.env.clone())
         .cwd(dirs.cwd())

@@ -128,20 +128,7 @@ impl Server {
             started_any: false.into(),
             last_used: Mutex::new(Instant::now()),
         });
-        let said = tokio::spawn(async move {
-            let mut kept = Captured::new(2048);
-            if let Some(mut stderr) = stderr {
-                use tokio::io::AsyncReadExt;
-                let mut buf = vec![0u8; 8192];
-                while let Ok(n) = stderr.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    kept.push(&buf[..n]);
-                }
-            }
-            kept
-        });
+        let said = tokio::spawn(what_it_says(stderr));
         let (replies, lost, why) = (
             server.replies.clone(),
             server.lost.clone(),
@@ -155,16 +142,6 @@ impl Server {
                 }
             }
             // Gone (or it closed its stdout, which only a dying server does): learn how.
-            let ended = |status: std::io::Result<std::process::ExitStatus>| match status {
-                Ok(status) => match process::exit_of(status) {
-                    Exit::Signal(sig) => {
-                        format!("was killed by {}", crate::sys::signal::name(sig))
-                    }
-                    Exit::Code(code) => format!("exited with status {code}"),
-                    other => other.describe(),
-                },
-                Err(e) => format!("cannot be waited for: {e}"),
-            };
             let status = match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
                 Ok(status) => ended(status),
                 Err(_) => {
@@ -347,6 +324,35 @@ impl Server {
         supervised
             .map(|finished| (finished, result))
             .map_err(|e| (true, Lost(e.to_string())))
+    }
+}
+
+/// What a server says on its stderr (a traceback when it dies), kept to its first and last
+/// 2 KiB.
+async fn what_it_says(stderr: Option<tokio::process::ChildStderr>) -> Captured {
+    let mut kept = Captured::new(2048);
+    if let Some(mut stderr) = stderr {
+        use tokio::io::AsyncReadExt;
+        let mut buf = vec![0u8; 8192];
+        while let Ok(n) = stderr.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            kept.push(&buf[..n]);
+        }
+    }
+    kept
+}
+
+/// How a server ended, as its wait status tells it.
+fn ended(status: std::io::Result<std::process::ExitStatus>) -> String {
+    match status {
+        Ok(status) => match process::exit_of(status) {
+            Exit::Signal(sig) => format!("was killed by {}", crate::sys::signal::name(sig)),
+            Exit::Code(code) => format!("exited with status {code}"),
+            other => other.describe(),
+        },
+        Err(e) => format!("cannot be waited for: {e}"),
     }
 }
 
