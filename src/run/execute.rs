@@ -400,10 +400,7 @@ async fn run_python(
         .environments
         .python_for(interpreter, case, params, &ctx.cancel)
         .await?;
-    // Everything a run needs is made before it waits for its turn: a run that ends is followed
-    // at once by the next, which only starts its process.
-    let prepared = prepare(ctx, program, case, code, params, &phase)?;
-    let _permit = ctx
+    let permit = ctx
         .processes
         .acquire()
         .await
@@ -411,6 +408,7 @@ async fn run_python(
     if ctx.cancel.is_cancelled() {
         return Err(RunFailure::Cancelled);
     }
+    let prepared = prepare(ctx, program, case, code, params, &phase)?;
     let start = Instant::now();
     let phase = phase.map(|(p, _)| p);
     let isolation = match case.isolation {
@@ -432,6 +430,8 @@ async fn run_python(
             }
         },
     };
+    // Its process (and every process it started) is gone: the next run may start.
+    drop(permit);
     if finished.exit == Exit::Cancelled {
         return Err(RunFailure::Cancelled);
     }
