@@ -9,9 +9,9 @@
 # 2. The whole corpus (cases/) on every interpreter found, --isolation exec against fork.
 # 3. Peak memory of crosspickle and of all its fork servers together (RSS and PSS, sampled
 #    every 50 ms) during a corpus run with fork isolation, and of crosspickle for 2,000 runs.
-# Wall time and CPU time (of every process involved, with perf when it is installed) are
-# both given: on a machine busy with other work, wall time also depends on the scheduler's
-# share (each run's own session is its own autogroup, the xargs loop's processes share one).
+# Wall time and CPU time (of every process involved) are both given: on a machine busy with
+# other work, wall time also depends on the scheduler's share (each run's own session is its
+# own autogroup, the xargs loop's processes share one).
 # The load average is printed before and after.
 #
 # Usage: benches/overhead.sh [PYTHON] [JOBS] [REPEATS] [CORPUS_REPEATS]
@@ -39,18 +39,16 @@ make_case() { # $1 = number of runs
 make_case 200
 make_case 2000
 
-measure() { # append "wall cpu" (seconds) of "$@" to file $1; cpu is 0 without perf
-  local out=$1 t0 t1 cpu=0
+measure() { # append "wall cpu" (seconds) of "$@" to file $1
+  # CPU is that of every process "$@" waited for, and they for theirs (a fork server reaps its
+  # runs, crosspickle its servers): GNU time's, which adds nothing to a fork or an exit, where
+  # counting with perf would (and so would slow fork isolation most).
+  local out=$1 t0 t1
   shift
   t0=$(date +%s.%N)
-  if command -v perf >/dev/null; then
-    perf stat -x, -o "$work/perf.out" -e task-clock -- "$@" >/dev/null 2>&1 || true
-    cpu=$(awk -F, '/task-clock/ {print $1 / 1000}' "$work/perf.out")
-  else
-    "$@" >/dev/null 2>&1 || true
-  fi
+  /usr/bin/time -f '%U %S' -o "$work/time.out" "$@" >/dev/null 2>&1 || true
   t1=$(date +%s.%N)
-  echo "$(echo "$t1 - $t0" | bc -l) ${cpu:-0}" >> "$out"
+  echo "$(echo "$t1 - $t0" | bc -l) $(awk 'END {print $1 + $2}' "$work/time.out")" >> "$out"
 }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 wall() { cut -d' ' -f1 "$1" | median; }

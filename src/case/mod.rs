@@ -14,7 +14,7 @@ pub mod yaml;
 
 pub use load::{find_case_files, load_cases, load_file, parse_case};
 pub use load::{MAX_COMBINATIONS, MAX_TIMEOUT_S};
-pub use params::{python_float_repr, run_name, ParamValue, Params};
+pub use params::{python_float_repr, python_unicode_literal, run_name, ParamValue, Params};
 pub use pyre::compile as compile_match;
 pub use schema::{case_schema, Isolation, OutcomeKind, Phase};
 pub use selectors::{Feature, Features, InterpreterSelector, VersionRequests, WhereValue};

@@ -337,7 +337,7 @@ fn is_printable(c: char) -> bool {
 
 /// `u"..."` with everything outside printable ASCII escaped, so that Python 2 (which reads the
 /// literal as bytes) and Python 3 read the same text.
-fn python_unicode_literal(s: &str) -> String {
+pub fn python_unicode_literal(s: &str) -> String {
     let mut out = String::from("u\"");
     for c in s.chars() {
         match c {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::case::{OutcomeKind, Params, Phase};
+use crate::case::{python_unicode_literal, OutcomeKind, Params, Phase};
 use crate::outcome::{ClassRelation, Observed};
 use crate::sys::process::{Exit, Finished};
 
@@ -236,7 +236,7 @@ impl Request {
 
     /// Add a string.
     pub fn text(self, name: &'static str, text: &str) -> Self {
-        self.literal(name, python_str_literal(text))
+        self.literal(name, python_unicode_literal(text))
     }
 
     fn literal(mut self, name: &'static str, literal: String) -> Self {
@@ -250,31 +250,14 @@ impl Request {
         let items: Vec<String> = self
             .fields
             .iter()
-            .map(|(k, v)| format!("{}: {v}", python_str_literal(k)))
+            .map(|(k, v)| format!("{}: {v}", python_unicode_literal(k)))
             .collect();
         format!("{{{}}}", items.join(", "))
     }
 }
 
-/// `u"..."` with everything outside printable ASCII escaped: one line, read alike by Python 2
-/// and 3.
-fn python_str_literal(s: &str) -> String {
-    let mut out = String::from("u\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            ' '..='~' => out.push(c),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
-}
-
 fn python_path_literal(path: &Path) -> std::io::Result<String> {
-    path.to_str().map(python_str_literal).ok_or_else(|| {
+    path.to_str().map(python_unicode_literal).ok_or_else(|| {
         std::io::Error::other(format!(
             "the path {} is not UTF-8: crosspickle's temporary folder must be",
             path.display()
