@@ -178,10 +178,10 @@ impl Workspace {
         })
     }
 
-    /// Where an interpreter started with `key_bytes` (its program and environment) keeps its
-    /// compiled form of `code` (see the driver's `_compile`).
-    pub fn code_cache(&self, key_bytes: &[u8], code: &str) -> PathBuf {
-        let mut bytes = key_bytes.to_vec();
+    /// Where an interpreter started as `start_digest` names it (its program, arguments and
+    /// environment) keeps its compiled form of `code` (see the driver's `_compile`).
+    pub fn code_cache(&self, start_digest: &str, code: &str) -> PathBuf {
+        let mut bytes = start_digest.as_bytes().to_vec();
         bytes.push(0);
         bytes.extend_from_slice(code.as_bytes());
         let name = crate::sys::hash::short_hex(&bytes, 24);

@@ -1,7 +1,7 @@
 //! The run loop: executes a [`Plan`] with at most `jobs` Python processes at once, judges each
 //! run, and tells reporters through [`Event`]s. It knows nothing of output formats.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -154,6 +154,43 @@ struct Context {
     cancel: CancellationToken,
     options: ExecuteOptions,
     environments: Environments,
+    /// How each (program, case `env`) is started, made for its first run.
+    starts: std::sync::Mutex<HashMap<StartOf, Arc<Start>>>,
+}
+
+/// A program and a case `env`.
+type StartOf = (PathBuf, BTreeMap<String, String>);
+
+/// How the interpreter of every run of one program with one case `env` is started (the fork
+/// servers' key: program, `-c` boot program, environment), and its digest, which with a
+/// case's code names the compiled form of that code.
+struct Start {
+    key: ServerKey,
+    digest: String,
+}
+
+impl Context {
+    /// The [`Start`] of `program` with case environment `env`, made once for all their runs.
+    fn start_for(
+        &self,
+        program: PathBuf,
+        env: &BTreeMap<String, String>,
+    ) -> std::io::Result<Arc<Start>> {
+        let mut starts = self.starts.lock().unwrap();
+        let slot = (program, env.clone());
+        if let Some(start) = starts.get(&slot) {
+            return Ok(start.clone());
+        }
+        let key = ServerKey {
+            args: self.workspace.boot(&slot.0)?,
+            program: slot.0.clone(),
+            env: crate::python::sanitized_env(env),
+        };
+        let digest = crate::sys::hash::short_hex(&key.identity(), 32);
+        let start = Arc::new(Start { key, digest });
+        starts.insert(slot, start.clone());
+        Ok(start)
+    }
 }
 
 /// What an execution leaves: a record per planned run, in plan order (none for a run that
@@ -184,6 +221,7 @@ pub async fn execute(
         servers,
         notices: Default::default(),
         processes: Semaphore::new(options.jobs.max(1)),
+        starts: Default::default(),
         cancel: cancel.clone(),
         options: options.clone(),
         environments: Environments::new(options.environments.clone()),
@@ -442,7 +480,7 @@ async fn run_python(
 struct Prepared {
     dirs: RunDirs,
     request: Request,
-    key: ServerKey,
+    start: Arc<Start>,
     timeout_s: f64,
 }
 
@@ -487,16 +525,9 @@ fn prepare(
         // The class names of `exception` and `instance_of`, for the driver to resolve.
         request = request.text("classes", &classes.join(","));
     }
-    let key = ServerKey {
-        args: ctx.workspace.boot(&program).map_err(request_io())?,
-        program,
-        env: crate::python::sanitized_env(&case.env),
-    };
+    let start = ctx.start_for(program, &case.env).map_err(request_io())?;
     let request = request
-        .path(
-            "code_cache",
-            &ctx.workspace.code_cache(&key.identity(), code),
-        )
+        .path("code_cache", &ctx.workspace.code_cache(&start.digest, code))
         .map_err(request_io())?;
     let timeout_s = ctx
         .options
@@ -506,7 +537,7 @@ fn prepare(
     Ok(Prepared {
         dirs,
         request,
-        key,
+        start,
         timeout_s,
     })
 }
@@ -523,7 +554,7 @@ async fn forked(
     let (forked, lost) = ctx
         .servers
         .run(
-            &prepared.key,
+            &prepared.start.key,
             &prepared.dirs,
             &prepared.request,
             ctx.options.capture,
@@ -533,7 +564,7 @@ async fn forked(
         .await
         .map_err(setup_io(format!(
             "cannot start {}",
-            prepared.key.program.display()
+            prepared.start.key.program.display()
         )))?;
     if let Some(lost) = lost {
         let name = crate::case::run_name(&case.id, params, None, None);
@@ -553,8 +584,12 @@ async fn forked(
 /// then makes it a session of its own and gives it an empty stdin).
 async fn exec(ctx: &Context, prepared: &Prepared) -> Result<Finished, RunFailure> {
     let Prepared {
-        dirs, request, key, ..
+        dirs,
+        request,
+        start,
+        ..
     } = prepared;
+    let key = &start.key;
     let spec = ProcessSpec::new(&key.program, Some(prepared.time_limit()))
         .args(key.args.iter().cloned())
         .env(key.env.clone())
