@@ -118,11 +118,9 @@ expect:
 
 fn result_channel_out_of_reach(iso: &'static str) -> TestResult {
     let dir = folder(&[("cases/channel.yaml", CHANNEL)]);
-    let mut args = vec!["--pythons-toml", "/dev/null", "--isolation", iso];
-    let pythons = [py("2.7"), py("3.12"), py("pypy")];
-    for p in &pythons {
-        args.extend(["--python", p.as_str()]);
-    }
+    let mut args = python_args(&["2.7", "3.12", "pypy"]);
+    args.extend(["--isolation".into(), iso.into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (run, json) = run_json(dir.path(), &args);
     let runs = runs(&json);
     check(
@@ -384,18 +382,9 @@ expect:
 "#;
     let warns = "title: warns\nparams:\n  n: [1, 2, 3]\ncode: |\n  x = 1 is 1\n";
     let dir = folder(&[("cases/quiet.yaml", quiet), ("cases/warns.yaml", warns)]);
-    let mut args = vec![
-        "--pythons-toml",
-        "/dev/null",
-        "--isolation",
-        "exec",
-        "-j",
-        "3",
-    ];
-    let pythons = [py("3.12"), py("3.8"), py("pypy"), py("2.7")];
-    for p in &pythons {
-        args.extend(["--python", p.as_str()]);
-    }
+    let mut args = python_args(&["3.12", "3.8", "pypy", "2.7"]);
+    args.extend(["--isolation", "exec", "-j", "3"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (run, json) = run_json(dir.path(), &args);
     run.expect_code(0)?;
     let runs = runs(&json);
@@ -478,17 +467,17 @@ fn case_asks_for_exec() -> TestResult {
             &format!("title: fork\n{}", code.replace("EXEC", "False")),
         ),
     ]);
-    let mut args = vec!["--pythons-toml", "/dev/null", "--isolation", "fork"];
-    let pythons = [py("2.7"), py("3.12"), py("pypy"), py("debug")];
-    for p in &pythons {
-        args.extend(["--python", p.as_str()]);
-    }
-    let (run, json) = run_json(dir.path(), &args);
+    let pythons = python_args(&["2.7", "3.12", "pypy", "debug"]);
+    let with = |iso: &'static str| {
+        let mut args: Vec<&str> = pythons.iter().map(String::as_str).collect();
+        args.extend(["--isolation", iso]);
+        args
+    };
+    let (run, json) = run_json(dir.path(), &with("fork"));
     run.expect_code(0)?;
     check(runs(&json).len() == 8, format!("{json}"))?;
     // And --isolation exec makes every run exec'd: the fork case now fails.
-    args[3] = "exec";
-    let (run, json) = run_json(dir.path(), &args);
+    let (run, json) = run_json(dir.path(), &with("exec"));
     run.expect_code(1)?;
     let failed: BTreeSet<String> = runs(&json)
         .iter()
@@ -561,17 +550,12 @@ fn corpus_equivalence() -> TestResult {
     let dir = folder(&[]);
     let mut results = Vec::new();
     for iso in ISOLATIONS {
-        let mut args = vec![
-            "--pythons-toml".to_string(),
-            "/dev/null".to_string(),
+        let mut args = python_args(&[EVERY_PYTHON, NEWEST_PYTHONS].concat());
+        args.extend([
             "--isolation".to_string(),
             iso.to_string(),
             path_str(&root.join("cases")),
-        ];
-        for v in EVERY_PYTHON.iter().chain(NEWEST_PYTHONS) {
-            args.push("--python".into());
-            args.push(py(v));
-        }
+        ]);
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         let (run, json) = run_json(dir.path(), &a);
         check(
