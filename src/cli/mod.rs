@@ -74,7 +74,10 @@ pub fn main() -> i32 {
             return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One thread: crosspickle waits on processes and files, and hopping between worker
+    // threads cost a fork server's runs more wall time than the work it spread (measured with
+    // benches/overhead.sh: 200 forked runs 555 against 601 ms).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");

@@ -12,15 +12,22 @@ use crate::outcome::{ClassRelation, Observed};
 use crate::sys::process::{Exit, Finished};
 
 pub const DRIVER_SOURCE: &str = include_str!("driver.py");
-/// The `-c` program: loads the driver, compiled once per interpreter and kept marshalled in
-/// the workspace (compiling it from source costs a few milliseconds a run), and runs it. The
-/// first process to need it has a child of its own compile it, so that it too starts from the
-/// loaded form, as every other process does.
+/// The `-c` program: loads the driver, compiled once per interpreter and kept marshalled
+/// behind the interpreter's `sys.version` (compiling it from source costs a few milliseconds
+/// a run), and runs it. It is short because every process compiles it.
 const BOOT_TEMPLATE: &str = include_str!("boot.py");
+/// What the boot program runs, as a string it holds, when the driver's compiled form is
+/// missing or not this interpreter's: a child of its own compiles it, so that this process
+/// too starts from the loaded form, as every other process does.
+const BOOT_FALLBACK: &str = include_str!("boot_fallback.py");
 
 /// The driver on disk, its compiled forms, and a folder for each run's files.
 pub struct Workspace {
     root: tempfile::TempDir,
+    /// Where the driver's source and its compiled forms are kept: a folder of the cache
+    /// folder named by the driver's digest (kept from one crosspickle to the next), else the
+    /// workspace.
+    drivers: PathBuf,
     /// The runs' private files: result records and output FIFOs. In memory (`/dev/shm`) where
     /// there is such a folder: on a disk, making a FIFO costs more than the rest of what
     /// crosspickle does for a forked run.
@@ -134,19 +141,28 @@ impl Drop for RunDirs {
 }
 
 impl Workspace {
-    pub fn new() -> std::io::Result<Self> {
+    /// A new workspace; the driver's compiled forms are kept in `cache_dir` when there is one
+    /// that can be written.
+    pub fn new(cache_dir: Option<&Path>) -> std::io::Result<Self> {
         let root = tempfile::Builder::new().prefix("crosspickle-").tempdir()?;
-        let driver = root.path().join("crosspickle_driver.py");
-        std::fs::write(&driver, DRIVER_SOURCE)?;
         for dir in ["dumps", "code", "servers"] {
             std::fs::create_dir(root.path().join(dir))?;
         }
+        let (drivers, driver) = match cache_dir.and_then(|dir| kept_driver(dir).ok()) {
+            Some(kept) => kept,
+            None => {
+                let driver = root.path().join("crosspickle_driver.py");
+                std::fs::write(&driver, DRIVER_SOURCE)?;
+                (root.path().join("code"), driver)
+            }
+        };
         let private = tempfile::Builder::new()
             .prefix("crosspickle-")
             .tempdir_in("/dev/shm")
             .or_else(|_| tempfile::Builder::new().tempdir_in(root.path()))?;
         Ok(Workspace {
             root,
+            drivers,
             private,
             driver,
             runs: 0.into(),
@@ -199,16 +215,34 @@ impl Workspace {
     }
 
     /// The arguments every Python process of a run starts with, for `program`: `-c` and the
-    /// boot program. The driver's code object is cached per program (a code object is only
-    /// good for the interpreter that made it).
+    /// boot program. The driver's code object is cached per program, behind the `sys.version`
+    /// of the interpreter that made it (a code object is only good for that interpreter).
     pub fn boot(&self, program: &Path) -> std::io::Result<[OsString; 2]> {
         let key = crate::sys::hash::short_hex(program.as_os_str().as_encoded_bytes(), 16);
-        let cache = self.root.path().join("code").join(format!("{key}.bin"));
-        let boot = BOOT_TEMPLATE
-            .replace("@CACHE@", &python_path_literal(&cache)?)
+        let cache = python_path_literal(&self.drivers.join(format!("{key}.bin")))?;
+        let fallback = BOOT_FALLBACK
+            .replace("@CACHE@", &cache)
             .replace("@SOURCE@", &python_path_literal(&self.driver)?);
+        let boot = BOOT_TEMPLATE
+            .replace("@CACHE@", &cache)
+            .replace("@FALLBACK@", &python_unicode_literal(&fallback));
         Ok(["-c".into(), boot.into()])
     }
+}
+
+/// The folder of the cache that keeps this driver's source and compiled forms, and the
+/// source's path, written there if it is not there yet.
+fn kept_driver(cache_dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
+    let mut both = DRIVER_SOURCE.as_bytes().to_vec();
+    both.extend_from_slice(BOOT_FALLBACK.as_bytes());
+    let digest = crate::sys::hash::short_hex(&both, 16);
+    let dir = cache_dir.join("drivers").join(digest);
+    std::fs::create_dir_all(&dir)?;
+    let driver = dir.join("crosspickle_driver.py");
+    if std::fs::read(&driver).ok().as_deref() != Some(DRIVER_SOURCE.as_bytes()) {
+        crate::sys::fs::write_atomic(&driver, DRIVER_SOURCE.as_bytes())?;
+    }
+    Ok((dir, driver))
 }
 
 /// What the driver is asked to run: one line, a Python dict literal of named inputs (the

@@ -211,7 +211,7 @@ pub async fn execute(
 ) -> std::io::Result<Executed> {
     let started = Instant::now();
     on_event(Event::Planned { plan });
-    let workspace = Workspace::new()?;
+    let workspace = Workspace::new(options.environments.cache_dir.as_deref())?;
     let servers = Servers::new(
         workspace.servers_dir(),
         super::server::max_alive(options.jobs.max(1)),
