@@ -1,4 +1,5 @@
-//! `crosspickle cache list|clean`: the environments made for cases with `requires`.
+//! `crosspickle cache list|clean`: the environments made for cases with `requires`, and the
+//! driver's and the cases' compiled forms kept per interpreter (`drivers/`).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -26,7 +27,8 @@ enum CacheAction {
         #[arg(long)]
         json: bool,
     },
-    /// Remove every environment (those being made right now excepted)
+    /// Remove every environment (those being made right now excepted) and the compiled forms
+    /// of the driver and of cases
     Clean {
         /// Remove the interpreters' probe answers (interpreters.json) too
         #[arg(long)]
@@ -74,6 +76,12 @@ fn list(dir: &Path, json: bool, out: &mut String) {
         );
         return;
     }
+    say!(
+        out,
+        "Compiled forms of the driver and of cases in {}: {}",
+        dir.join(DRIVERS).display(),
+        size(store::size_of(&dir.join(DRIVERS)))
+    );
     say!(out, "Environments in {}:", store::envs_dir(dir).display());
     if envs.is_empty() {
         say!(out, "  none");
@@ -119,10 +127,17 @@ fn list(dir: &Path, json: bool, out: &mut String) {
 fn clean(dir: &Path, all: bool, out: &mut String) -> Result<(), Failure> {
     let cleaned =
         store::clean(dir).map_err(|e| Failure::system(format!("cleaning {}", dir.display()), e))?;
+    let drivers = dir.join(DRIVERS);
+    let bytes = store::size_of(&drivers);
+    if drivers.exists() {
+        std::fs::remove_dir_all(&drivers)
+            .map_err(|e| Failure::system(format!("removing {}", drivers.display()), e))?;
+    }
     let mut said = format!(
-        "removed {} environments ({})",
+        "removed {} environments ({}) and the compiled forms of the driver and of cases ({})",
         cleaned.environments,
-        size(cleaned.bytes)
+        size(cleaned.bytes),
+        size(bytes)
     );
     if all {
         let probes = dir.join("interpreters.json");
@@ -135,6 +150,9 @@ fn clean(dir: &Path, all: bool, out: &mut String) -> Result<(), Failure> {
     say!(out, "{said} from {}", dir.display());
     Ok(())
 }
+
+/// The cache's folder of compiled forms (see `run::driver::Workspace`).
+const DRIVERS: &str = "drivers";
 
 fn size(bytes: u64) -> String {
     match bytes {

@@ -53,7 +53,9 @@ def _serve():
                     continue
                 raise
             if not chunk:
-                return None
+                # Nothing more to do. The server never ran case code: it has nothing to
+                # finalise that anyone could see, and crosspickle waits for it to be gone.
+                os._exit(0)
             buf += chunk
             continue
         line, buf = buf[:nl], buf[nl + 1 :]
@@ -336,37 +338,53 @@ class _Collector(object):
         pass
 
 
-def _compile(source, path, cache):
+def _read(os, path):
+    # The whole file, in as few calls as it takes (open() would add a buffered reader and
+    # six calls more).
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
+def _compile(path, cache):
     """The code object of a case's source. The first compile() of a process builds the
     classes of the ast module (a millisecond or two, and objects that change the state the
     case starts in), so the compiled form is kept per (interpreter, environment, code) at
-    `cache` and every run loads it as importlib loads a .pyc: unmarshalled, then its file
-    name set to this run's (_imp._fix_co_filename). The run that finds no compiled form has a
+    `cache`, behind the interpreter's sys.version, and every run loads it as importlib loads
+    a .pyc: unmarshalled, then its file name set to this run's (_imp._fix_co_filename). The run that finds no compiled form has a
     child of its own compile it, so that it too starts the code from what it loaded. Code
     whose compiling says anything (a SyntaxWarning) or fails is compiled by every run, so that
-    every run says it."""
+    every run says it. The source is read only to be compiled."""
+    import os
+
     fix = getattr(sys.modules.get("_imp"), "_fix_co_filename", None)
     if not cache or fix is None:
-        return compile(source, path, "exec", 0, True)
+        return compile(_read(os, path), path, "exec", 0, True)
     had = "marshal" in sys.modules
     import marshal
-    import os
 
     if not had:
         del sys.modules["marshal"]
-    code = _load_code(cache, marshal.loads)
+    code = _load_code(os, cache, marshal.loads)
     if code is None:
         pid = os.fork()
         if pid == 0:
             status = 3
             try:
                 said = sys.stderr = _Collector()
-                code = compile(source, path, "exec", 0, True)
+                code = compile(_read(os, path), path, "exec", 0, True)
                 if not said.text:
                     tmp = "%s.%d" % (cache, os.getpid())
                     f = open(tmp, "wb")
                     try:
-                        f.write(marshal.dumps(code))
+                        f.write(_version() + marshal.dumps(code))
                     finally:
                         f.close()
                     os.rename(tmp, cache)
@@ -374,22 +392,30 @@ def _compile(source, path, cache):
             finally:
                 os._exit(status)
         os.waitpid(pid, 0)
-        code = _load_code(cache, marshal.loads)
+        code = _load_code(os, cache, marshal.loads)
     if code is None:
-        return compile(source, path, "exec", 0, True)
+        return compile(_read(os, path), path, "exec", 0, True)
     fix(code, path)
     return code
 
 
-def _load_code(path, loads):
+def _version():
+    # What a compiled form is kept behind: it is only good for the interpreter that made it.
+    return sys.version if str is bytes else sys.version.encode("utf-8")
+
+
+def _load_code(os, path, loads):
     try:
-        f = open(path, "rb")
-    except (IOError, OSError):
+        data = _read(os, path)
+    except OSError:
+        return None
+    version = _version()
+    if data[: len(version)] != version:
         return None
     try:
-        return loads(f.read())
-    finally:
-        f.close()
+        return loads(data[len(version) :])
+    except Exception:
+        return None
 
 
 def _redirect(os, path, fd):
@@ -423,22 +449,12 @@ def _main(literal, server):
     params = {}
     for key, value in request.get("params", {}).items():
         params[str(key)] = _native(value)
-    f = open(case_path, "rb")
-    try:
-        source = f.read()
-    finally:
-        f.close()
-
     main = type(sys)("__main__")
     main.__file__ = case_path
     main.__builtins__ = __builtins__
     main.__dict__.update(params)
     if phase == "load":
-        f = open(data_path, "rb")
-        try:
-            main.data = f.read()
-        finally:
-            f.close()
+        main.data = _read(os, data_path)
     if class_names:
         # What the case cannot take back: the modules and builtins there before it started.
         modules_before = dict(sys.modules)
@@ -454,7 +470,7 @@ def _main(literal, server):
     exc_name = message = tb_text = classes = None
     raised = None
     try:
-        code = _compile(source, case_path, code_cache)
+        code = _compile(case_path, code_cache)
         exec(code, main.__dict__)
         if phase == "dump":
             data = main.__dict__.get("data")

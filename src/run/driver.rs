@@ -195,13 +195,14 @@ impl Workspace {
     }
 
     /// Where an interpreter started as `start_digest` names it (its program, arguments and
-    /// environment) keeps its compiled form of `code` (see the driver's `_compile`).
+    /// environment) keeps its compiled form of `code` (see the driver's `_compile`): with the
+    /// driver's, kept from one crosspickle to the next when there is a cache folder.
     pub fn code_cache(&self, start_digest: &str, code: &str) -> PathBuf {
         let mut bytes = start_digest.as_bytes().to_vec();
         bytes.push(0);
         bytes.extend_from_slice(code.as_bytes());
         let name = crate::sys::hash::short_hex(&bytes, 24);
-        self.root.path().join("code").join(format!("{name}.case"))
+        self.drivers.join(format!("{name}.case"))
     }
 
     /// Where the pickle of dump number `n` is kept for the loads that read it.
