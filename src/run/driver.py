@@ -204,33 +204,118 @@ def _type_name(exc_type):
 
 
 def _traceback(exc_type, exc, tb):
-    # Keep the first and last frames only: a RecursionError 100,000 frames deep is reported as
-    # fast as it is raised. The driver's own frames (its exec(), its compile()) are dropped.
-    import traceback
-
+    # As Python prints it, without its traceback module: importing that (and linecache,
+    # tokenize, re...) took a run that raised 10 to 15 ms, and it would stay imported for the
+    # case's atexit handlers and finalisation. Keep the first and last frames only: a
+    # RecursionError 100,000 frames deep is reported as fast as it is raised. The driver's own
+    # frames (its exec(), its compile()) are dropped.
     own = _traceback.__code__.co_filename
     while tb is not None and tb.tb_frame.f_code.co_filename == own:
         tb = tb.tb_next
+    frames = []
     count = 0
-    t = tb
-    while t is not None:
+    while tb is not None:
         count += 1
-        t = t.tb_next
+        if count <= _HEAD_FRAMES:
+            frames.append(tb)
+        else:
+            frames.append(tb)
+            if len(frames) > _HEAD_FRAMES + _TAIL_FRAMES:
+                del frames[_HEAD_FRAMES]
+        tb = tb.tb_next
     lines = ["Traceback (most recent call last):\n"]
-    if count <= _HEAD_FRAMES + _TAIL_FRAMES:
-        lines.extend(traceback.format_list(traceback.extract_tb(tb)))
-    else:
-        lines.extend(traceback.format_list(traceback.extract_tb(tb, _HEAD_FRAMES)))
-        lines.append("  [... %d frames omitted ...]\n" % (count - _HEAD_FRAMES - _TAIL_FRAMES))
-        t = tb
-        for _ in range(count - _TAIL_FRAMES):
-            t = t.tb_next
-        lines.extend(traceback.format_list(traceback.extract_tb(t)))
-    try:
-        lines.extend(traceback.format_exception_only(exc_type, exc))
-    except Exception:
-        lines.append(_type_name(exc_type) + "\n")
+    sources = {}
+    for i, t in enumerate(frames):
+        if i == _HEAD_FRAMES and count > _HEAD_FRAMES + _TAIL_FRAMES:
+            lines.append("  [... %d frames omitted ...]\n" % (count - _HEAD_FRAMES - _TAIL_FRAMES))
+        code = t.tb_frame.f_code
+        lines.append('  File "%s", line %s, in %s\n' % (code.co_filename, t.tb_lineno, code.co_name))
+        line = _source_line(sources, code.co_filename, t.tb_lineno)
+        if line:
+            lines.append("    %s\n" % line)
+    lines.extend(_exception_only(exc_type, exc))
     return "".join(lines)
+
+
+def _exception_only(exc_type, exc):
+    # The last lines of a traceback, as traceback.format_exception_only writes them; a
+    # SyntaxError (its text and caret) is left to that module.
+    if isinstance(exc_type, type) and issubclass(exc_type, SyntaxError):
+        try:
+            import traceback
+
+            return traceback.format_exception_only(exc_type, exc)
+        except Exception:
+            pass
+    module = getattr(exc_type, "__module__", None)
+    name = getattr(exc_type, "__qualname__", None) or exc_type.__name__
+    if module not in (None, "__main__", "builtins", "exceptions"):
+        name = module + "." + name
+    try:
+        text = str(exc)
+    except Exception:
+        try:
+            text = unicode(exc).encode("ascii", "backslashreplace")  # noqa: F821 (Python 2)
+        except Exception:
+            text = "<exception str() failed>"
+    lines = [name + ": " + text + "\n" if text else name + "\n"]
+    notes = getattr(exc, "__notes__", None)
+    if isinstance(notes, (list, tuple)):
+        for note in notes:
+            lines.append(note + "\n" if isinstance(note, str) else "<note str() failed>\n")
+    return lines
+
+
+def _source_line(sources, filename, lineno):
+    # Line `lineno` of a source file, stripped, as linecache finds it: decoded as its coding
+    # cookie says (UTF-8 when it says nothing; kept as bytes on Python 2), None when there is no
+    # such file (<string>, <frozen ...>) or line.
+    lines = sources.get(filename)
+    if lines is None:
+        lines = sources[filename] = _source_lines(filename)
+    if not isinstance(lineno, int) or not 0 < lineno <= len(lines):
+        return None
+    line = lines[lineno - 1].strip()
+    if sys.version_info[0] == 2:
+        return line
+    try:
+        return line.decode(lines.encoding, "replace")
+    except Exception:
+        return line.decode("utf-8", "replace")
+
+
+class _Lines(list):
+    encoding = "utf-8"
+
+
+def _source_lines(filename):
+    import os
+
+    lines = _Lines()
+    try:
+        data = _read(os, filename)
+    except Exception:
+        return lines
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines.extend(data.split(b"\n"))
+    for line in lines[:2]:
+        # PEP 263: `coding[:=]` in a comment line of the first two.
+        stripped = line.lstrip(b" \t\f")
+        if not stripped.startswith(b"#"):
+            if stripped.strip():
+                break
+            continue
+        at = stripped.find(b"coding")
+        if at >= 0 and stripped[at + 6 : at + 7] in (b":", b"="):
+            name = stripped[at + 7 :].lstrip(b" \t")
+            end = 0
+            while end < len(name) and (name[end : end + 1].isalnum() or name[end : end + 1] in b"-_."):
+                end += 1
+            if end:
+                lines.encoding = name[:end].decode("ascii")
+            break
+    return lines
 
 
 _MISSING = object()
