@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
 use crate::env::store;
+use crate::run::driver::DRIVERS_DIR as DRIVERS;
 
 #[derive(Debug, Args)]
 pub struct CacheArgs {
@@ -150,9 +151,6 @@ fn clean(dir: &Path, all: bool, out: &mut String) -> Result<(), Failure> {
     say!(out, "{said} from {}", dir.display());
     Ok(())
 }
-
-/// The cache's folder of compiled forms (see `run::driver::Workspace`).
-const DRIVERS: &str = "drivers";
 
 fn size(bytes: u64) -> String {
     match bytes {

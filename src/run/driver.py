@@ -442,9 +442,10 @@ def _compile(path, cache):
     """The code object of a case's source. The first compile() of a process builds the
     classes of the ast module (a millisecond or two, and objects that change the state the
     case starts in), so the compiled form is kept per (interpreter, environment, code) at
-    `cache`, behind the interpreter's sys.version, and every run loads it as importlib loads
-    a .pyc: unmarshalled, then its file name set to this run's (_imp._fix_co_filename). The run that finds no compiled form has a
-    child of its own compile it, so that it too starts the code from what it loaded. Code
+    `cache`, behind the interpreter's sys.version and the file's name, and every run loads it
+    as importlib loads a .pyc: unmarshalled, then its file name set to this run's
+    (_imp._fix_co_filename). The run that finds no compiled form has a child of its own
+    compile it, so that it too starts the code from what it loaded. Code
     whose compiling says anything (a SyntaxWarning) or fails is compiled by every run, so that
     every run says it. The source is read only to be compiled."""
     import os
@@ -469,7 +470,7 @@ def _compile(path, cache):
                     tmp = "%s.%d" % (cache, os.getpid())
                     f = open(tmp, "wb")
                     try:
-                        f.write(_version() + marshal.dumps(code))
+                        f.write(_header(os, cache) + marshal.dumps(code))
                     finally:
                         f.close()
                     os.rename(tmp, cache)
@@ -484,9 +485,13 @@ def _compile(path, cache):
     return code
 
 
-def _version():
-    # What a compiled form is kept behind: it is only good for the interpreter that made it.
-    return sys.version if str is bytes else sys.version.encode("utf-8")
+def _header(os, path):
+    # What a compiled form is kept behind: it is only good for the interpreter that made it,
+    # and under the name it was written to (which names the code it is).
+    name = os.path.basename(path)
+    if str is bytes:
+        return sys.version + b" " + name + b"\n"
+    return sys.version.encode("utf-8") + b" " + name.encode("utf-8") + b"\n"
 
 
 def _load_code(os, path, loads):
@@ -494,7 +499,7 @@ def _load_code(os, path, loads):
         data = _read(os, path)
     except OSError:
         return None
-    version = _version()
+    version = _header(os, path)
     if data[: len(version)] != version:
         return None
     try:

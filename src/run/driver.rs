@@ -13,8 +13,8 @@ use crate::sys::process::{Exit, Finished};
 
 pub const DRIVER_SOURCE: &str = include_str!("driver.py");
 /// The `-c` program: loads the driver, compiled once per interpreter and kept marshalled
-/// behind the interpreter's `sys.version` (compiling it from source costs a few milliseconds
-/// a run), and runs it. It is short because every process compiles it.
+/// behind the interpreter's `sys.version` and the file's name (compiling it from source costs
+/// a few milliseconds a run), and runs it. It is short because every process compiles it.
 const BOOT_TEMPLATE: &str = include_str!("boot.py");
 /// What the boot program runs, as a string it holds, when the driver's compiled form is
 /// missing or not this interpreter's: a child of its own compiles it, so that this process
@@ -220,16 +220,21 @@ impl Workspace {
     /// of the interpreter that made it (a code object is only good for that interpreter).
     pub fn boot(&self, program: &Path) -> std::io::Result<[OsString; 2]> {
         let key = crate::sys::hash::short_hex(program.as_os_str().as_encoded_bytes(), 16);
-        let cache = python_path_literal(&self.drivers.join(format!("{key}.bin")))?;
+        let name = format!("{key}.bin");
+        let cache = python_path_literal(&self.drivers.join(&name))?;
         let fallback = BOOT_FALLBACK
             .replace("@CACHE@", &cache)
             .replace("@SOURCE@", &python_path_literal(&self.driver)?);
         let boot = BOOT_TEMPLATE
             .replace("@CACHE@", &cache)
+            .replace("@NAME@", &name)
             .replace("@FALLBACK@", &python_unicode_literal(&fallback));
         Ok(["-c".into(), boot.into()])
     }
 }
+
+/// The cache folder's folder of drivers and their compiled forms, one folder per driver.
+pub const DRIVERS_DIR: &str = "drivers";
 
 /// The folder of the cache that keeps this driver's source and compiled forms, and the
 /// source's path, written there if it is not there yet.
@@ -237,7 +242,7 @@ fn kept_driver(cache_dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
     let mut both = DRIVER_SOURCE.as_bytes().to_vec();
     both.extend_from_slice(BOOT_FALLBACK.as_bytes());
     let digest = crate::sys::hash::short_hex(&both, 16);
-    let dir = cache_dir.join("drivers").join(digest);
+    let dir = cache_dir.join(DRIVERS_DIR).join(digest);
     std::fs::create_dir_all(&dir)?;
     let driver = dir.join("crosspickle_driver.py");
     if std::fs::read(&driver).ok().as_deref() != Some(DRIVER_SOURCE.as_bytes()) {

@@ -38,6 +38,11 @@ pub fn trials() -> Vec<Trial> {
             compiled_code_cache_is_invisible,
         ),
         trial(
+            "isolation::compiled_forms_are_kept_checked_and_remade",
+            &["2.7", "3.12", "pypy"],
+            compiled_forms_kept,
+        ),
+        trial(
             "isolation::a_random_hash_seed_is_the_servers_unless_the_case_says_exec",
             &["3.12"],
             random_hash_seed,
@@ -414,6 +419,153 @@ expect:
         )?;
     }
     Ok(())
+}
+
+/// The driver's and the cases' compiled forms, kept in the cache folder from one crosspickle
+/// to the next: reused as they are; remade when another interpreter made them, when they are
+/// another file's (the driver's form found as a case's, and the other way round) or when they
+/// do not load; removed by `cache clean`. Every run is right whatever it finds there.
+fn compiled_forms_kept() -> TestResult {
+    let case = "title: kept\nparams:\n  n: [1, 2]\ncode: |\n  import sys\n  raise ValueError('boom %d' % n)\nexpect:\n  - outcome: error\n    exception: ValueError\n    match: boom\n";
+    let dir = folder(&[("cases/kept.yaml", case)]);
+    let cache = tempfile::tempdir().unwrap();
+    let pythons = ["2.7", "3.12", "pypy"];
+    let run = |iso: &str| -> TestResult {
+        let mut args = python_args(&pythons);
+        args.extend(["--isolation".into(), iso.into()]);
+        let json = dir.path().join("results.json");
+        let out = crosspickle(dir.path())
+            .env("CROSSPICKLE_CACHE_DIR", cache.path())
+            .args(&args)
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        let run = Run::from(out);
+        run.expect_code(0)?;
+        let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&json)?)?;
+        let runs = runs(&value);
+        check(
+            runs.len() == 6,
+            format!("{} runs\n{}", runs.len(), run.stdout),
+        )?;
+        for r in &runs {
+            let tb = r["traceback"].as_str().unwrap_or("");
+            let n = r["params"]["n"].as_i64().unwrap_or(0);
+            check(
+                tb.contains("case.py\", line 2, in <module>")
+                    && tb.contains("    raise ValueError('boom %d' % n)\n")
+                    && tb.ends_with(&format!("ValueError: boom {n}\n")),
+                format!("{iso}: {r}"),
+            )?;
+        }
+        Ok(())
+    };
+    // What is kept: path -> (modified, bytes).
+    let kept = || -> BTreeMap<std::path::PathBuf, (std::time::SystemTime, Vec<u8>)> {
+        let mut files = BTreeMap::new();
+        let mut stack = vec![cache.path().join("drivers")];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let m = e.metadata().unwrap();
+                if m.is_dir() {
+                    stack.push(e.path());
+                } else {
+                    let bytes = std::fs::read(e.path()).unwrap();
+                    files.insert(e.path(), (m.modified().unwrap(), bytes));
+                }
+            }
+        }
+        files
+    };
+    let compiled = |files: &BTreeMap<std::path::PathBuf, (std::time::SystemTime, Vec<u8>)>| {
+        files
+            .iter()
+            .filter(|(p, _)| p.extension().is_some_and(|e| e == "bin" || e == "case"))
+            .map(|(p, (_, b))| (p.clone(), b.clone()))
+            .collect::<Vec<_>>()
+    };
+    run("exec")?;
+    let first = kept();
+    let forms = compiled(&first);
+    // One driver per interpreter; a case's code for those that set a loaded code's file name.
+    let drivers = forms
+        .iter()
+        .filter(|(p, _)| p.extension().unwrap() == "bin")
+        .count();
+    check(
+        drivers == 3 && forms.len() > 3,
+        format!("kept: {:?}", first.keys()),
+    )?;
+    std::thread::sleep(Duration::from_millis(20));
+    run("fork")?;
+    check(
+        kept() == first,
+        "a second crosspickle rewrote what it found",
+    )?;
+    // Each interpreter's forms made by another, then forms that do not load.
+    let (_, other) = forms
+        .iter()
+        .find(|(_, b)| b.starts_with(b"3.12"))
+        .unwrap()
+        .clone();
+    for (path, _) in &forms {
+        std::fs::write(path, &other)?;
+    }
+    run("exec")?;
+    let remade = compiled(&kept());
+    // Each form is behind the sys.version of the interpreter that made it.
+    let versions: Vec<Vec<u8>> = pythons
+        .iter()
+        .map(|v| {
+            std::process::Command::new(python(v).unwrap())
+                .args(["-c", "import sys; sys.stdout.write(sys.version)"])
+                .output()
+                .unwrap()
+                .stdout
+        })
+        .collect();
+    let mut makers = BTreeSet::new();
+    for (path, bytes) in &remade {
+        let Some(version) = versions.iter().find(|v| bytes.starts_with(v)) else {
+            return Err(
+                format!("{} is behind no interpreter's sys.version", path.display()).into(),
+            );
+        };
+        makers.insert(version.clone());
+        // Its header whole (sys.version, its name), then what does not load.
+        let mut broken = version.clone();
+        broken.push(b' ');
+        broken.extend_from_slice(path.file_name().unwrap().as_encoded_bytes());
+        broken.push(b'\n');
+        check(
+            bytes.starts_with(&broken),
+            format!("header of {}", path.display()),
+        )?;
+        broken.extend_from_slice(b"not a marshalled code object");
+        std::fs::write(path, broken)?;
+    }
+    check(makers.len() == 3, "forms of every interpreter")?;
+    run("fork")?;
+    run("exec")?;
+    check(
+        compiled(&kept()).len() == remade.len(),
+        "forms after remaking",
+    )?;
+    let clean = Run::from(
+        crosspickle(dir.path())
+            .args(["cache", "clean", "--cache-dir"])
+            .arg(cache.path())
+            .output()?,
+    );
+    clean.expect_code(0)?;
+    check(
+        !cache.path().join("drivers").exists()
+            && clean
+                .stdout
+                .contains("compiled forms of the driver and of cases"),
+        format!("after cache clean: {}", clean.stdout),
+    )
 }
 
 /// The documented difference: randomness decided as the interpreter starts is the server's.
