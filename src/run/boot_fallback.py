@@ -17,17 +17,21 @@ def _fallback(cache, source, marshal, version):
             break
         pid = os.fork()
         if pid == 0:
+            tmp = '%s.%d' % (cache, os.getpid())
             try:
                 f = open(source, 'rb')
                 code = compile(f.read(), source, 'exec', 0, True)
                 f.close()
-                tmp = '%s.%d' % (cache, os.getpid())
                 f = open(tmp, 'wb')
                 f.write(version + marshal.dumps(code))
                 f.close()
                 os.rename(tmp, cache)
-            finally:
-                os._exit(0)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except BaseException:
+                    pass
+            os._exit(0)
         os.waitpid(pid, 0)
     f = open(source, 'rb')
     try:

@@ -467,13 +467,7 @@ def _compile(path, cache):
                 said = sys.stderr = _Collector()
                 code = compile(_read(os, path), path, "exec", 0, True)
                 if not said.text:
-                    tmp = "%s.%d" % (cache, os.getpid())
-                    f = open(tmp, "wb")
-                    try:
-                        f.write(_header(os, cache) + marshal.dumps(code))
-                    finally:
-                        f.close()
-                    os.rename(tmp, cache)
+                    _write_atomic(os, cache, _header(os, cache) + marshal.dumps(code))
                     status = 0
             finally:
                 os._exit(status)
@@ -483,6 +477,24 @@ def _compile(path, cache):
         return compile(_read(os, path), path, "exec", 0, True)
     fix(code, path)
     return code
+
+
+def _write_atomic(os, path, data):
+    # Whole or not at all, and nothing left behind when it cannot be written (a full disk).
+    tmp = "%s.%d" % (path, os.getpid())
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+        finally:
+            os.close(fd)
+        os.rename(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _header(os, path):
