@@ -4,8 +4,10 @@
 # from other work on the machine falls on every contender alike.
 #
 # 1. 200 trivial runs (`code: pass`, one interpreter, -j JOBS): a plain
-#    `seq 200 | xargs -P JOBS -I{} python -c pass` loop (the floor: bare interpreter starts),
-#    crosspickle --isolation exec, and crosspickle --isolation fork.
+#    `seq 200 | xargs -P JOBS -I{} python -c pass` loop (the floor of exec isolation: bare
+#    interpreter starts), crosspickle --isolation exec, crosspickle --isolation fork, and a
+#    Python loop forking 200 children JOBS at a time, each ending as an interpreter does (the
+#    floor of fork isolation: what finalising a forked child costs).
 # 2. The whole corpus (cases/) on every interpreter found, --isolation exec against fork.
 # 3. Peak memory of crosspickle and of all its fork servers together (RSS and PSS, sampled
 #    every 50 ms) during a corpus run with fork isolation, and of crosspickle for 2,000 runs.
@@ -56,31 +58,47 @@ cpu() { cut -d' ' -f2 "$1" | median; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 xargs_loop() { seq 200 | xargs -P "$jobs" -I{} "$python" -c pass; }
+# shellcheck disable=SC2016
+fork_floor='import os, sys
+n, j = int(sys.argv[1]), int(sys.argv[2])
+running = started = 0
+while started < n or running:
+    while running < j and started < n:
+        if os.fork() == 0:
+            sys.exit(0)  # out of the loop, then finalised as any interpreter
+        running += 1
+        started += 1
+    os.wait()
+    running -= 1'
 
 echo "load average before: $(load)   ($(nproc) cores)"
 
 # 1. 200 trivial runs.
 "$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" >/dev/null 2>&1 || true # warm the probe cache
-: > "$work/t-xargs"; : > "$work/t-exec"; : > "$work/t-fork"
+: > "$work/t-xargs"; : > "$work/t-exec"; : > "$work/t-fork"; : > "$work/t-floor"
 for i in $(seq "$repeats"); do
-  case $((i % 3)) in
-    0) order="xargs exec fork" ;;
-    1) order="exec fork xargs" ;;
-    2) order="fork xargs exec" ;;
+  case $((i % 4)) in
+    0) order="xargs exec fork floor" ;;
+    1) order="exec fork floor xargs" ;;
+    2) order="fork floor xargs exec" ;;
+    3) order="floor xargs exec fork" ;;
   esac
   for who in $order; do
     case $who in
       xargs) measure "$work/t-xargs" bash -c "$(declare -f xargs_loop); python=$python jobs=$jobs xargs_loop" ;;
+      floor) measure "$work/t-floor" "$python" -c "$fork_floor" 200 "$jobs" ;;
       *) measure "$work/t-$who" "$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" -j "$jobs" --isolation "$who" ;;
     esac
   done
 done
 tx=$(wall "$work/t-xargs"); te=$(wall "$work/t-exec"); tf=$(wall "$work/t-fork")
 cx=$(cpu "$work/t-xargs"); ce=$(cpu "$work/t-exec"); cf=$(cpu "$work/t-fork")
+tl=$(wall "$work/t-floor"); cl=$(cpu "$work/t-floor")
 printf '200 trivial runs on %s, -j %s (medians of %s interleaved)       wall        CPU\n' "$python" "$jobs" "$repeats"
 printf '  xargs -P %s -I{} python -c pass                     %7.2fs  %7.2fs\n' "$jobs" "$tx" "$cx"
 printf '  crosspickle --isolation exec                        %7.2fs  %7.2fs   = %.2fx / %.2fx the xargs loop\n' "$te" "$ce" "$(echo "$te / $tx" | bc -l)" "$(echo "$ce / ($cx + 0.000001)" | bc -l)"
 printf '  crosspickle --isolation fork                        %7.2fs  %7.2fs   exec / fork = %.2fx / %.2fx\n' "$tf" "$cf" "$(echo "$te / $tf" | bc -l)" "$(echo "$ce / ($cf + 0.000001)" | bc -l)"
+printf '  python forking 200 children, each finalised         %7.2fs  %7.2fs   fork isolation adds %.2f ms wall, %.2f ms CPU a run\n' "$tl" "$cl" "$(echo "($tf - $tl) * 1000 / 200" | bc -l)" "$(echo "($cf - $cl) * 1000 / 200" | bc -l)"
 
 # 2. The whole corpus, both isolations.
 "$bin" "$root/cases" -j "$jobs" >/dev/null 2>&1 || true # warm: probes and the environments of `requires`
