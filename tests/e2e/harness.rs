@@ -423,17 +423,7 @@ expect:
 
 fn check_outcomes(version: &str, iso: &str) -> TestResult {
     let dir = folder(&[("cases/outcomes.yaml", OUTCOMES)]);
-    let (run, json) = run_json(
-        dir.path(),
-        &[
-            "--pythons-toml",
-            "/dev/null",
-            "--python",
-            &py(version),
-            "--isolation",
-            iso,
-        ],
-    );
+    let (run, json) = run_json(dir.path(), &args_on(&[version], &["--isolation", iso]));
     run.expect_code(0)?;
     let runs = runs(&json);
     check(runs.len() == 9, format!("{runs:?}"))?;
@@ -601,16 +591,7 @@ expect:
     let start = Instant::now();
     let (run, json) = run_json(
         dir.path(),
-        &[
-            "--pythons-toml",
-            "/dev/null",
-            "--python",
-            &py("3.11"),
-            "--timeout",
-            "3",
-            "--isolation",
-            iso,
-        ],
+        &args_on(&["3.11"], &["--timeout", "3", "--isolation", iso]),
     );
     run.expect_code(0)?;
     check(
@@ -638,17 +619,7 @@ fn deep_recursion_reported_fast(iso: &'static str) -> TestResult {
     let text = "title: deep\ncode: |\n  import sys\n  sys.setrecursionlimit(200000)\n  def f(n):\n      return f(n + 1)\n  f(0)\nexpect:\n  - outcome: error\n    exception: RecursionError\n";
     let dir = folder(&[("cases/deep.yaml", text)]);
     let start = Instant::now();
-    let (run, json) = run_json(
-        dir.path(),
-        &[
-            "--pythons-toml",
-            "/dev/null",
-            "--python",
-            &py("3.13"),
-            "--isolation",
-            iso,
-        ],
-    );
+    let (run, json) = run_json(dir.path(), &args_on(&["3.13"], &["--isolation", iso]));
     let took = start.elapsed();
     run.expect_code(0)?;
     let r = &runs(&json)[0];
@@ -673,15 +644,7 @@ fn huge_output_memory_bounded(iso: &'static str) -> TestResult {
     let dir = folder(&[("cases/loud.yaml", text)]);
     let json_path = dir.path().join("r.json");
     let mut child = crosspickle(dir.path())
-        .args([
-            "--pythons-toml",
-            "/dev/null",
-            "--python",
-            &py("3.11"),
-            "--isolation",
-            iso,
-            "--json",
-        ])
+        .args(args_on(&["3.11"], &["--isolation", iso, "--json"]))
         .arg(&json_path)
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -872,19 +835,10 @@ code: |
     let (run, json) = {
         let json_path = dir.path().join("r.json");
         let out = crosspickle(dir.path())
-            .args([
-                "--pythons-toml",
-                "/dev/null",
-                "-p",
-                &py("2.7"),
-                "-p",
-                &py("3.6"),
-                "-p",
-                &py("3.13"),
-                "--isolation",
-                iso,
-                "--json",
-            ])
+            .args(args_on(
+                &["2.7", "3.6", "3.13"],
+                &["--isolation", iso, "--json"],
+            ))
             .arg(&json_path)
             .env("PYTHONPATH", "/nonexistent")
             .env("PYTHONSTARTUP", "/nonexistent/startup.py")

@@ -61,10 +61,6 @@ pub fn trials() -> Vec<Trial> {
     trials
 }
 
-fn py(v: &str) -> String {
-    path_str(&python(v).expect("checked by trial()"))
-}
-
 /// Every attack on the result channel. On crosspickle 0.1.0 (the result written to
 /// `.crosspickle-result` in the case's folder) rmtree-cwd, dir-named-like-result and
 /// open-patched turned a pass into a crash, and forge-then-os-exit and forked-child-reports
@@ -193,16 +189,7 @@ fn case_kills_its_server() -> TestResult {
     let start = Instant::now();
     let (run, json) = run_json(
         dir.path(),
-        &[
-            "--pythons-toml",
-            "/dev/null",
-            "--python",
-            &py("3.12"),
-            "--isolation",
-            "fork",
-            "-j",
-            "4",
-        ],
+        &args_on(&["3.12"], &["--isolation", "fork", "-j", "4"]),
     );
     let took = start.elapsed();
     let runs = runs(&json);
@@ -244,17 +231,7 @@ fn case_stops_its_server() -> TestResult {
         ("cases/b-bystander.yaml", bystander),
     ]);
     let start = Instant::now();
-    let (run, json) = run_json(
-        dir.path(),
-        &[
-            "--pythons-toml",
-            "/dev/null",
-            "--python",
-            &py("3.12"),
-            "--isolation",
-            "fork",
-        ],
-    );
+    let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &["--isolation", "fork"]));
     let took = start.elapsed();
     let runs = runs(&json);
     check(runs.len() == 2, format!("{}\n{}", run.stdout, run.stderr))?;
@@ -281,16 +258,7 @@ fn idle_and_bounded() -> TestResult {
     let slow = "title: slow\npython: '3.11'\ncode: |\n  import time\n  time.sleep(12)\n";
     let dir = folder(&[("cases/a-quick.yaml", quick), ("cases/b-slow.yaml", slow)]);
     let mut child = crosspickle(dir.path())
-        .args([
-            "--pythons-toml",
-            "/dev/null",
-            "-p",
-            &py("3.11"),
-            "-p",
-            &py("3.12"),
-            "--isolation",
-            "fork",
-        ])
+        .args(args_on(&["3.11", "3.12"], &["--isolation", "fork"]))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -333,17 +301,10 @@ fn idle_and_bounded() -> TestResult {
     let dir = folder(&refs);
     let json_path = dir.path().join("r.json");
     let mut child = crosspickle(dir.path())
-        .args([
-            "--pythons-toml",
-            "/dev/null",
-            "-p",
-            &py("3.12"),
-            "--isolation",
-            "fork",
-            "-j",
-            "2",
-            "--json",
-        ])
+        .args(args_on(
+            &["3.12"],
+            &["--isolation", "fork", "-j", "2", "--json"],
+        ))
         .arg(&json_path)
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -575,17 +536,7 @@ fn random_hash_seed() -> TestResult {
     };
     let hashes = |text: &str, iso: &str| -> Result<BTreeSet<String>, libtest_mimic::Failed> {
         let dir = folder(&[("cases/seed.yaml", text)]);
-        let (run, json) = run_json(
-            dir.path(),
-            &[
-                "--pythons-toml",
-                "/dev/null",
-                "-p",
-                &py("3.12"),
-                "--isolation",
-                iso,
-            ],
-        );
+        let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &["--isolation", iso]));
         run.expect_code(0)?;
         Ok(runs(&json)
             .iter()
@@ -645,10 +596,7 @@ fn case_asks_for_exec() -> TestResult {
         "cases/bad.yaml",
         "title: t\nisolation: thread\ncode: pass\n",
     )]);
-    let (run, _) = run_json(
-        dir.path(),
-        &["--pythons-toml", "/dev/null", "-p", &py("3.12")],
-    );
+    let (run, _) = run_json(dir.path(), &python_args(&["3.12"]));
     run.expect_code(2)?;
     check(
         run.stderr.contains("bad.yaml:2") && run.stderr.contains("thread"),

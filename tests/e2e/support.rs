@@ -215,7 +215,7 @@ impl Run {
 
 /// Run crosspickle in `dir` with `args`, writing JSON to `dir/results.json`; returns the run and
 /// the parsed JSON (null when none was written).
-pub fn run_json(dir: &Path, args: &[&str]) -> (Run, serde_json::Value) {
+pub fn run_json<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> (Run, serde_json::Value) {
     let json = dir.join("results.json");
     let _ = std::fs::remove_file(&json);
     let out = crosspickle(dir)
@@ -229,6 +229,13 @@ pub fn run_json(dir: &Path, args: &[&str]) -> (Run, serde_json::Value) {
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or(serde_json::Value::Null);
     (Run::from(out), value)
+}
+
+/// `python_args(needs)`, then `extra`: the arguments of a run on those interpreters only.
+pub fn args_on(needs: &[&str], extra: &[&str]) -> Vec<String> {
+    let mut args = python_args(needs);
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
 }
 
 /// The runs of a JSON report.
