@@ -216,12 +216,9 @@ def _traceback(exc_type, exc, tb):
     count = 0
     while tb is not None:
         count += 1
-        if count <= _HEAD_FRAMES:
-            frames.append(tb)
-        else:
-            frames.append(tb)
-            if len(frames) > _HEAD_FRAMES + _TAIL_FRAMES:
-                del frames[_HEAD_FRAMES]
+        frames.append(tb)
+        if len(frames) > _HEAD_FRAMES + _TAIL_FRAMES:
+            del frames[_HEAD_FRAMES]
         tb = tb.tb_next
     lines = ["Traceback (most recent call last):\n"]
     sources = {}
@@ -270,35 +267,32 @@ def _source_line(sources, filename, lineno):
     # Line `lineno` of a source file, stripped, as linecache finds it: decoded as its coding
     # cookie says (UTF-8 when it says nothing; kept as bytes on Python 2), None when there is no
     # such file (<string>, <frozen ...>) or line.
-    lines = sources.get(filename)
-    if lines is None:
-        lines = sources[filename] = _source_lines(filename)
+    if filename not in sources:
+        sources[filename] = _source_lines(filename)
+    lines, encoding = sources[filename]
     if not isinstance(lineno, int) or not 0 < lineno <= len(lines):
         return None
     line = lines[lineno - 1].strip()
     if sys.version_info[0] == 2:
         return line
     try:
-        return line.decode(lines.encoding, "replace")
+        return line.decode(encoding, "replace")
     except Exception:
         return line.decode("utf-8", "replace")
 
 
-class _Lines(list):
-    encoding = "utf-8"
-
-
 def _source_lines(filename):
+    # The file's lines (bytes) and the encoding its coding cookie names.
     import os
 
-    lines = _Lines()
     try:
         data = _read(os, filename)
     except Exception:
-        return lines
+        return [], "utf-8"
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    lines.extend(data.split(b"\n"))
+    lines = data.split(b"\n")
+    encoding = "utf-8"
     for line in lines[:2]:
         # PEP 263: `coding[:=]` in a comment line of the first two.
         stripped = line.lstrip(b" \t\f")
@@ -313,9 +307,9 @@ def _source_lines(filename):
             while end < len(name) and (name[end : end + 1].isalnum() or name[end : end + 1] in b"-_."):
                 end += 1
             if end:
-                lines.encoding = name[:end].decode("ascii")
+                encoding = name[:end].decode("ascii")
             break
-    return lines
+    return lines, encoding
 
 
 _MISSING = object()

@@ -26,13 +26,14 @@ pub struct Workspace {
     root: tempfile::TempDir,
     /// Where the driver's source and its compiled forms are kept: a folder of the cache
     /// folder named by the driver's digest (kept from one crosspickle to the next), else the
-    /// workspace.
+    /// workspace's `code`.
     drivers: PathBuf,
     /// The runs' private files: result records and output FIFOs. In memory (`/dev/shm`) where
     /// there is such a folder: on a disk, making a FIFO costs more than the rest of what
     /// crosspickle does for a forked run.
     private: tempfile::TempDir,
-    pub driver: PathBuf,
+    /// The driver's source, in `drivers`.
+    driver: PathBuf,
     runs: std::sync::atomic::AtomicU64,
     spare: Spare,
 }
@@ -145,15 +146,17 @@ impl Workspace {
     /// that can be written.
     pub fn new(cache_dir: Option<&Path>) -> std::io::Result<Self> {
         let root = tempfile::Builder::new().prefix("crosspickle-").tempdir()?;
-        for dir in ["dumps", "code", "servers"] {
+        for dir in ["dumps", "servers"] {
             std::fs::create_dir(root.path().join(dir))?;
         }
         let (drivers, driver) = match cache_dir.and_then(|dir| kept_driver(dir).ok()) {
             Some(kept) => kept,
             None => {
-                let driver = root.path().join("crosspickle_driver.py");
+                let code = root.path().join("code");
+                std::fs::create_dir(&code)?;
+                let driver = code.join("crosspickle_driver.py");
                 std::fs::write(&driver, DRIVER_SOURCE)?;
-                (root.path().join("code"), driver)
+                (code, driver)
             }
         };
         let private = tempfile::Builder::new()
