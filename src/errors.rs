@@ -75,7 +75,10 @@ fn format_case_errors(errors: &[CaseError]) -> String {
         out.push_str(&e.to_string());
     }
     if errors.len() > 1 {
-        out.push_str(&format!("\n{} case files have errors", errors.len()));
+        let files: std::collections::BTreeSet<_> = errors.iter().map(|e| &e.path).collect();
+        let (n, m) = (errors.len(), files.len());
+        let files = if m == 1 { "1 case file".to_string() } else { format!("{m} case files") };
+        out.push_str(&format!("\n{n} errors in {files}"));
     }
     out
 }
@@ -97,3 +100,26 @@ fn format_requests(requests: &[String]) -> String {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(path: &str, line: usize) -> CaseError {
+        CaseError {
+            path: PathBuf::from(path),
+            location: Some((line, 1)),
+            message: "bad".into(),
+        }
+    }
+
+    #[test]
+    fn errors_are_counted_apart_from_the_files_they_are_in() {
+        let one = Error::Cases(vec![at("a.yaml", 2), at("a.yaml", 4)]).to_string();
+        assert!(one.ends_with("\n2 errors in 1 case file"), "{one}");
+        let two = Error::Cases(vec![at("a.yaml", 2), at("b.yaml", 1), at("a.yaml", 5)]);
+        assert!(two.to_string().ends_with("\n3 errors in 2 case files"), "{two}");
+        let single = Error::Cases(vec![at("a.yaml", 2)]).to_string();
+        assert_eq!(single.lines().count(), 1, "{single}");
+    }
+}

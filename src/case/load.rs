@@ -295,6 +295,12 @@ impl Validator<'_> {
                 self.err(at, format!("tag `{tag}` must be one word"));
             }
         }
+        for (i, module) in raw.preload.iter().enumerate() {
+            if let Some(problem) = bad_module_name(module, &raw.preload[..i]) {
+                let at = self.loc.top_item("preload", i);
+                self.err(at, format!("`preload` module `{module}` {problem}"));
+            }
+        }
         for key in raw.env.keys() {
             if key.is_empty() || key.contains('=') || key.contains('\0') {
                 let at = self.loc.key_under("env", key);
@@ -345,6 +351,7 @@ impl Validator<'_> {
             env: raw.env,
             timeout: raw.timeout,
             isolation: raw.isolation,
+            preload: raw.preload,
             params,
             body,
             expect: rules,
@@ -655,6 +662,24 @@ impl Keywords {
 }
 
 /// Why `name` cannot be a param (a global of the case's code), if it cannot.
+/// Why `name` cannot be a module of `preload` (which has `before` ahead of it), if it cannot.
+fn bad_module_name(name: &str, before: &[String]) -> Option<String> {
+    let identifier = |part: &str| {
+        part.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !name.split('.').all(identifier) {
+        return Some("is not a module name: give dotted ASCII identifiers such as `pickle` or `xml.dom`".into());
+    }
+    if name == "__main__" || name.starts_with("__crosspickle") {
+        return Some("cannot be preloaded: the run makes its own `__main__`".into());
+    }
+    if before.iter().any(|b| b == name) {
+        return Some("is listed twice".into());
+    }
+    None
+}
+
 fn bad_param_name(name: &str, round_trip: bool, keywords: &Keywords) -> Option<String> {
     let mut chars = name.chars();
     let ascii_identifier = matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
@@ -778,6 +803,24 @@ mod tests {
             "title: t\ndump: data=b''\nload: pass\nexpect:\n  - phase: dump\n    outcome: error\n"
         )
         .is_ok());
+    }
+
+    #[test]
+    fn preload_takes_module_names_once_each() {
+        let case = parse("title: t\npreload: [pickle, xml.dom, _p2]\ncode: pass\n").unwrap();
+        assert_eq!(case.preload, ["pickle", "xml.dom", "_p2"]);
+        let e = first_error("title: t\npreload: [pickle, 'a b']\ncode: pass\n");
+        assert!(e.starts_with("cases/x.yaml:2:19: `preload` module `a b` is not a module name"), "{e}");
+        for bad in ["1x", "a..b", "a.", "é", ""] {
+            let e = first_error(&format!("title: t\npreload: ['{bad}']\ncode: pass\n"));
+            assert!(e.contains("is not a module name"), "{bad}: {e}");
+        }
+        let e = first_error("title: t\npreload: [pickle, io, pickle]\ncode: pass\n");
+        assert!(e.contains(":2:23: `preload` module `pickle` is listed twice"), "{e}");
+        let e = first_error("title: t\npreload: [__main__]\ncode: pass\n");
+        assert!(e.contains("makes its own `__main__`"), "{e}");
+        let e = first_error("title: t\npreload: pickle\ncode: pass\n");
+        assert!(e.contains("cases/x.yaml:2:"), "{e}");
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub struct Case {
     /// `isolation: exec`: every run of the case starts an interpreter of its own, whatever the
     /// command line says; `fork` (or nothing): the command line decides.
     pub isolation: Option<Isolation>,
+    /// `preload`: modules every run imports before its code, in this order (a fork server
+    /// imports them once, before it forks).
+    pub preload: Vec<String>,
     pub params: IndexMap<String, Vec<ParamValue>>,
     pub body: Body,
     pub expect: Vec<Rule>,

@@ -63,6 +63,11 @@ pub(super) struct RawCase {
     pub timeout: Option<f64>,
     /// `exec` when every run of the case needs a real interpreter start.
     pub isolation: Option<Isolation>,
+    /// Modules imported before the code starts (dotted names): by a fork server before it
+    /// forks, or by a started interpreter before it runs the code.
+    #[serde(default)]
+    #[schemars(inner(pattern(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")))]
+    pub preload: Vec<String>,
     /// Param name to a non-empty list of scalar values: one run per combination, each name a
     /// global of the code. (Read for its shape only: the loader types each value from the
     /// YAML tree.)

@@ -4,6 +4,8 @@
 # interpreter would.
 #
 # boot.py runs it in the __main__ of `python -c BOOT`, with fd 0 reading requests, one a line:
+#   preload NAMES     import these modules (comma-separated, the case's `preload`), first;
+#                     one that fails is imported again where the case's code starts
 #   once LITERAL      run the request in this very process (exec isolation), then end
 #   run ID LITERAL    fork a child that runs it (its own session), reply `started ID PID`
 #                     (the child writes its pid in its result file first, then goes on only
@@ -22,6 +24,8 @@
 #   cwd, stdout, stderr   for a forked child: its working directory and output FIFOs
 #   code_cache   where this interpreter's compiled form of this very code is kept (see
 #                _compile)
+#   preload the case's `preload`, comma-separated: any not imported yet are imported again,
+#           as the code starts, so that their failure is the run's
 #   classes the class names the case's rules name (`exception`, `instance_of`), comma-
 #           separated: the result says how the raised exception's class stands to each here
 import sys
@@ -43,6 +47,7 @@ def _serve():
     read, write, fork, waitpid = os.read, os.write, os.fork, os.waitpid
     me = os.getpid()
     buf = b""
+    threads = None
     while True:
         nl = buf.find(b"\n")
         if nl < 0:
@@ -60,6 +65,9 @@ def _serve():
             continue
         line, buf = buf[:nl], buf[nl + 1 :]
         verb, _, rest = line.partition(b" ")
+        if verb == b"preload":
+            threads = _preload(rest)
+            continue
         if verb == b"once":
             try:
                 os.setsid()
@@ -69,6 +77,11 @@ def _serve():
             return rest, None
         if verb == b"run":
             ident, _, rest = rest.partition(b" ")
+            if threads:
+                # A forked child would lack those threads: this server cannot serve, and
+                # crosspickle starts an interpreter for each run instead.
+                write(2, threads)
+                os._exit(70)
             try:
                 pid = fork()
             except OSError as e:
@@ -85,6 +98,20 @@ def _serve():
             except OSError:
                 status = -1
             write(1, b"exited " + rest + b" " + _ascii(str(status)) + b"\n")
+
+
+def _preload(names):
+    # Import the case's `preload` modules; what fails is imported again as the case's code
+    # starts, and fails there. Returns why this process cannot fork runs, if it cannot.
+    for name in names.split(b","):
+        try:
+            __import__(name if str is bytes else name.decode("ascii"))
+        except BaseException:
+            pass
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return b"importing the case's preload started threads, which forked runs would lack\n"
+    return None
 
 
 def _ascii(text):
@@ -542,6 +569,7 @@ def _main(literal, server):
     data_path = _path(request.get("data"))
     code_cache = _path(request.get("code_cache"))
     class_names = [_native(n) for n in request.get("classes", "").split(",") if n]
+    preload = [_native(n) for n in request.get("preload", "").split(",") if n]
     params = {}
     for key, value in request.get("params", {}).items():
         params[str(key)] = _native(value)
@@ -566,6 +594,9 @@ def _main(literal, server):
     exc_name = message = tb_text = classes = None
     raised = None
     try:
+        for name in preload:
+            if name not in sys.modules:
+                __import__(name)
         code = _compile(case_path, code_cache)
         exec(code, main.__dict__)
         if phase == "dump":

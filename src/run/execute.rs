@@ -158,33 +158,30 @@ struct Context {
     starts: std::sync::Mutex<HashMap<StartOf, Arc<Start>>>,
 }
 
-/// A program and a case `env`.
-type StartOf = (PathBuf, BTreeMap<String, String>);
+/// A program, a case `env` and a case `preload`.
+type StartOf = (PathBuf, BTreeMap<String, String>, Vec<String>);
 
-/// How the interpreter of every run of one program with one case `env` is started (the fork
-/// servers' key: program, `-c` boot program, environment), and its digest, which with a
-/// case's code names the compiled form of that code.
+/// How the interpreter of every run of one program with one case `env` and `preload` is
+/// started (the fork servers' key: program, `-c` boot program, environment, modules imported
+/// first), and its digest, which with a case's code names the compiled form of that code.
 struct Start {
     key: ServerKey,
     digest: String,
 }
 
 impl Context {
-    /// The [`Start`] of `program` with case environment `env`, made once for all their runs.
-    fn start_for(
-        &self,
-        program: PathBuf,
-        env: &BTreeMap<String, String>,
-    ) -> std::io::Result<Arc<Start>> {
+    /// The [`Start`] of `program` for `case`, made once for all the runs that share it.
+    fn start_for(&self, program: PathBuf, case: &Case) -> std::io::Result<Arc<Start>> {
         let mut starts = self.starts.lock().unwrap();
-        let slot = (program, env.clone());
+        let slot = (program, case.env.clone(), case.preload.clone());
         if let Some(start) = starts.get(&slot) {
             return Ok(start.clone());
         }
         let key = ServerKey {
             args: self.workspace.boot(&slot.0)?,
             program: slot.0.clone(),
-            env: crate::python::sanitized_env(env),
+            env: crate::python::sanitized_env(&slot.1),
+            preload: slot.2.clone(),
         };
         let digest = crate::sys::hash::short_hex(&key.identity(), 32);
         let start = Arc::new(Start { key, digest });
@@ -525,7 +522,11 @@ fn prepare(
         // The class names of `exception` and `instance_of`, for the driver to resolve.
         request = request.text("classes", &classes.join(","));
     }
-    let start = ctx.start_for(program, &case.env).map_err(request_io())?;
+    if !case.preload.is_empty() {
+        // Imported again, where the case's code starts, if they failed before.
+        request = request.text("preload", &case.preload.join(","));
+    }
+    let start = ctx.start_for(program, case).map_err(request_io())?;
     let request = request
         .path("code_cache", &ctx.workspace.code_cache(&start.digest, code))
         .map_err(request_io())?;
@@ -568,8 +569,12 @@ async fn forked(
         )))?;
     if let Some(lost) = lost {
         let name = crate::case::run_name(&case.id, params, None, None);
+        let again = match forked {
+            Forked::Exec => "by an interpreter started for it alone",
+            _ => "alone",
+        };
         ctx.notices.lock().unwrap().push(format!(
-            "{name} on {}: {lost} while it ran; it was run again alone",
+            "{name} on {}: {lost} while it ran; it was run again {again}",
             interpreter.label
         ));
     }
@@ -595,7 +600,7 @@ async fn exec(ctx: &Context, prepared: &Prepared) -> Result<Finished, RunFailure
         .env(key.env.clone())
         .cwd(dirs.cwd())
         .stdin(Stdin::Bytes(
-            format!("once {}\n", request.to_literal()).into_bytes(),
+            format!("{}once {}\n", key.opening(), request.to_literal()).into_bytes(),
         ))
         .makes_own_session()
         .output(Output::Capture(ctx.options.capture));

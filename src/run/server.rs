@@ -50,6 +50,8 @@ pub struct ServerKey {
     pub env: Vec<(OsString, OsString)>,
     /// The program's arguments: `-c` and the boot program.
     pub args: [OsString; 2],
+    /// The case's `preload`: modules imported before any request is run.
+    pub preload: Vec<String>,
 }
 
 impl ServerKey {
@@ -64,7 +66,21 @@ impl ServerKey {
             bytes.push(0);
             bytes.extend_from_slice(part.as_encoded_bytes());
         }
+        for module in &self.preload {
+            bytes.push(1);
+            bytes.extend_from_slice(module.as_bytes());
+        }
         bytes
+    }
+
+    /// What the process reads first, before its request (`once`) or requests (`run`): the
+    /// modules to import (`preload a,b`), if there are any.
+    pub fn opening(&self) -> String {
+        if self.preload.is_empty() {
+            String::new()
+        } else {
+            format!("preload {}\n", self.preload.join(","))
+        }
     }
 }
 
@@ -91,7 +107,8 @@ struct Replies {
 pub struct Server {
     key: ServerKey,
     pid: u32,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    /// Its input, and what it must read before the first request (its key's opening).
+    stdin: tokio::sync::Mutex<(Option<ChildStdin>, String)>,
     replies: Arc<Mutex<Replies>>,
     /// Cancelled once the server is gone (its stdout closed): nothing more will be answered.
     lost: CancellationToken,
@@ -117,9 +134,9 @@ impl Server {
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let server = Arc::new(Server {
+            stdin: tokio::sync::Mutex::new((stdin, key.opening())),
             key,
             pid,
-            stdin: tokio::sync::Mutex::new(stdin),
             replies: Arc::new(Mutex::new(Replies::default())),
             lost: CancellationToken::new(),
             why: Arc::new(Mutex::new(None)),
@@ -186,10 +203,11 @@ impl Server {
 
     async fn send(&self, line: String) -> Result<(), Lost> {
         let mut stdin = self.stdin.lock().await;
-        let Some(pipe) = stdin.as_mut() else {
+        let (Some(pipe), opening) = &mut *stdin else {
             return Err(Lost("its fork server was retired".into()));
         };
-        if pipe.write_all(line.as_bytes()).await.is_err() {
+        let text = std::mem::take(opening) + &line;
+        if pipe.write_all(text.as_bytes()).await.is_err() {
             return Err(self.lost_error());
         }
         Ok(())
@@ -615,14 +633,14 @@ fn forget_lost(pool: &mut Pool) {
 fn retire(server: Arc<Server>) {
     let closed = match server.stdin.try_lock() {
         Ok(mut stdin) => {
-            stdin.take();
+            stdin.0.take();
             true
         }
         Err(_) => false,
     };
     if !closed {
         tokio::spawn(async move {
-            server.stdin.lock().await.take();
+            server.stdin.lock().await.0.take();
         });
     }
 }

@@ -16,6 +16,11 @@ pub fn trials() -> Vec<Trial> {
         &["2.7", "3.12", "pypy"],
         result_channel_out_of_reach,
     );
+    trials.extend(trials_in_both(
+        "isolation::preload_is_imported_before_the_code",
+        &["2.7", "3.12", "pypy"],
+        preload_first,
+    ));
     trials.extend([
         trial(
             "isolation::a_case_that_kills_its_server_takes_no_other_run_with_it",
@@ -530,6 +535,56 @@ fn compiled_forms_kept() -> TestResult {
 }
 
 /// The documented difference: randomness decided as the interpreter starts is the server's.
+/// Cases of `preload`: modules there as the code starts, none without it, an import that
+/// fails (wholly or half-way), and one that starts a thread (no fork server can serve it).
+const PRELOADS: &[(&str, &str)] = &[
+    (
+        "cases/first.yaml",
+        "title: t\npreload: [pickle, xml.dom]\ncode: |\n  import sys\n  assert 'pickle' in sys.modules and 'xml.dom' in sys.modules\n",
+    ),
+    (
+        "cases/none.yaml",
+        "title: t\ncode: |\n  import sys\n  assert 'pickle' not in sys.modules and 'xml.dom' not in sys.modules\n",
+    ),
+    (
+        "cases/missing.yaml",
+        "title: t\npreload: [pickle, no_such_module]\ncode: pass\nexpect:\n  - python: '>=3.6'\n    outcome: error\n    exception: ModuleNotFoundError\n    match: \"'no_such_module'\"\n  - outcome: error\n    exception: ImportError\n    match: no_such_module\n",
+    ),
+    (
+        "cases/half.yaml",
+        "title: t\npreload: [half]\nenv: {PYTHONPATH: MODULES}\ncode: pass\nexpect:\n  - outcome: error\n    exception: RuntimeError\n    match: ^half way$\n",
+    ),
+    (
+        "cases/threads.yaml",
+        "title: t\npreload: [threader]\nenv: {PYTHONPATH: MODULES}\nparams: {n: [1, 2, 3]}\ncode: |\n  import threading\n  assert threading.active_count() == 2, threading.active_count()\n",
+    ),
+    ("modules/half.py", "import json\nraise RuntimeError('half way')\n"),
+    (
+        "modules/threader.py",
+        "import threading, time\nt = threading.Thread(target=time.sleep, args=(600,))\nt.daemon = True\nt.start()\n",
+    ),
+];
+
+fn preload_first(iso: &'static str) -> TestResult {
+    let dir = folder(PRELOADS);
+    let modules = path_str(&dir.path().join("modules"));
+    for name in ["half", "threads"] {
+        let path = dir.path().join(format!("cases/{name}.yaml"));
+        let text = std::fs::read_to_string(&path)?.replace("MODULES", &modules);
+        std::fs::write(&path, text)?;
+    }
+    let (run, json) = run_json(dir.path(), &args_on(&["2.7", "3.12", "pypy"], &["--isolation", iso]));
+    run.expect_code(0)?;
+    check(runs(&json).len() == 21, format!("{json}"))?;
+    for half in runs(&json).iter().filter(|r| r["case"] == "half") {
+        let traceback = half["traceback"].as_str().unwrap_or("");
+        check(traceback.contains("half.py\", line 2"), format!("{half}"))?;
+    }
+    // A fork server cannot give its children the thread: those runs are started instead.
+    let said = run.stderr.contains("started threads, which forked runs would lack");
+    check(said == (iso == "fork"), &run.stderr)
+}
+
 fn random_hash_seed() -> TestResult {
     let case = |isolation: &str| {
         format!("title: seed\n{isolation}env:\n  PYTHONHASHSEED: random\nparams:\n  n: [1, 2, 3, 4]\ncode: |\n  print(hash('crosspickle'))\n")
