@@ -77,7 +77,11 @@ fn format_case_errors(errors: &[CaseError]) -> String {
     if errors.len() > 1 {
         let files: std::collections::BTreeSet<_> = errors.iter().map(|e| &e.path).collect();
         let (n, m) = (errors.len(), files.len());
-        let files = if m == 1 { "1 case file".to_string() } else { format!("{m} case files") };
+        let files = if m == 1 {
+            "1 case file".to_string()
+        } else {
+            format!("{m} case files")
+        };
         out.push_str(&format!("\n{n} errors in {files}"));
     }
     out
@@ -118,7 +122,10 @@ mod tests {
         let one = Error::Cases(vec![at("a.yaml", 2), at("a.yaml", 4)]).to_string();
         assert!(one.ends_with("\n2 errors in 1 case file"), "{one}");
         let two = Error::Cases(vec![at("a.yaml", 2), at("b.yaml", 1), at("a.yaml", 5)]);
-        assert!(two.to_string().ends_with("\n3 errors in 2 case files"), "{two}");
+        assert!(
+            two.to_string().ends_with("\n3 errors in 2 case files"),
+            "{two}"
+        );
         let single = Error::Cases(vec![at("a.yaml", 2)]).to_string();
         assert_eq!(single.lines().count(), 1, "{single}");
     }

@@ -669,7 +669,10 @@ fn bad_module_name(name: &str, before: &[String]) -> Option<String> {
             && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     };
     if !name.split('.').all(identifier) {
-        return Some("is not a module name: give dotted ASCII identifiers such as `pickle` or `xml.dom`".into());
+        return Some(
+            "is not a module name: give dotted ASCII identifiers such as `pickle` or `xml.dom`"
+                .into(),
+        );
     }
     if name == "__main__" || name.starts_with("__crosspickle") {
         return Some("cannot be preloaded: the run makes its own `__main__`".into());
@@ -810,13 +813,19 @@ mod tests {
         let case = parse("title: t\npreload: [pickle, xml.dom, _p2]\ncode: pass\n").unwrap();
         assert_eq!(case.preload, ["pickle", "xml.dom", "_p2"]);
         let e = first_error("title: t\npreload: [pickle, 'a b']\ncode: pass\n");
-        assert!(e.starts_with("cases/x.yaml:2:19: `preload` module `a b` is not a module name"), "{e}");
+        assert!(
+            e.starts_with("cases/x.yaml:2:19: `preload` module `a b` is not a module name"),
+            "{e}"
+        );
         for bad in ["1x", "a..b", "a.", "é", ""] {
             let e = first_error(&format!("title: t\npreload: ['{bad}']\ncode: pass\n"));
             assert!(e.contains("is not a module name"), "{bad}: {e}");
         }
         let e = first_error("title: t\npreload: [pickle, io, pickle]\ncode: pass\n");
-        assert!(e.contains(":2:23: `preload` module `pickle` is listed twice"), "{e}");
+        assert!(
+            e.contains(":2:23: `preload` module `pickle` is listed twice"),
+            "{e}"
+        );
         let e = first_error("title: t\npreload: [__main__]\ncode: pass\n");
         assert!(e.contains("makes its own `__main__`"), "{e}");
         let e = first_error("title: t\npreload: pickle\ncode: pass\n");

@@ -573,7 +573,10 @@ fn preload_first(iso: &'static str) -> TestResult {
         let text = std::fs::read_to_string(&path)?.replace("MODULES", &modules);
         std::fs::write(&path, text)?;
     }
-    let (run, json) = run_json(dir.path(), &args_on(&["2.7", "3.12", "pypy"], &["--isolation", iso]));
+    let (run, json) = run_json(
+        dir.path(),
+        &args_on(&["2.7", "3.12", "pypy"], &["--isolation", iso]),
+    );
     run.expect_code(0)?;
     check(runs(&json).len() == 21, format!("{json}"))?;
     for half in runs(&json).iter().filter(|r| r["case"] == "half") {
@@ -581,7 +584,9 @@ fn preload_first(iso: &'static str) -> TestResult {
         check(traceback.contains("half.py\", line 2"), format!("{half}"))?;
     }
     // A fork server cannot give its children the thread: those runs are started instead.
-    let said = run.stderr.contains("started threads, which forked runs would lack");
+    let said = run
+        .stderr
+        .contains("started threads, which forked runs would lack");
     check(said == (iso == "fork"), &run.stderr)
 }
 
