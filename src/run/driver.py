@@ -47,7 +47,7 @@ def _serve():
     read, write, fork, waitpid = os.read, os.write, os.fork, os.waitpid
     me = os.getpid()
     buf = b""
-    threads = None
+    preloaded, cannot_fork = [], None
     while True:
         nl = buf.find(b"\n")
         if nl < 0:
@@ -66,7 +66,7 @@ def _serve():
         line, buf = buf[:nl], buf[nl + 1 :]
         verb, _, rest = line.partition(b" ")
         if verb == b"preload":
-            threads = _preload(rest)
+            preloaded, cannot_fork = _preload(os, rest)
             continue
         if verb == b"once":
             try:
@@ -74,14 +74,18 @@ def _serve():
             except OSError:
                 pass  # already leads a group: started by hand
             _fresh_stdin(os)
+            _replay(os, preloaded)
             return rest, None
         if verb == b"run":
             ident, _, rest = rest.partition(b" ")
-            if threads:
-                # A forked child would lack those threads: this server cannot serve, and
-                # crosspickle starts an interpreter for each run instead.
-                write(2, threads)
+            if cannot_fork:
+                # What the preload did cannot be given to forked children: this server cannot
+                # serve, and crosspickle starts an interpreter for each run instead.
+                write(2, cannot_fork)
                 os._exit(70)
+            for _, out in preloaded:
+                os.close(out)
+            preloaded = []
             try:
                 pid = fork()
             except OSError as e:
@@ -100,18 +104,53 @@ def _serve():
             write(1, b"exited " + rest + b" " + _ascii(str(status)) + b"\n")
 
 
-def _preload(names):
+def _preload(os, names):
     # Import the case's `preload` modules; what fails is imported again as the case's code
-    # starts, and fails there. Returns why this process cannot fork runs, if it cannot.
-    for name in names.split(b","):
+    # starts, and fails there. What they write goes to files (fd 1 is the protocol's in a
+    # server): returns them, with (fd, file) pairs, and why this process cannot fork runs,
+    # if it cannot.
+    outputs = []
+    for fd in (1, 2):
+        name = ".crosspickle-preload-%d-%d" % (os.getpid(), fd)
         try:
-            __import__(name if str is bytes else name.decode("ascii"))
-        except BaseException:
-            pass
+            out = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            os.unlink(name)
+        except OSError:
+            continue
+        outputs.append((fd, out, os.dup(fd)))
+        os.dup2(out, fd)
+    try:
+        for name in names.split(b","):
+            try:
+                __import__(name if str is bytes else name.decode("ascii"))
+            except BaseException:
+                pass
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        for fd, out, saved in outputs:
+            os.dup2(saved, fd)
+            os.close(saved)
+    outputs = [(fd, out) for fd, out, _ in outputs]
+    if any(os.fstat(out).st_size for _, out in outputs):
+        return outputs, b"importing the case's preload wrote output, which forked runs would not show\n"
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
-        return b"importing the case's preload started threads, which forked runs would lack\n"
-    return None
+        return outputs, b"importing the case's preload started threads, which forked runs would lack\n"
+    return outputs, None
+
+
+def _replay(os, outputs):
+    # What the preload wrote, where it would have gone in a process that runs one request.
+    for fd, out in outputs:
+        os.lseek(out, 0, 0)
+        data = os.read(out, 65536)
+        while data:
+            data = data[os.write(fd, data) :] or os.read(out, 65536)
+        os.close(out)
 
 
 def _ascii(text):

@@ -536,7 +536,8 @@ fn compiled_forms_kept() -> TestResult {
 
 /// The documented difference: randomness decided as the interpreter starts is the server's.
 /// Cases of `preload`: modules there as the code starts, none without it, an import that
-/// fails (wholly or half-way), and one that starts a thread (no fork server can serve it).
+/// fails (wholly or half-way), one that writes what a server's protocol might take for its
+/// own, and one that starts a thread (no fork server can serve those two).
 const PRELOADS: &[(&str, &str)] = &[
     (
         "cases/first.yaml",
@@ -558,7 +559,15 @@ const PRELOADS: &[(&str, &str)] = &[
         "cases/threads.yaml",
         "title: t\npreload: [threader]\nenv: {PYTHONPATH: MODULES}\nparams: {n: [1, 2, 3]}\ncode: |\n  import threading\n  assert threading.active_count() == 2, threading.active_count()\n",
     ),
+    (
+        "cases/noisy.yaml",
+        "title: t\npreload: [noisy]\nenv: {PYTHONPATH: MODULES}\ncode: |\n  import os\n  f = open(os.devnull)\n  assert f.fileno() == 3, f.fileno()\n  print('code')\n",
+    ),
     ("modules/half.py", "import json\nraise RuntimeError('half way')\n"),
+    (
+        "modules/noisy.py",
+        "import sys\nprint('hello')\nsys.stdout.flush()\nsys.stderr.write('started 0 1\\n')\nsys.stdout.write('exited 1 0\\n')\n",
+    ),
     (
         "modules/threader.py",
         "import threading, time\nt = threading.Thread(target=time.sleep, args=(600,))\nt.daemon = True\nt.start()\n",
@@ -568,7 +577,7 @@ const PRELOADS: &[(&str, &str)] = &[
 fn preload_first(iso: &'static str) -> TestResult {
     let dir = folder(PRELOADS);
     let modules = path_str(&dir.path().join("modules"));
-    for name in ["half", "threads"] {
+    for name in ["half", "threads", "noisy"] {
         let path = dir.path().join(format!("cases/{name}.yaml"));
         let text = std::fs::read_to_string(&path)?.replace("MODULES", &modules);
         std::fs::write(&path, text)?;
@@ -578,7 +587,14 @@ fn preload_first(iso: &'static str) -> TestResult {
         &args_on(&["2.7", "3.12", "pypy"], &["--isolation", iso]),
     );
     run.expect_code(0)?;
-    check(runs(&json).len() == 21, format!("{json}"))?;
+    check(runs(&json).len() == 24, format!("{json}"))?;
+    for noisy in runs(&json).iter().filter(|r| r["case"] == "noisy") {
+        let (out, err) = (&noisy["stdout"], &noisy["stderr"]);
+        check(
+            out == "hello\nexited 1 0\ncode\n" && err == "started 0 1\n",
+            format!("{noisy}"),
+        )?;
+    }
     for half in runs(&json).iter().filter(|r| r["case"] == "half") {
         let traceback = half["traceback"].as_str().unwrap_or("");
         check(traceback.contains("half.py\", line 2"), format!("{half}"))?;
