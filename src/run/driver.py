@@ -24,8 +24,6 @@
 #   cwd, stdout, stderr   for a forked child: its working directory and output FIFOs
 #   code_cache   where this interpreter's compiled form of this very code is kept (see
 #                _compile)
-#   preload the case's `preload`, comma-separated: any not imported yet are imported again,
-#           as the code starts, so that their failure is the run's
 #   classes the class names the case's rules name (`exception`, `instance_of`), comma-
 #           separated: the result says how the raised exception's class stands to each here
 import sys
@@ -47,7 +45,7 @@ def _serve():
     read, write, fork, waitpid = os.read, os.write, os.fork, os.waitpid
     me = os.getpid()
     buf = b""
-    preloaded, cannot_fork = [], None
+    names, preloaded, cannot_fork = [], [], None
     while True:
         nl = buf.find(b"\n")
         if nl < 0:
@@ -66,7 +64,8 @@ def _serve():
         line, buf = buf[:nl], buf[nl + 1 :]
         verb, _, rest = line.partition(b" ")
         if verb == b"preload":
-            preloaded, cannot_fork = _preload(os, rest)
+            names = [n if str is bytes else n.decode("ascii") for n in rest.split(b",")]
+            preloaded, cannot_fork = _preload(os, names)
             continue
         if verb == b"once":
             try:
@@ -75,7 +74,7 @@ def _serve():
                 pass  # already leads a group: started by hand
             _fresh_stdin(os)
             _replay(os, preloaded)
-            return rest, None
+            return rest, None, names
         if verb == b"run":
             ident, _, rest = rest.partition(b" ")
             if cannot_fork:
@@ -94,7 +93,7 @@ def _serve():
             if pid == 0:
                 os.setsid()
                 _fresh_stdin(os)
-                return rest, me
+                return rest, me, names
             write(1, b"started " + ident + b" " + _ascii(str(pid)) + b"\n")
         elif verb == b"reap":
             try:
@@ -120,9 +119,9 @@ def _preload(os, names):
         outputs.append((fd, out, os.dup(fd)))
         os.dup2(out, fd)
     try:
-        for name in names.split(b","):
+        for name in names:
             try:
-                __import__(name if str is bytes else name.decode("ascii"))
+                __import__(name)
             except BaseException:
                 pass
     finally:
@@ -586,7 +585,7 @@ def _redirect(os, path, fd):
     os.close(new)
 
 
-def _main(literal, server):
+def _main(literal, server, preload):
     import os
 
     # Only the names a literal can hold (on 2.7 True and False are builtins, not literals).
@@ -608,7 +607,6 @@ def _main(literal, server):
     data_path = _path(request.get("data"))
     code_cache = _path(request.get("code_cache"))
     class_names = [_native(n) for n in request.get("classes", "").split(",") if n]
-    preload = [_native(n) for n in request.get("preload", "").split(",") if n]
     params = {}
     for key, value in request.get("params", {}).items():
         params[str(key)] = _native(value)

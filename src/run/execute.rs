@@ -522,10 +522,6 @@ fn prepare(
         // The class names of `exception` and `instance_of`, for the driver to resolve.
         request = request.text("classes", &classes.join(","));
     }
-    if !case.preload.is_empty() {
-        // Imported again, where the case's code starts, if they failed before.
-        request = request.text("preload", &case.preload.join(","));
-    }
     let start = ctx.start_for(program, case).map_err(request_io())?;
     let request = request
         .path("code_cache", &ctx.workspace.code_cache(&start.digest, code))

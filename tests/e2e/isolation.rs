@@ -124,10 +124,10 @@ expect:
 
 fn result_channel_out_of_reach(iso: &'static str) -> TestResult {
     let dir = folder(&[("cases/channel.yaml", CHANNEL)]);
-    let mut args = python_args(&["2.7", "3.12", "pypy"]);
-    args.extend(["--isolation".into(), iso.into()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (run, json) = run_json(dir.path(), &args);
+    let (run, json) = run_json(
+        dir.path(),
+        &args_on(&["2.7", "3.12", "pypy"], &["--isolation", iso]),
+    );
     let runs = runs(&json);
     check(
         runs.len() == 33,
@@ -646,12 +646,7 @@ fn case_asks_for_exec() -> TestResult {
             &format!("title: fork\n{}", code.replace("EXEC", "False")),
         ),
     ]);
-    let pythons = python_args(&["2.7", "3.12", "pypy", "debug"]);
-    let with = |iso: &'static str| {
-        let mut args: Vec<&str> = pythons.iter().map(String::as_str).collect();
-        args.extend(["--isolation", iso]);
-        args
-    };
+    let with = |iso: &str| args_on(&["2.7", "3.12", "pypy", "debug"], &["--isolation", iso]);
     let (run, json) = run_json(dir.path(), &with("fork"));
     run.expect_code(0)?;
     check(runs(&json).len() == 8, format!("{json}"))?;
