@@ -108,7 +108,7 @@ def _preload(os, names):
     # starts, and fails there. What they write goes to files (fd 1 is the protocol's in a
     # server): returns them, with (fd, file) pairs, and why this process cannot fork runs,
     # if it cannot.
-    outputs = []
+    outputs, saved = [], []
     for fd in (1, 2):
         name = ".crosspickle-preload-%d-%d" % (os.getpid(), fd)
         try:
@@ -116,7 +116,8 @@ def _preload(os, names):
             os.unlink(name)
         except OSError:
             continue
-        outputs.append((fd, out, os.dup(fd)))
+        outputs.append((fd, out))
+        saved.append((fd, os.dup(fd)))
         os.dup2(out, fd)
     try:
         for name in names:
@@ -130,10 +131,9 @@ def _preload(os, names):
                 stream.flush()
             except BaseException:
                 pass
-        for fd, out, saved in outputs:
-            os.dup2(saved, fd)
-            os.close(saved)
-    outputs = [(fd, out) for fd, out, _ in outputs]
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
     if any(os.fstat(out).st_size for _, out in outputs):
         return outputs, b"importing the case's preload wrote output, which forked runs would not show\n"
     threading = sys.modules.get("threading")
