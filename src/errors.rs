@@ -75,14 +75,13 @@ fn format_case_errors(errors: &[CaseError]) -> String {
         out.push_str(&e.to_string());
     }
     if errors.len() > 1 {
-        let files: std::collections::BTreeSet<_> = errors.iter().map(|e| &e.path).collect();
-        let (n, m) = (errors.len(), files.len());
-        let files = if m == 1 {
-            "1 case file".to_string()
-        } else {
-            format!("{m} case files")
-        };
-        out.push_str(&format!("\n{n} errors in {files}"));
+        let files = errors.iter().map(|e| &e.path);
+        let files = files.collect::<std::collections::BTreeSet<_>>().len();
+        let plural = if files == 1 { "" } else { "s" };
+        out.push_str(&format!(
+            "\n{} errors in {files} case file{plural}",
+            errors.len()
+        ));
     }
     out
 }

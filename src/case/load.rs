@@ -661,14 +661,16 @@ impl Keywords {
     }
 }
 
-/// Why `name` cannot be a param (a global of the case's code), if it cannot.
+/// Whether `name` is an identifier of ASCII letters, digits and `_`, not starting with a digit.
+fn ascii_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
 /// Why `name` cannot be a module of `preload` (which has `before` ahead of it), if it cannot.
 fn bad_module_name(name: &str, before: &[String]) -> Option<String> {
-    let identifier = |part: &str| {
-        part.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
-    if !name.split('.').all(identifier) {
+    if !name.split('.').all(ascii_identifier) {
         return Some(
             "is not a module name: give dotted ASCII identifiers such as `pickle` or `xml.dom`"
                 .into(),
@@ -683,11 +685,9 @@ fn bad_module_name(name: &str, before: &[String]) -> Option<String> {
     None
 }
 
+/// Why `name` cannot be a param (a global of the case's code), if it cannot.
 fn bad_param_name(name: &str, round_trip: bool, keywords: &Keywords) -> Option<String> {
-    let mut chars = name.chars();
-    let ascii_identifier = matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
-        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric());
-    if !ascii_identifier {
+    if !ascii_identifier(name) {
         return Some("is not an ASCII Python identifier (letters, digits and `_`, not starting with a digit): params become globals, and Python 2 allows no other names while Python 3 rewrites non-ASCII ones (NFKC)".into());
     }
     if name.len() > 4 && name.starts_with("__") && name.ends_with("__") {
