@@ -206,7 +206,11 @@ impl Server {
         let (Some(pipe), opening) = &mut *stdin else {
             return Err(Lost("its fork server was retired".into()));
         };
-        let text = std::mem::take(opening) + &line;
+        let text = if opening.is_empty() {
+            line
+        } else {
+            std::mem::take(opening) + &line
+        };
         if pipe.write_all(text.as_bytes()).await.is_err() {
             return Err(self.lost_error());
         }
