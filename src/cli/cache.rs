@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
 use crate::env::store;
-use crate::run::driver::DRIVERS_DIR as DRIVERS;
+use crate::run::driver::{other_drivers, DRIVERS_DIR as DRIVERS};
 
 #[derive(Debug, Args)]
 pub struct CacheArgs {
@@ -27,6 +27,13 @@ enum CacheAction {
         /// Print JSON instead of a table
         #[arg(long)]
         json: bool,
+    },
+    /// Remove what is no longer used: environments no run has used for a while, what failed
+    /// builds left, and the compiled forms kept for other versions of crosspickle
+    Prune {
+        /// Remove environments unused for this many days (0: all of them)
+        #[arg(long, value_name = "DAYS", default_value_t = 30)]
+        unused_for: u64,
     },
     /// Remove every environment (those being made right now excepted) and the compiled forms
     /// of the driver and of cases
@@ -60,6 +67,7 @@ fn cache_into(args: &CacheArgs, out: &mut String) -> Result<i32, Failure> {
     let dir = settings.required_cache_dir()?;
     match &args.action {
         CacheAction::List { json } => list(dir, *json, out),
+        CacheAction::Prune { unused_for } => prune(dir, *unused_for, out)?,
         CacheAction::Clean { all } => clean(dir, *all, out)?,
     }
     Ok(EXIT_OK)
@@ -77,11 +85,20 @@ fn list(dir: &Path, json: bool, out: &mut String) {
         );
         return;
     }
+    let others: u64 = other_drivers(dir).iter().map(|d| store::size_of(d)).sum();
     say!(
         out,
-        "Compiled forms of the driver and of cases in {}: {}",
+        "Compiled forms of the driver and of cases in {}: {}{}",
         dir.join(DRIVERS).display(),
-        size(store::size_of(&dir.join(DRIVERS)))
+        size(store::size_of(&dir.join(DRIVERS))),
+        if others > 0 {
+            format!(
+                ", {} of it for other versions of crosspickle (`crosspickle cache prune` removes those)",
+                size(others)
+            )
+        } else {
+            String::new()
+        }
     );
     say!(out, "Environments in {}:", store::envs_dir(dir).display());
     if envs.is_empty() {
@@ -149,6 +166,34 @@ fn clean(dir: &Path, all: bool, out: &mut String) -> Result<(), Failure> {
         }
     }
     say!(out, "{said} from {}", dir.display());
+    Ok(())
+}
+
+/// Remove the environments unused for `days` days, build leftovers, and the other drivers'
+/// folders of compiled forms.
+fn prune(dir: &Path, days: u64, out: &mut String) -> Result<(), Failure> {
+    let before = SystemTime::now()
+        .checked_sub(std::time::Duration::from_secs(days.saturating_mul(86400)))
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let pruned = store::prune(dir, before)
+        .map_err(|e| Failure::system(format!("pruning {}", dir.display()), e))?;
+    let (mut drivers, mut bytes) = (0, 0);
+    for other in other_drivers(dir) {
+        bytes += store::size_of(&other);
+        std::fs::remove_dir_all(&other)
+            .map_err(|e| Failure::system(format!("removing {}", other.display()), e))?;
+        drivers += 1;
+    }
+    say!(
+        out,
+        "removed {} unused for {} ({}) and the compiled forms of {} ({}) from {}",
+        crate::report::text::count(pruned.environments, "environment", "environments"),
+        crate::report::text::count(days as usize, "day", "days"),
+        size(pruned.bytes),
+        crate::report::text::count(drivers, "other driver", "other drivers"),
+        size(bytes),
+        dir.display()
+    );
     Ok(())
 }
 

@@ -85,13 +85,7 @@ pub fn list(cache_dir: &Path) -> Vec<StoredEnv> {
         else {
             continue;
         };
-        let last_used = [LAST_USED, MARKER]
-            .iter()
-            .find_map(|f| {
-                std::fs::metadata(path.join(f))
-                    .and_then(|m| m.modified())
-                    .ok()
-            })
+        let last_used = last_used(&path)
             .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
             .map(|d| d.as_secs());
         out.push(StoredEnv {
@@ -119,7 +113,7 @@ pub fn size_of(path: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// What `clean` removed.
+/// What `clean` or `prune` removed.
 #[derive(Debug, Default, Serialize)]
 pub struct Cleaned {
     pub environments: usize,
@@ -129,41 +123,70 @@ pub struct Cleaned {
 /// Remove every environment, build leftover and tool of `cache_dir`. An environment being made
 /// right now (its lock held) is left alone.
 pub fn clean(cache_dir: &Path) -> std::io::Result<Cleaned> {
-    let mut cleaned = Cleaned::default();
-    let envs = envs_dir(cache_dir);
-    if let Ok(entries) = std::fs::read_dir(&envs) {
-        for e in entries.flatten() {
-            let path = e.path();
-            let name = e.file_name().to_string_lossy().to_string();
-            if !path.is_dir() {
-                continue;
-            }
-            if name.starts_with(".trash-") {
-                remove_dir(&path)?;
-                continue;
-            }
-            let hash = name
-                .strip_prefix(TMP_PREFIX)
-                .and_then(|r| r.split('-').next())
-                .unwrap_or(&name)
-                .to_string();
-            let Some(_lock) = crate::sys::lock::try_acquire(&envs.join(format!("{hash}.lock")))
-            else {
-                continue;
-            };
-            cleaned.bytes += size_of(&path);
-            if is_ready(&path) {
-                cleaned.environments += 1;
-            }
-            // Lock files stay: removing one while another process waits on it would let two
-            // processes hold "the" lock at once.
-            remove_dir(&path)?;
-        }
-    }
+    let mut cleaned = remove_envs(cache_dir, |_| true)?;
     let tools = tools_dir(cache_dir);
     if tools.exists() {
         cleaned.bytes += size_of(&tools);
         remove_dir(&tools)?;
+    }
+    Ok(cleaned)
+}
+
+/// Remove the environments of `cache_dir` that no process has used since `before`, and what
+/// failed or crashed builds left. An environment being made right now (its lock held) is left
+/// alone, and so are crosspickle's tools.
+pub fn prune(cache_dir: &Path, before: SystemTime) -> std::io::Result<Cleaned> {
+    remove_envs(cache_dir, |path| {
+        !is_ready(path) || last_used(path).is_none_or(|used| used < before)
+    })
+}
+
+/// When a process last used the environment in `dir` (when it was made, if none has since).
+fn last_used(dir: &Path) -> Option<SystemTime> {
+    [LAST_USED, MARKER].iter().find_map(|f| {
+        std::fs::metadata(dir.join(f))
+            .and_then(|m| m.modified())
+            .ok()
+    })
+}
+
+/// Remove the folders of the environments folder that `doomed` picks (given each folder: an
+/// environment, complete or not, or a build under way or left behind), those whose lock
+/// another process holds excepted, and every half-removed one.
+fn remove_envs(cache_dir: &Path, doomed: impl Fn(&Path) -> bool) -> std::io::Result<Cleaned> {
+    let mut cleaned = Cleaned::default();
+    let envs = envs_dir(cache_dir);
+    let Ok(entries) = std::fs::read_dir(&envs) else {
+        return Ok(cleaned);
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().to_string();
+        if !path.is_dir() {
+            continue;
+        }
+        if name.starts_with(".trash-") {
+            remove_dir(&path)?;
+            continue;
+        }
+        if !doomed(&path) {
+            continue;
+        }
+        let hash = name
+            .strip_prefix(TMP_PREFIX)
+            .and_then(|r| r.split('-').next())
+            .unwrap_or(&name)
+            .to_string();
+        let Some(_lock) = crate::sys::lock::try_acquire(&envs.join(format!("{hash}.lock"))) else {
+            continue;
+        };
+        cleaned.bytes += size_of(&path);
+        if is_ready(&path) {
+            cleaned.environments += 1;
+        }
+        // Lock files stay: removing one while another process waits on it would let two
+        // processes hold "the" lock at once.
+        remove_dir(&path)?;
     }
     Ok(cleaned)
 }

@@ -242,16 +242,36 @@ pub const DRIVERS_DIR: &str = "drivers";
 /// The folder of the cache that keeps this driver's source and compiled forms, and the
 /// source's path, written there if it is not there yet.
 fn kept_driver(cache_dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
-    let mut both = DRIVER_SOURCE.as_bytes().to_vec();
-    both.extend_from_slice(BOOT_FALLBACK.as_bytes());
-    let digest = crate::sys::hash::short_hex(&both, 16);
-    let dir = cache_dir.join(DRIVERS_DIR).join(digest);
+    let dir = cache_dir.join(DRIVERS_DIR).join(driver_digest());
     std::fs::create_dir_all(&dir)?;
     let driver = dir.join("crosspickle_driver.py");
     if std::fs::read(&driver).ok().as_deref() != Some(DRIVER_SOURCE.as_bytes()) {
         crate::sys::fs::write_atomic(&driver, DRIVER_SOURCE.as_bytes())?;
     }
     Ok((dir, driver))
+}
+
+/// What names this driver's folder of the cache: the digest of what it runs.
+fn driver_digest() -> String {
+    let mut both = DRIVER_SOURCE.as_bytes().to_vec();
+    both.extend_from_slice(BOOT_FALLBACK.as_bytes());
+    crate::sys::hash::short_hex(&both, 16)
+}
+
+/// The folders of `cache_dir`'s `drivers/` that other drivers than this one (other versions of
+/// crosspickle) keep their compiled forms in.
+pub fn other_drivers(cache_dir: &Path) -> Vec<PathBuf> {
+    let ours = driver_digest();
+    let Ok(entries) = std::fs::read_dir(cache_dir.join(DRIVERS_DIR)) else {
+        return Vec::new();
+    };
+    let mut others: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_name() != ours.as_str() && e.path().is_dir())
+        .map(|e| e.path())
+        .collect();
+    others.sort();
+    others
 }
 
 /// What the driver is asked to run: one line, a Python dict literal of named inputs (the

@@ -42,6 +42,11 @@ pub fn trials() -> Vec<Trial> {
             cache_list_and_clean,
         ),
         trial(
+            "requires::cache_prune_removes_what_is_unused",
+            &["3.8"],
+            cache_prune,
+        ),
+        trial(
             "requires::round_trip_both_ends_in_their_envs",
             &["3.8", "3.13"],
             round_trip,
@@ -452,6 +457,95 @@ fn cache_list_and_clean() -> TestResult {
     )?;
     let empty = cache_cmd(&["list"]);
     check(empty.stdout.contains("none"), empty.stdout)
+}
+
+/// `cache prune`: an environment used within `--unused-for` days stays, one unused for longer
+/// goes (and is made again by its next run); what a crashed build left goes, and so do the
+/// compiled forms of other drivers, this one's staying.
+fn cache_prune() -> TestResult {
+    let py = python("3.8").expect("3.8");
+    let links = wheels(&py, &[("tinypkg", "1.0")])?;
+    let cache = cache();
+    let dir = folder(&[("cases/tiny.yaml", TINY_CASE)]);
+    let tiny = || run(dir.path(), &args(cache.path(), links.path(), "3.8")).0;
+    tiny().expect_code(0)?;
+    let cache_cmd = |args: &[&str]| {
+        Run::from(
+            crosspickle(dir.path())
+                .arg("cache")
+                .args(args)
+                .arg("--cache-dir")
+                .arg(cache.path())
+                .output()
+                .unwrap(),
+        )
+    };
+    let drivers = cache.path().join("drivers");
+    let ours: Vec<PathBuf> = std::fs::read_dir(&drivers)?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    check(ours.len() == 1, format!("one driver's folder: {ours:?}"))?;
+    let other = drivers.join("0123456789abcdef");
+    std::fs::create_dir(&other)?;
+    std::fs::write(other.join("0123.case"), vec![b'x'; 3000])?;
+    let crashed = cache.path().join("envs").join(".tmp-0123456789abcdef-4242");
+    std::fs::create_dir_all(crashed.join("bin"))?;
+    let list = cache_cmd(&["list"]);
+    check(
+        list.stdout
+            .contains("3 KiB of it for other versions of crosspickle"),
+        format!("list: {}", list.stdout),
+    )?;
+
+    let pruned = cache_cmd(&["prune"]);
+    pruned.expect_code(0)?;
+    check(
+        pruned
+            .stdout
+            .contains("removed 0 environments unused for 30 days")
+            && pruned
+                .stdout
+                .contains("compiled forms of 1 other driver (3 KiB)"),
+        format!("prune: {}", pruned.stdout),
+    )?;
+    check(
+        envs(cache.path()).len() == 1,
+        "the environment just used stays",
+    )?;
+    check(
+        leftovers(cache.path()).is_empty(),
+        format!("{:?}", leftovers(cache.path())),
+    )?;
+    check(
+        !other.exists() && ours[0].is_dir(),
+        "the other driver's forms go, ours stay",
+    )?;
+
+    // Last used 40 days ago: it goes, with `--unused-for 30` (the default), not with 41.
+    let old = std::time::SystemTime::now() - Duration::from_secs(40 * 86400);
+    let env = envs(cache.path()).remove(0);
+    for name in ["crosspickle-env.json", ".crosspickle-last-used"] {
+        if let Ok(f) = std::fs::File::options().append(true).open(env.join(name)) {
+            f.set_modified(old)?;
+        }
+    }
+    let kept = cache_cmd(&["prune", "--unused-for", "41"]);
+    check(
+        kept.stdout
+            .contains("removed 0 environments unused for 41 days")
+            && envs(cache.path()).len() == 1,
+        format!("prune --unused-for 41: {}", kept.stdout),
+    )?;
+    let gone = cache_cmd(&["prune"]);
+    check(
+        gone.stdout
+            .contains("removed 1 environment unused for 30 days")
+            && envs(cache.path()).is_empty(),
+        format!("prune: {}", gone.stdout),
+    )?;
+    tiny().expect_code(0)?;
+    check(envs(cache.path()).len() == 1, "made again by its next run")
 }
 
 fn round_trip() -> TestResult {
