@@ -1,5 +1,6 @@
-//! `crosspickle cache list|clean`: the environments made for cases with `requires`, and the
-//! driver's and the cases' compiled forms kept per interpreter (`drivers/`).
+//! `crosspickle cache list|prune|clean`: the environments made for cases with `requires`, the
+//! driver's and the cases' compiled forms kept per interpreter (`drivers/`), and what CPython
+//! bisects keep (`bisect/`).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -8,7 +9,9 @@ use clap::{Args, Subcommand};
 
 use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
+use crate::bisect::commits::store as bisects;
 use crate::env::store;
+use crate::report::text::count;
 use crate::run::driver::{other_drivers, DRIVERS_DIR as DRIVERS};
 
 #[derive(Debug, Args)]
@@ -28,15 +31,17 @@ enum CacheAction {
         #[arg(long)]
         json: bool,
     },
-    /// Remove what is no longer used: environments no run has used for a while, what failed
-    /// builds left, and the compiled forms kept for other versions of crosspickle
+    /// Remove what is no longer used: environments and CPython bisect builds unused for a while
+    /// (those kept with `bisect --keep` excepted), what failed builds left, and the compiled
+    /// forms kept for other versions of crosspickle
     Prune {
-        /// Remove environments unused for this many days (0: all of them)
+        /// Remove environments and bisect builds unused for this many days (0: all of them)
         #[arg(long, value_name = "DAYS", default_value_t = 30)]
         unused_for: u64,
     },
-    /// Remove every environment (those being made right now excepted) and the compiled forms
-    /// of the driver and of cases
+    /// Remove every environment (those being made right now excepted), the compiled forms of
+    /// the driver and of cases, and what CPython bisects keep (clones, build folders, the
+    /// compiler cache, built interpreters but those kept with `bisect --keep`)
     Clean {
         /// Remove the interpreters' probe answers (interpreters.json) too
         #[arg(long)]
@@ -77,7 +82,11 @@ fn cache_into(args: &CacheArgs, out: &mut String) -> Result<i32, Failure> {
 fn list(dir: &Path, json: bool, out: &mut String) {
     let envs = store::list(dir);
     if json {
-        let value = serde_json::json!({ "cache_dir": dir, "environments": envs });
+        let value = serde_json::json!({
+            "cache_dir": dir,
+            "environments": envs,
+            "cpython_bisects": bisects::summary(dir),
+        });
         say!(
             out,
             "{}",
@@ -100,6 +109,18 @@ fn list(dir: &Path, json: bool, out: &mut String) {
             String::new()
         }
     );
+    if let Some(b) = bisects::summary(dir) {
+        say!(
+            out,
+            "CPython bisects in {}: {} ({}, {}, {} of them kept with --keep), compiler cache {}",
+            crate::bisect::cache_root(dir).display(),
+            size(b.bytes),
+            count(b.checkouts, "checkout", "checkouts"),
+            count(b.builds, "built interpreter", "built interpreters"),
+            b.kept,
+            size(b.compiler_cache_bytes)
+        );
+    }
     say!(out, "Environments in {}:", store::envs_dir(dir).display());
     if envs.is_empty() {
         say!(out, "  none");
@@ -136,7 +157,7 @@ fn list(dir: &Path, json: bool, out: &mut String) {
     say!(
         out,
         "{}, {}",
-        crate::report::text::count(envs.len(), "environment", "environments"),
+        count(envs.len(), "environment", "environments"),
         size(total)
     );
 }
@@ -157,6 +178,16 @@ fn clean(dir: &Path, all: bool, out: &mut String) -> Result<(), Failure> {
         size(cleaned.bytes),
         size(bytes)
     );
+    if bisects::summary(dir).is_some() {
+        let removed = bisects::clean(dir)
+            .map_err(|e| Failure::system(format!("cleaning {}", dir.display()), e))?;
+        let kept = bisects::summary(dir).map_or(0, |b| b.kept);
+        said.push_str(&format!(
+            ", CPython bisects' builds, clones and compiler cache ({}; {} kept with --keep stay)",
+            size(removed.bytes),
+            count(kept, "interpreter", "interpreters")
+        ));
+    }
     if all {
         let probes = dir.join("interpreters.json");
         if probes.exists() {
@@ -184,13 +215,25 @@ fn prune(dir: &Path, days: u64, out: &mut String) -> Result<(), Failure> {
             .map_err(|e| Failure::system(format!("removing {}", other.display()), e))?;
         drivers += 1;
     }
+    let mut said = format!(
+        "removed {} unused for {} ({})",
+        count(pruned.environments, "environment", "environments"),
+        count(days as usize, "day", "days"),
+        size(pruned.bytes),
+    );
+    if bisects::summary(dir).is_some() {
+        let removed = bisects::prune(dir, before)
+            .map_err(|e| Failure::system(format!("pruning {}", dir.display()), e))?;
+        said.push_str(&format!(
+            ", CPython bisect builds unused as long: {} ({})",
+            count(removed.builds, "interpreter", "interpreters"),
+            size(removed.bytes)
+        ));
+    }
     say!(
         out,
-        "removed {} unused for {} ({}) and the compiled forms of {} ({}) from {}",
-        crate::report::text::count(pruned.environments, "environment", "environments"),
-        crate::report::text::count(days as usize, "day", "days"),
-        size(pruned.bytes),
-        crate::report::text::count(drivers, "other driver", "other drivers"),
+        "{said}, and the compiled forms of {} ({}) from {}",
+        count(drivers, "other driver", "other drivers"),
         size(bytes),
         dir.display()
     );
@@ -211,10 +254,7 @@ fn ago(seconds: u64) -> String {
         s if s < 60 => "just now".into(),
         s if s < 3600 => format!("{} min ago", s / 60),
         s if s < 86400 => format!("{} h ago", s / 3600),
-        s => format!(
-            "{} ago",
-            crate::report::text::count((s / 86400) as usize, "day", "days")
-        ),
+        s => format!("{} ago", count((s / 86400) as usize, "day", "days")),
     }
 }
 

@@ -49,7 +49,8 @@ enum Command {
     Run(RunArgs),
     /// List the Python interpreters found, usable or not
     Pythons(PythonsArgs),
-    /// List or remove the cached environments of cases with `requires`
+    /// List, prune or remove what crosspickle keeps in its cache folder: environments, compiled
+    /// forms, CPython bisect builds
     Cache(cache::CacheArgs),
     /// Find where a case's outcome changed: across interpreters, a package's releases, or CPython commits
     Bisect(bisect::BisectArgs),

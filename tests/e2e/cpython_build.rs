@@ -21,6 +21,11 @@ pub fn trials() -> Vec<Trial> {
             &["3.8"],
             lean_builds,
         ),
+        trial(
+            "cpython_build::cache_prune_and_clean_spare_kept_interpreters",
+            &["3.8"],
+            prune_and_clean,
+        ),
         tool_trial(
             "cpython_build::compiler_cache",
             "ccache",
@@ -396,4 +401,149 @@ fn compiler_cache() -> TestResult {
         hits >= 1 && stat("cache_miss") == 2,
         format!("one hit (c3 compiles c0's source), two misses, in {store:?}:\n{stats}"),
     )
+}
+
+/// `cache list`, `prune` and `clean` on what bisects keep: a build a bisect used again is not
+/// pruned, one unused for longer than `--unused-for` is (and the clone and build folder with
+/// it), and neither touches an interpreter kept with `--keep`, which still runs cases after
+/// both. A bisect after a prune builds again what it needs.
+fn prune_and_clean() -> TestResult {
+    let f = fixture()?;
+    let no_ccache = [("CCACHE_DISABLE", "1")];
+    let (run, _) = f.bisect(&no_ccache, true);
+    run.expect_code(0)?;
+    let cache_cmd = |args: &[&str]| {
+        Run::from(
+            crosspickle(f.dir.path())
+                .arg("cache")
+                .args(args)
+                .arg("--cache-dir")
+                .arg(f.cache.path())
+                .output()
+                .unwrap(),
+        )
+    };
+    let checkouts = f.cache.path().join("bisect/cpython");
+    let checkout = std::fs::read_dir(&checkouts)?
+        .next()
+        .ok_or("no checkout folder")??
+        .path();
+    let builds = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(checkout.join("builds"))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let all = builds();
+    let list = cache_cmd(&["list"]);
+    check(
+        all.len() > 1
+            && list.stdout.contains(&format!(
+                "1 checkout, {} built interpreters, 1 of them kept with --keep",
+                all.len()
+            )),
+        format!("list: {}\nbuilds: {all:?}", list.stdout),
+    )?;
+    let pruned = cache_cmd(&["prune"]);
+    check(
+        pruned.stdout.contains("unused as long: 0 interpreters")
+            && builds() == all
+            && checkout.join("src").is_dir()
+            && checkout.join("build").is_dir(),
+        format!("nothing is old yet: {}", pruned.stdout),
+    )?;
+
+    // 40 days old, then used again by a bisect that builds nothing.
+    age(&checkout, 40)?;
+    let (run, report) = f.bisect(&no_ccache, false);
+    run.expect_code(0)?;
+    check(
+        report["builds"] == 0,
+        format!("all from the cache: {}", run.stdout),
+    )?;
+    let pruned = cache_cmd(&["prune"]);
+    check(
+        pruned.stdout.contains("unused as long: 0 interpreters")
+            && builds() == all
+            && !checkout.join("src").exists()
+            && !checkout.join("build").exists(),
+        format!(
+            "what the bisect used stays, the clone and the build folder nothing was built in go: {}",
+            pruned.stdout
+        ),
+    )?;
+
+    age(&checkout, 40)?;
+    let pruned = cache_cmd(&["prune", "--unused-for", "39"]);
+    let left = builds();
+    check(
+        pruned
+            .stdout
+            .contains(&format!("unused as long: {} interpreters", all.len() - 1))
+            && left.len() == 1,
+        format!("all but the kept one go: {}\nleft: {left:?}", pruned.stdout),
+    )?;
+    let run_kept = || -> TestResult {
+        let (run, results) = bisect_json(
+            f.dir.path(),
+            f.cache.path(),
+            &[],
+            &["run", "cases/flavour.yaml", "--python", "cpython@v1.0"],
+        );
+        run.expect_code(0)?;
+        let runs = runs(&results);
+        check(
+            runs.len() == 1 && runs[0]["verdict"] == "ok",
+            format!("the kept v1.0 runs the case: {runs:?}\n{}", run.stderr),
+        )
+    };
+    run_kept()?;
+    let (run, report) = f.bisect(&no_ccache, false);
+    run.expect_code(0)?;
+    check(
+        report["builds"].as_u64().is_some_and(|b| b > 0) && boundaries(&report).len() == 1,
+        format!("built again after the prune: {}", run.stdout),
+    )?;
+
+    let cleaned = cache_cmd(&["clean"]);
+    cleaned.expect_code(0)?;
+    check(
+        builds() == left
+            && !checkout.join("src").exists()
+            && !checkout.join("build").exists()
+            && !f.cache.path().join("bisect/ccache").exists()
+            && cleaned
+                .stdout
+                .contains("1 interpreter kept with --keep stay"),
+        format!("clean: {}\nleft: {:?}", cleaned.stdout, builds()),
+    )?;
+    run_kept()
+}
+
+/// Set the modification time of `dir` and of everything under it to `days` days ago
+/// (symbolic links are not followed).
+fn age(dir: &Path, days: u64) -> TestResult {
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86400);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let meta = std::fs::symlink_metadata(&path)?;
+        if meta.is_symlink() {
+            continue;
+        }
+        if meta.is_dir() {
+            stack.extend(std::fs::read_dir(&path)?.flatten().map(|e| e.path()));
+            std::fs::File::open(&path)?.set_modified(then)?;
+        } else {
+            std::fs::File::options()
+                .append(true)
+                .open(&path)?
+                .set_modified(then)?;
+        }
+    }
+    Ok(())
 }

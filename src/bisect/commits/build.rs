@@ -17,6 +17,7 @@ use super::ccache::{self, CompilerCache};
 use super::configure;
 use super::git;
 use super::modules::{self, Built};
+use super::store::{self, READY};
 use crate::sys::process::{self, ProcessSpec, ToolError};
 
 #[derive(Debug, Clone)]
@@ -70,9 +71,7 @@ impl Workspace {
     pub fn for_repo(cache_dir: &Path, repo: &Path) -> Workspace {
         let canonical = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf());
         let id = crate::sys::hash::short_hex(canonical.as_os_str().as_encoded_bytes(), 12);
-        let root = crate::bisect::cache_root(cache_dir)
-            .join("cpython")
-            .join(id);
+        let root = store::checkouts_dir(cache_dir).join(id);
         Workspace {
             src: root.join("src"),
             build: root.join("build"),
@@ -93,7 +92,7 @@ impl Workspace {
     }
 
     fn stamp(&self) -> PathBuf {
-        self.build.join(".crosspickle-built")
+        self.build.join(store::BUILT)
     }
 }
 
@@ -137,8 +136,6 @@ impl BuiltPython {
     }
 }
 
-const READY: &str = ".crosspickle-ready";
-
 impl Builder {
     pub fn new(options: CommitOptions, cancel: CancellationToken) -> Builder {
         let workspace = Workspace::for_repo(&options.cache_dir, &options.repo);
@@ -157,7 +154,7 @@ impl Builder {
     fn compiler_cache(&mut self) -> Option<CompilerCache> {
         if self.compiler_cache.is_none() {
             let env: Vec<_> = std::env::vars_os().collect();
-            let root = crate::bisect::cache_root(&self.options.cache_dir).join("ccache");
+            let root = store::compiler_cache_dir(&self.options.cache_dir);
             self.compiler_cache = Some(ccache::prepare(&root, &env));
         }
         self.compiler_cache.clone().flatten()
@@ -202,6 +199,7 @@ impl Builder {
                     lean => !all_modules && lean.serves(&self.wanted),
                 };
                 if enough {
+                    store::touch(&prefix);
                     return Ok(BuiltPython {
                         python,
                         prefix,

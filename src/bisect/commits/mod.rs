@@ -29,13 +29,15 @@
 //! waits until the previous build is over a second old, and the extension modules built from
 //! changed files are removed so that they are built again.
 //!
-//! The git commands are [`git`]'s; building a commit is [`build`]'s.
+//! The git commands are [`git`]'s; building a commit is [`build`]'s; what `crosspickle cache`
+//! sees of the layout is [`store`]'s.
 
 pub mod build;
 pub mod ccache;
 pub mod configure;
 pub mod git;
 pub mod modules;
+pub mod store;
 
 use std::path::PathBuf;
 use std::time::Instant;
