@@ -4,8 +4,10 @@
 # interpreter would.
 #
 # boot.py runs it in the __main__ of `python -c BOOT`, with fd 0 reading requests, one a line:
-#   preload NAMES     import these modules (comma-separated, the case's `preload`), first;
+#   preload NAMES     import these modules (comma-separated, the case's `preload`), first,
+#                     with what they write kept in files: a server's fd 1 is the protocol's;
 #                     one that fails is imported again where the case's code starts
+#   import NAMES      the same in a process that runs one request: what they write is the run's
 #   once LITERAL      run the request in this very process (exec isolation), then end
 #   run ID LITERAL    fork a child that runs it (its own session), reply `started ID PID`
 #                     (the child writes its pid in its result file first, then goes on only
@@ -63,9 +65,12 @@ def _serve():
             continue
         line, buf = buf[:nl], buf[nl + 1 :]
         verb, _, rest = line.partition(b" ")
-        if verb == b"preload":
+        if verb in (b"preload", b"import"):
             names = [n if str is bytes else n.decode("ascii") for n in rest.split(b",")]
-            preloaded, cannot_fork = _preload(os, names)
+            if verb == b"import":
+                _import(names)
+            else:
+                preloaded, cannot_fork = _preload(os, names)
             continue
         if verb == b"once":
             try:
@@ -73,7 +78,6 @@ def _serve():
             except OSError:
                 pass  # already leads a group: started by hand
             _fresh_stdin(os)
-            _replay(os, preloaded)
             return rest, None, names
         if verb == b"run":
             ident, _, rest = rest.partition(b" ")
@@ -103,28 +107,34 @@ def _serve():
             write(1, b"exited " + rest + b" " + _ascii(str(status)) + b"\n")
 
 
-def _preload(os, names):
-    # Import the case's `preload` modules; what fails is imported again as the case's code
-    # starts, and fails there. What they write goes to files (fd 1 is the protocol's in a
-    # server): returns them, with (fd, file) pairs, and why this process cannot fork runs,
-    # if it cannot.
-    outputs, saved = [], []
-    for fd in (1, 2):
-        name = ".crosspickle-preload-%d-%d" % (os.getpid(), fd)
+def _import(names):
+    # Import the case's `preload` modules; one that fails is imported again as the case's code
+    # starts, and fails there.
+    for name in names:
         try:
+            __import__(name)
+        except BaseException:
+            pass
+
+
+def _preload(os, names):
+    # _import in a server: what the modules write goes to files (fd 1 is the protocol's).
+    # Returns them, with (fd, file) pairs, and why this server cannot fork runs, if it cannot.
+    outputs, saved = [], []
+    try:
+        for fd in (1, 2):
+            name = ".crosspickle-preload-%d-%d" % (os.getpid(), fd)
             out = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
             os.unlink(name)
-        except OSError:
-            continue
-        outputs.append((fd, out))
+            outputs.append((fd, out))
+    except OSError as e:
+        # Nothing imported: the runs are started as under exec, where what is written is theirs.
+        return outputs, _ascii("cannot keep what importing the case's preload writes: %s\n" % e)
+    for fd, out in outputs:
         saved.append((fd, os.dup(fd)))
         os.dup2(out, fd)
     try:
-        for name in names:
-            try:
-                __import__(name)
-            except BaseException:
-                pass
+        _import(names)
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -140,16 +150,6 @@ def _preload(os, names):
     if threading is not None and threading.active_count() > 1:
         return outputs, b"importing the case's preload started threads, which forked runs would lack\n"
     return outputs, None
-
-
-def _replay(os, outputs):
-    # What the preload wrote, where it would have gone in a process that runs one request.
-    for fd, out in outputs:
-        os.lseek(out, 0, 0)
-        data = os.read(out, 65536)
-        while data:
-            data = data[os.write(fd, data) :] or os.read(out, 65536)
-        os.close(out)
 
 
 def _ascii(text):

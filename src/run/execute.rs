@@ -596,7 +596,7 @@ async fn exec(ctx: &Context, prepared: &Prepared) -> Result<Finished, RunFailure
         .env(key.env.clone())
         .cwd(dirs.cwd())
         .stdin(Stdin::Bytes(
-            format!("{}once {}\n", key.opening(), request.to_literal()).into_bytes(),
+            format!("{}once {}\n", key.opening(true), request.to_literal()).into_bytes(),
         ))
         .makes_own_session()
         .output(Output::Capture(ctx.options.capture));

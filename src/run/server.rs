@@ -73,13 +73,16 @@ impl ServerKey {
         bytes
     }
 
-    /// What the process reads first, before its request (`once`) or requests (`run`): the
-    /// modules to import (`preload a,b`), if there are any.
-    pub fn opening(&self) -> String {
+    /// What the process reads first, before its requests (`run`), or before its one request
+    /// (`once`): the modules to import, if there are any. A server imports them with what they
+    /// write kept from its protocol (`preload a,b`); a process that runs one request, where
+    /// what they write is the run's (`import a,b`).
+    pub fn opening(&self, once: bool) -> String {
         if self.preload.is_empty() {
             String::new()
         } else {
-            format!("preload {}\n", self.preload.join(","))
+            let verb = if once { "import" } else { "preload" };
+            format!("{verb} {}\n", self.preload.join(","))
         }
     }
 }
@@ -134,7 +137,7 @@ impl Server {
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let server = Arc::new(Server {
-            stdin: tokio::sync::Mutex::new((stdin, key.opening())),
+            stdin: tokio::sync::Mutex::new((stdin, key.opening(false))),
             key,
             pid,
             replies: Arc::new(Mutex::new(Replies::default())),
@@ -312,11 +315,16 @@ impl Server {
             Ok(pid) => pid,
             Err(lost) => {
                 // It may have forked the child all the same: the child wrote its pid as soon
-                // as its result file was open, and goes on only if its server is alive.
-                if let Some(pid) = std::fs::read(&result).ok().and_then(|b| report_pid(&b)) {
-                    process::kill_group(pid);
-                }
-                return Err((false, lost));
+                // as its result file was open, and goes on only if its server is alive (a
+                // server stopped, by that very child, is). Then the run started, and the
+                // server could fork: it is not one that cannot serve, whose runs are left to
+                // exec isolation, where a case that stops its parent would stop crosspickle.
+                let Some(pid) = std::fs::read(&result).ok().and_then(|b| report_pid(&b)) else {
+                    return Err((false, lost));
+                };
+                process::kill_group(pid);
+                self.started_any.store(true, Ordering::Relaxed);
+                return Err((true, lost));
             }
         };
         // Should this future be dropped before the child is known to have ended (it is not

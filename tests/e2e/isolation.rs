@@ -53,6 +53,11 @@ pub fn trials() -> Vec<Trial> {
             random_hash_seed,
         ),
         trial(
+            "isolation::a_server_with_nowhere_to_keep_preload_output_imports_nothing",
+            &["2.7", "3.12", "pypy"],
+            preload_with_nowhere_to_write,
+        ),
+        trial(
             "isolation::a_case_can_ask_for_exec",
             &["2.7", "3.12", "pypy", "debug"],
             case_asks_for_exec,
@@ -228,31 +233,62 @@ fn case_kills_its_server() -> TestResult {
     run.expect_code(1)
 }
 
+/// A case that stops its server (SIGSTOP): the server is killed when it does not answer, the
+/// run is run again alone, and is reported as a crash saying why, the other run untouched.
+/// Also when the server is stopped before it could say that it started the run (a preloaded
+/// module makes it wait after each fork): the run did start, so it is never left to exec
+/// isolation, where stopping its parent would stop crosspickle.
 fn case_stops_its_server() -> TestResult {
     let stopper = "title: stops its server\ncode: |\n  import os, signal\n  os.kill(os.getppid(), signal.SIGSTOP)\n";
+    let early = "title: stops its server before it says it started the run\npreload: [slowfork]\nenv: {PYTHONPATH: MODULES}\ntimeout: 3\ncode: |\n  import os, signal\n  os.kill(os.getppid(), signal.SIGSTOP)\n";
     let bystander = "title: bystander\ncode: |\n  import time\n  time.sleep(1)\n";
     let dir = folder(&[
         ("cases/a-stopper.yaml", stopper),
         ("cases/b-bystander.yaml", bystander),
+        ("cases/c-early.yaml", early),
+        (
+            "modules/slowfork.py",
+            "import os, time\nos.register_at_fork(after_in_parent=lambda: time.sleep(1))\n",
+        ),
     ]);
+    let early = dir.path().join("cases/c-early.yaml");
+    let modules = path_str(&dir.path().join("modules"));
+    std::fs::write(
+        &early,
+        std::fs::read_to_string(&early)?.replace("MODULES", &modules),
+    )?;
     let start = Instant::now();
-    let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &["--isolation", "fork"]));
+    let (run, json) = run_json_within(
+        dir.path(),
+        &args_on(&["3.12"], &["--isolation", "fork"]),
+        Duration::from_secs(90),
+    )?;
     let took = start.elapsed();
     let runs = runs(&json);
-    check(runs.len() == 2, format!("{}\n{}", run.stdout, run.stderr))?;
-    let stopper = runs.iter().find(|r| r["case"] == "a-stopper").unwrap();
-    let bystander = runs.iter().find(|r| r["case"] == "b-bystander").unwrap();
-    check(bystander["verdict"] == "ok", format!("{bystander}"))?;
+    check(runs.len() == 3, format!("{}\n{}", run.stdout, run.stderr))?;
+    let find = |case: &str| runs.iter().find(|r| r["case"] == case).unwrap();
     check(
-        stopper["outcome"] == "crash"
-            && stopper["message"]
-                .as_str()
-                .unwrap_or("")
-                .contains("did not reap a run within"),
-        format!("{stopper}"),
+        find("b-bystander")["verdict"] == "ok",
+        format!("{}", find("b-bystander")),
     )?;
-    // Two answers awaited for 10 s each (on the shared server, then alone), no more.
-    check(took < Duration::from_secs(45), format!("took {took:?}"))?;
+    // The stopper stops its server as it runs: almost always after the server said it started
+    // the run, but on a busy machine possibly before.
+    for (case, says) in [
+        (
+            "a-stopper",
+            &["did not reap a run within", "did not start a run within"][..],
+        ),
+        ("c-early", &["did not start a run within 3.0s"][..]),
+    ] {
+        let r = find(case);
+        let message = r["message"].as_str().unwrap_or("");
+        check(
+            r["outcome"] == "crash" && says.iter().any(|s| message.contains(s)),
+            format!("{case}: {r}"),
+        )?;
+    }
+    // Two answers awaited for 10 s each (on the shared server, then alone), and for 3 s each.
+    check(took < Duration::from_secs(60), format!("took {took:?}"))?;
     run.expect_code(1)
 }
 
@@ -628,6 +664,63 @@ fn random_hash_seed() -> TestResult {
         asked.len() > 1,
         format!("isolation: exec under fork: {asked:?}"),
     )
+}
+
+/// A fork server keeps what its preload writes in files of its working directory. One that
+/// cannot make them (its folder gone, as on a full disk) must not import at all, where what
+/// the modules write would reach its protocol: it imports nothing and says why as its first
+/// run comes (crosspickle then starts that run's interpreter itself, as for a preload that
+/// wrote output). The driver is run as crosspickle runs it, by its protocol; beside it, the same
+/// server in a folder that is there imports the module.
+fn preload_with_nowhere_to_write() -> TestResult {
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/run/driver.py");
+    for version in ["2.7", "3.12", "pypy"] {
+        let python = python(version).ok_or(version)?;
+        let dir = folder(&[("modules/marker.py", "open('imported', 'w').close()\n")]);
+        let serve = |cwd: &Path, gone: bool| -> std::io::Result<std::process::Output> {
+            use std::io::Write;
+            std::fs::create_dir(cwd)?;
+            let mut server = std::process::Command::new(&python)
+                .arg(&driver)
+                .current_dir(cwd)
+                .env("PYTHONPATH", dir.path().join("modules"))
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()?;
+            if gone {
+                std::fs::remove_dir(cwd)?;
+            }
+            let mut stdin = server.stdin.take().expect("piped");
+            stdin.write_all(b"preload marker\nrun 1 {}\n")?;
+            drop(stdin);
+            server.wait_with_output()
+        };
+        let gone = dir.path().join("gone");
+        let out = serve(&gone, true)?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        check(
+            out.status.code() == Some(70)
+                && out.stdout.is_empty()
+                && stderr.contains("cannot keep what importing the case's preload writes"),
+            format!(
+                "{version}: {:?}, stdout {:?}, stderr {stderr}",
+                out.status, out.stdout
+            ),
+        )?;
+        check(
+            !dir.path().join("imported").exists() && !gone.join("imported").exists(),
+            format!("{version}: the server imported the module"),
+        )?;
+        let here = dir.path().join("here");
+        let out = serve(&here, false)?;
+        check(
+            here.join("imported").exists()
+                && String::from_utf8_lossy(&out.stdout).starts_with("started 1 "),
+            format!("{version}: with its folder there: {out:?}"),
+        )?;
+    }
+    Ok(())
 }
 
 fn case_asks_for_exec() -> TestResult {

@@ -231,6 +231,47 @@ pub fn run_json<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> (Run, serd
     (Run::from(out), value)
 }
 
+/// `run_json`, for a run that a case might stop or hang: after `limit`, crosspickle is woken
+/// (SIGCONT) and killed, and that is the test's failure.
+pub fn run_json_within<S: AsRef<std::ffi::OsStr>>(
+    dir: &Path,
+    args: &[S],
+    limit: std::time::Duration,
+) -> Result<(Run, serde_json::Value), libtest_mimic::Failed> {
+    use nix::sys::signal::{kill, Signal};
+    let json = dir.join("results.json");
+    let _ = std::fs::remove_file(&json);
+    let mut child = crosspickle(dir)
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("crosspickle runs");
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let start = std::time::Instant::now();
+    while child.try_wait()?.is_none() {
+        if start.elapsed() > limit {
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let _ = kill(pid, Signal::SIGCONT);
+            let _ = kill(pid, Signal::SIGKILL);
+            let _ = child.wait();
+            return Err(format!(
+                "crosspickle did not end within {limit:?} (stopped or hung: /proc/{pid}/stat {state})"
+            )
+            .into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output()?;
+    let value = std::fs::read(&json)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null);
+    Ok((Run::from(out), value))
+}
+
 /// `python_args(needs)`, then `extra`: the arguments of a run on those interpreters only.
 pub fn args_on(needs: &[&str], extra: &[&str]) -> Vec<String> {
     let mut args = python_args(needs);
