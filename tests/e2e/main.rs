@@ -19,6 +19,7 @@ mod support;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
+    support::start_watchdog();
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
     trials.extend(docs::trials());

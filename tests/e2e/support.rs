@@ -329,3 +329,75 @@ pub fn python_args(needs: &[&str]) -> Vec<String> {
     }
     args
 }
+
+/// Watch the processes the tests start (this process's children), so that a test whose
+/// process never ends fails instead of holding the whole run until CI's time limit: one stopped
+/// (SIGSTOP, or a job-control stop) for a minute, or running for 20 minutes, is said on stderr,
+/// woken and killed; the test waiting for it then fails with what it got.
+pub fn start_watchdog() {
+    const STOPPED: u64 = 60;
+    const RUNNING: u64 = 20 * 60;
+    std::thread::spawn(|| {
+        let me = std::process::id().to_string();
+        let mut stopped_since: std::collections::HashMap<String, std::time::Instant> =
+            Default::default();
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(5));
+            let uptime = std::fs::read_to_string("/proc/uptime")
+                .ok()
+                .and_then(|u| u.split('.').next()?.parse::<u64>().ok())
+                .unwrap_or(0);
+            let ticks = 100; // USER_HZ on Linux
+            let Ok(procs) = std::fs::read_dir("/proc") else {
+                return;
+            };
+            let mut seen = std::collections::HashSet::new();
+            for entry in procs.flatten() {
+                let pid = entry.file_name().to_string_lossy().into_owned();
+                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                    continue;
+                };
+                // After the command's closing parenthesis: state, ppid, ... starttime (22nd).
+                let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else {
+                    continue;
+                };
+                let fields: Vec<&str> = rest.split(' ').collect();
+                if fields.get(1) != Some(&me.as_str()) {
+                    continue;
+                }
+                seen.insert(pid.clone());
+                let age = fields
+                    .get(19)
+                    .and_then(|t| t.parse::<u64>().ok())
+                    .map_or(0, |start| uptime.saturating_sub(start / ticks));
+                let stopped = fields.first() == Some(&"T");
+                let since = stopped.then(|| {
+                    *stopped_since
+                        .entry(pid.clone())
+                        .or_insert_with(std::time::Instant::now)
+                });
+                if !stopped {
+                    stopped_since.remove(&pid);
+                }
+                let why = if since.is_some_and(|t| t.elapsed().as_secs() >= STOPPED) {
+                    format!("stopped for {STOPPED} s")
+                } else if age >= RUNNING {
+                    format!("running for {} min", RUNNING / 60)
+                } else {
+                    continue;
+                };
+                let cmdline = std::fs::read(entry.path().join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                    .unwrap_or_default();
+                eprintln!("e2e watchdog: killing pid {pid} ({why}): {cmdline}");
+                if let Ok(n) = pid.parse::<i32>() {
+                    use nix::sys::signal::{kill, Signal};
+                    let pid = nix::unistd::Pid::from_raw(n);
+                    let _ = kill(pid, Signal::SIGCONT);
+                    let _ = kill(pid, Signal::SIGKILL);
+                }
+            }
+            stopped_since.retain(|pid, _| seen.contains(pid));
+        }
+    });
+}
