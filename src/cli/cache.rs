@@ -94,33 +94,7 @@ fn list(dir: &Path, json: bool, out: &mut String) {
         );
         return;
     }
-    let others: u64 = other_drivers(dir).iter().map(|d| store::size_of(d)).sum();
-    say!(
-        out,
-        "Compiled forms of the driver and of cases in {}: {}{}",
-        dir.join(DRIVERS).display(),
-        size(store::size_of(&dir.join(DRIVERS))),
-        if others > 0 {
-            format!(
-                ", {} of it for other versions of crosspickle (`crosspickle cache prune` removes those)",
-                size(others)
-            )
-        } else {
-            String::new()
-        }
-    );
-    if let Some(b) = bisects::summary(dir) {
-        say!(
-            out,
-            "CPython bisects in {}: {} ({}, {}, {} of them kept with --keep), compiler cache {}",
-            crate::bisect::cache_root(dir).display(),
-            size(b.bytes),
-            count(b.checkouts, "checkout", "checkouts"),
-            count(b.builds, "built interpreter", "built interpreters"),
-            b.kept,
-            size(b.compiler_cache_bytes)
-        );
-    }
+    say_other_forms(dir, out);
     say!(out, "Environments in {}:", store::envs_dir(dir).display());
     if envs.is_empty() {
         say!(out, "  none");
@@ -160,6 +134,38 @@ fn list(dir: &Path, json: bool, out: &mut String) {
         count(envs.len(), "environment", "environments"),
         size(total)
     );
+}
+
+/// The lines of `list` on what is kept beside the environments: compiled forms (how much of
+/// them for other versions of crosspickle) and CPython bisects' builds.
+fn say_other_forms(dir: &Path, out: &mut String) {
+    let others: u64 = other_drivers(dir).iter().map(|d| store::size_of(d)).sum();
+    say!(
+        out,
+        "Compiled forms of the driver and of cases in {}: {}{}",
+        dir.join(DRIVERS).display(),
+        size(store::size_of(&dir.join(DRIVERS))),
+        if others > 0 {
+            format!(
+                ", {} of it for other versions of crosspickle (`crosspickle cache prune` removes those)",
+                size(others)
+            )
+        } else {
+            String::new()
+        }
+    );
+    if let Some(b) = bisects::summary(dir) {
+        say!(
+            out,
+            "CPython bisects in {}: {} ({}, {}, {} of them kept with --keep), compiler cache {}",
+            crate::bisect::cache_root(dir).display(),
+            size(b.bytes),
+            count(b.checkouts, "checkout", "checkouts"),
+            count(b.builds, "built interpreter", "built interpreters"),
+            b.kept,
+            size(b.compiler_cache_bytes)
+        );
+    }
 }
 
 /// Remove every environment (and with `all`, the probe answers).
