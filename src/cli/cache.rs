@@ -12,7 +12,7 @@ use super::settings::{Given, Settings};
 use crate::bisect::commits::store as bisects;
 use crate::env::store;
 use crate::report::text::count;
-use crate::run::driver::{other_drivers, DRIVERS_DIR as DRIVERS};
+use crate::run::driver::{other_drivers, prune_forms, DRIVERS_DIR as DRIVERS};
 
 #[derive(Debug, Args)]
 pub struct CacheArgs {
@@ -31,11 +31,11 @@ enum CacheAction {
         #[arg(long)]
         json: bool,
     },
-    /// Remove what is no longer used: environments and CPython bisect builds unused for a while
-    /// (those kept with `bisect --keep` excepted), what failed builds left, and the compiled
-    /// forms kept for other versions of crosspickle
+    /// Remove what is no longer used: environments, CPython bisect builds (those kept with
+    /// `bisect --keep` excepted) and compiled forms unused for a while, what failed builds
+    /// left, and the compiled forms kept for other versions of crosspickle
     Prune {
-        /// Remove environments and bisect builds unused for this many days (0: all of them)
+        /// Remove what was unused for this many days (0: all of it)
         #[arg(long, value_name = "DAYS", default_value_t = 30)]
         unused_for: u64,
     },
@@ -236,9 +236,12 @@ fn prune(dir: &Path, days: u64, out: &mut String) -> Result<(), Failure> {
             size(removed.bytes)
         ));
     }
+    let (forms, forms_bytes) = prune_forms(dir, before);
     say!(
         out,
-        "{said}, and the compiled forms of {} ({}) from {}",
+        "{said}, compiled forms unread as long ({}, {}), and those of {} ({}) from {}",
+        count(forms, "file", "files"),
+        size(forms_bytes),
         count(drivers, "other driver", "other drivers"),
         size(bytes),
         dir.display()

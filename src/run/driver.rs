@@ -274,6 +274,33 @@ pub fn other_drivers(cache_dir: &Path) -> Vec<PathBuf> {
     others
 }
 
+/// Remove the compiled forms (of the driver and of cases) that this driver keeps in
+/// `cache_dir` and no process has read since `before`: the number removed and their bytes.
+/// A file's last read is its access time, which most mounts (`relatime`) bring up to date at
+/// least once a day; where none does (`noatime`), a form goes when it is that old, and is
+/// compiled again by the next run that needs it.
+pub fn prune_forms(cache_dir: &Path, before: std::time::SystemTime) -> (usize, u64) {
+    let dir = cache_dir.join(DRIVERS_DIR).join(driver_digest());
+    let (mut removed, mut bytes) = (0, 0);
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let form = path.extension().is_some_and(|e| e == "case" || e == "bin");
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let used = [meta.accessed(), meta.modified()]
+            .into_iter()
+            .flatten()
+            .max();
+        let unread = form && meta.is_file() && used.is_some_and(|t| t < before);
+        if unread && std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+            bytes += meta.len();
+        }
+    }
+    (removed, bytes)
+}
+
 /// What the driver is asked to run: one line, a Python dict literal of named inputs (the
 /// driver ignores names it does not know, so inputs can be added).
 #[derive(Debug, Clone)]

@@ -489,6 +489,23 @@ fn cache_prune() -> TestResult {
     let other = drivers.join("0123456789abcdef");
     std::fs::create_dir(&other)?;
     std::fs::write(other.join("0123.case"), vec![b'x'; 3000])?;
+    // Of ours: the forms this run used stay, one unread for 40 days goes.
+    let used: Vec<PathBuf> = std::fs::read_dir(&ours[0])?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "case" || e == "bin"))
+        .collect();
+    let unread = ours[0].join("0123456789abcdef01234567.case");
+    std::fs::write(&unread, vec![b'x'; 2048])?;
+    let forty_days = std::time::SystemTime::now() - Duration::from_secs(40 * 86400);
+    std::fs::File::options()
+        .append(true)
+        .open(&unread)?
+        .set_times(
+            std::fs::FileTimes::new()
+                .set_accessed(forty_days)
+                .set_modified(forty_days),
+        )?;
     let crashed = cache.path().join("envs").join(".tmp-0123456789abcdef-4242");
     std::fs::create_dir_all(crashed.join("bin"))?;
     let list = cache_cmd(&["list"]);
@@ -506,8 +523,12 @@ fn cache_prune() -> TestResult {
             .contains("removed 0 environments unused for 30 days")
             && pruned
                 .stdout
-                .contains("compiled forms of 1 other driver (3 KiB)"),
+                .contains("compiled forms unread as long (1 file, 2 KiB), and those of 1 other driver (3 KiB)"),
         format!("prune: {}", pruned.stdout),
+    )?;
+    check(
+        !unread.exists() && !used.is_empty() && used.iter().all(|p| p.exists()),
+        format!("the unread form goes, the used ones stay: {used:?}"),
     )?;
     check(
         envs(cache.path()).len() == 1,
