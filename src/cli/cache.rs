@@ -222,11 +222,17 @@ fn prune(dir: &Path, days: u64, out: &mut String) -> Result<(), Failure> {
         drivers += 1;
     }
     let mut said = format!(
-        "removed {} unused for {} ({})",
+        "removed {} unused for {}",
         count(pruned.environments, "environment", "environments"),
         count(days as usize, "day", "days"),
-        size(pruned.bytes),
     );
+    if pruned.unusable > 0 {
+        said.push_str(&format!(
+            " and {} (unfinished, or whose interpreter is gone)",
+            count(pruned.unusable, "unusable folder", "unusable folders")
+        ));
+    }
+    said.push_str(&format!(" ({})", size(pruned.bytes)));
     if bisects::summary(dir).is_some() {
         let removed = bisects::prune(dir, before)
             .map_err(|e| Failure::system(format!("pruning {}", dir.display()), e))?;

@@ -117,6 +117,9 @@ pub fn size_of(path: &Path) -> u64 {
 #[derive(Debug, Default, Serialize)]
 pub struct Cleaned {
     pub environments: usize,
+    /// Folders that were no complete environment: builds under way or left behind, and
+    /// environments whose interpreter is gone.
+    pub unusable: usize,
     pub bytes: u64,
 }
 
@@ -132,8 +135,8 @@ pub fn clean(cache_dir: &Path) -> std::io::Result<Cleaned> {
     Ok(cleaned)
 }
 
-/// Remove the environments of `cache_dir` that no process has used since `before`, and what
-/// failed or crashed builds left. An environment being made right now (its lock held) is left
+/// Remove the environments of `cache_dir` that no process has used since `before`, those whose
+/// interpreter is gone, and what failed or crashed builds left. An environment being made right now (its lock held) is left
 /// alone, and so are crosspickle's tools.
 pub fn prune(cache_dir: &Path, before: SystemTime) -> std::io::Result<Cleaned> {
     remove_envs(cache_dir, |path| {
@@ -183,6 +186,8 @@ fn remove_envs(cache_dir: &Path, doomed: impl Fn(&Path) -> bool) -> std::io::Res
         cleaned.bytes += size_of(&path);
         if is_ready(&path) {
             cleaned.environments += 1;
+        } else {
+            cleaned.unusable += 1;
         }
         // Lock files stay: removing one while another process waits on it would let two
         // processes hold "the" lock at once.

@@ -508,6 +508,14 @@ fn cache_prune() -> TestResult {
         )?;
     let crashed = cache.path().join("envs").join(".tmp-0123456789abcdef-4242");
     std::fs::create_dir_all(crashed.join("bin"))?;
+    // An environment whose interpreter is gone (its python a link to nothing).
+    let orphan = cache.path().join("envs").join("fedcba9876543210");
+    std::fs::create_dir_all(orphan.join("bin"))?;
+    std::fs::copy(
+        envs(cache.path())[0].join("crosspickle-env.json"),
+        orphan.join("crosspickle-env.json"),
+    )?;
+    std::os::unix::fs::symlink("/nonexistent/python3.8", orphan.join("bin/python"))?;
     let list = cache_cmd(&["list"]);
     check(
         list.stdout
@@ -520,7 +528,8 @@ fn cache_prune() -> TestResult {
     check(
         pruned
             .stdout
-            .contains("removed 0 environments unused for 30 days")
+            .contains("removed 0 environments unused for 30 days and 2 unusable folders (unfinished, or whose interpreter is gone)")
+            && !orphan.exists()
             && pruned
                 .stdout
                 .contains("compiled forms unread as long (1 file, 2 KiB), and those of 1 other driver (3 KiB)"),
