@@ -168,7 +168,8 @@ fn say_other_forms(dir: &Path, out: &mut String) {
     }
 }
 
-/// Remove every environment (and with `all`, the probe answers).
+/// Remove every environment, the compiled forms, what CPython bisects keep but the kept
+/// interpreters, and with `all`, the probe answers.
 fn clean(dir: &Path, all: bool, out: &mut String) -> Result<(), Failure> {
     let cleaned =
         store::clean(dir).map_err(|e| Failure::system(format!("cleaning {}", dir.display()), e))?;
@@ -206,8 +207,8 @@ fn clean(dir: &Path, all: bool, out: &mut String) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Remove the environments unused for `days` days, build leftovers, and the other drivers'
-/// folders of compiled forms.
+/// Remove the environments, bisect builds and compiled forms unused for `days` days, the
+/// unusable environment folders, and the other drivers' folders of compiled forms.
 fn prune(dir: &Path, days: u64, out: &mut String) -> Result<(), Failure> {
     let before = SystemTime::now()
         .checked_sub(std::time::Duration::from_secs(days.saturating_mul(86400)))
