@@ -92,9 +92,11 @@ impl Settings {
             corpus: given.corpus,
             default_paths: given.paths.is_empty() && !given.corpus,
             jobs,
+            // Absolute: what is kept in it names its own files (`bisect --keep` writes the
+            // paths of kept interpreters), and those names must hold from any folder.
             cache_dir: given
                 .cache_dir
-                .map(Path::to_path_buf)
+                .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf()))
                 .or_else(default_cache_dir),
             timeout: given.timeout,
             find_links: given.find_links.iter().map(|f| absolute_link(f)).collect(),
@@ -150,10 +152,12 @@ pub fn seconds(flag: &str, value: f64) -> Result<Duration, Error> {
     Ok(Duration::from_secs_f64(value))
 }
 
+/// `$XDG_CACHE_HOME/crosspickle` (a relative XDG_CACHE_HOME is ignored, as the XDG base
+/// directory specification says), else `~/.cache/crosspickle`.
 fn default_cache_dir() -> Option<PathBuf> {
     std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
+        .filter(|v| v.is_absolute())
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .map(|d| d.join("crosspickle"))
 }
@@ -228,6 +232,16 @@ mod tests {
             (&given[..], 3, Some(Path::new("/c")), Some(1.5))
         );
         assert!(s.corpus, "--corpus with paths: both");
+        let relative = Settings::resolve(Given {
+            cache_dir: Some(Path::new("cache")),
+            ..Given::default()
+        })
+        .unwrap();
+        assert_eq!(
+            relative.cache_dir,
+            Some(std::env::current_dir().unwrap().join("cache")),
+            "a relative cache folder is made absolute"
+        );
         assert_eq!(s.find_links, ["https://example.invalid/w"]);
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             let e = Settings::resolve(Given {

@@ -26,6 +26,11 @@ pub fn trials() -> Vec<Trial> {
             &["3.8"],
             prune_and_clean,
         ),
+        trial(
+            "cpython_build::a_kept_interpreter_in_a_relative_cache_folder_runs",
+            &["3.8"],
+            kept_in_relative_cache,
+        ),
         tool_trial(
             "cpython_build::compiler_cache",
             "ccache",
@@ -546,4 +551,48 @@ fn age(dir: &Path, days: u64) -> TestResult {
         }
     }
     Ok(())
+}
+
+/// `--keep` with a relative cache folder (`CROSSPICKLE_CACHE_DIR=cache`): the kept
+/// interpreter is named by its absolute path, and runs from there.
+fn kept_in_relative_cache() -> TestResult {
+    let f = fixture()?;
+    let mut env: Vec<(&str, &str)> = f
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    env.push(("CCACHE_DISABLE", "1"));
+    let args = [
+        "bisect",
+        "flavour",
+        "--cpython",
+        "repo",
+        "--good",
+        "v1.0",
+        "--bad",
+        "v2.0",
+        "--keep",
+        "v1.0",
+    ];
+    let (run, _) = bisect_json(f.dir.path(), Path::new("cache"), &env, &args);
+    run.expect_code(0)?;
+    let kept = std::fs::read_to_string(f.dir.path().join("cache/kept-pythons.toml"))?;
+    let absolute = f.dir.path().join("cache");
+    check(
+        kept.contains(&format!("\"{}", absolute.display())),
+        format!("kept by its absolute path: {kept}"),
+    )?;
+    let (run, results) = bisect_json(
+        f.dir.path(),
+        Path::new("cache"),
+        &[],
+        &["run", "cases/flavour.yaml", "--python", "cpython@v1.0"],
+    );
+    run.expect_code(0)?;
+    let runs = runs(&results);
+    check(
+        runs.len() == 1 && runs[0]["verdict"] == "ok",
+        format!("the kept v1.0 runs the case: {runs:?}\n{}", run.stderr),
+    )
 }
