@@ -213,6 +213,11 @@ fn fixture() -> Result<Fixture, libtest_mimic::Failed> {
 
 impl Fixture {
     fn bisect(&self, extra: &[(&str, &str)], keep: bool) -> (Run, Value) {
+        self.bisect_in(self.cache.path(), extra, keep)
+    }
+
+    /// [`Fixture::bisect`] with the cache folder `cache` (relative to the fixture's folder).
+    fn bisect_in(&self, cache: &Path, extra: &[(&str, &str)], keep: bool) -> (Run, Value) {
         let mut env: Vec<(&str, &str)> = self
             .env
             .iter()
@@ -234,7 +239,23 @@ impl Fixture {
         if keep {
             args.extend(["--keep", "v1.0"]);
         }
-        bisect_json(self.dir.path(), self.cache.path(), &env, &args)
+        bisect_json(self.dir.path(), cache, &env, &args)
+    }
+
+    /// The case run on `cpython@v1.0`, kept in `cache` by a bisect with `--keep v1.0`: ok.
+    fn run_kept(&self, cache: &Path) -> TestResult {
+        let (run, results) = bisect_json(
+            self.dir.path(),
+            cache,
+            &[],
+            &["run", "cases/flavour.yaml", "--python", "cpython@v1.0"],
+        );
+        run.expect_code(0)?;
+        let runs = runs(&results);
+        check(
+            runs.len() == 1 && runs[0]["verdict"] == "ok",
+            format!("the kept v1.0 runs the case: {runs:?}\n{}", run.stderr),
+        )
     }
 
     fn log(&self) -> Vec<String> {
@@ -357,18 +378,7 @@ fn lean_builds() -> TestResult {
             run.stdout
         ),
     )?;
-    let (run, results) = bisect_json(
-        f.dir.path(),
-        f.cache.path(),
-        &[],
-        &["run", "cases/flavour.yaml", "--python", "cpython@v1.0"],
-    );
-    run.expect_code(0)?;
-    let runs = runs(&results);
-    check(
-        runs.len() == 1 && runs[0]["verdict"] == "ok",
-        format!("the kept v1.0 runs the case: {runs:?}\n{}", run.stderr),
-    )
+    f.run_kept(f.cache.path())
 }
 
 fn compiler_cache() -> TestResult {
@@ -417,17 +427,7 @@ fn prune_and_clean() -> TestResult {
     let no_ccache = [("CCACHE_DISABLE", "1")];
     let (run, _) = f.bisect(&no_ccache, true);
     run.expect_code(0)?;
-    let cache_cmd = |args: &[&str]| {
-        Run::from(
-            crosspickle(f.dir.path())
-                .arg("cache")
-                .args(args)
-                .arg("--cache-dir")
-                .arg(f.cache.path())
-                .output()
-                .unwrap(),
-        )
-    };
+    let cache_cmd = |args: &[&str]| cache_command(f.dir.path(), f.cache.path(), args);
     let checkouts = f.cache.path().join("bisect/cpython");
     let checkout = std::fs::read_dir(&checkouts)?
         .next()
@@ -493,20 +493,7 @@ fn prune_and_clean() -> TestResult {
             && left.len() == 1,
         format!("all but the kept one go: {}\nleft: {left:?}", pruned.stdout),
     )?;
-    let run_kept = || -> TestResult {
-        let (run, results) = bisect_json(
-            f.dir.path(),
-            f.cache.path(),
-            &[],
-            &["run", "cases/flavour.yaml", "--python", "cpython@v1.0"],
-        );
-        run.expect_code(0)?;
-        let runs = runs(&results);
-        check(
-            runs.len() == 1 && runs[0]["verdict"] == "ok",
-            format!("the kept v1.0 runs the case: {runs:?}\n{}", run.stderr),
-        )
-    };
+    let run_kept = || f.run_kept(f.cache.path());
     run_kept()?;
     let (run, report) = f.bisect(&no_ccache, false);
     run.expect_code(0)?;
@@ -557,25 +544,7 @@ fn age(dir: &Path, days: u64) -> TestResult {
 /// interpreter is named by its absolute path, and runs from there.
 fn kept_in_relative_cache() -> TestResult {
     let f = fixture()?;
-    let mut env: Vec<(&str, &str)> = f
-        .env
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    env.push(("CCACHE_DISABLE", "1"));
-    let args = [
-        "bisect",
-        "flavour",
-        "--cpython",
-        "repo",
-        "--good",
-        "v1.0",
-        "--bad",
-        "v2.0",
-        "--keep",
-        "v1.0",
-    ];
-    let (run, _) = bisect_json(f.dir.path(), Path::new("cache"), &env, &args);
+    let (run, _) = f.bisect_in(Path::new("cache"), &[("CCACHE_DISABLE", "1")], true);
     run.expect_code(0)?;
     let kept = std::fs::read_to_string(f.dir.path().join("cache/kept-pythons.toml"))?;
     let absolute = f.dir.path().join("cache");
@@ -583,16 +552,5 @@ fn kept_in_relative_cache() -> TestResult {
         kept.contains(&format!("\"{}", absolute.display())),
         format!("kept by its absolute path: {kept}"),
     )?;
-    let (run, results) = bisect_json(
-        f.dir.path(),
-        Path::new("cache"),
-        &[],
-        &["run", "cases/flavour.yaml", "--python", "cpython@v1.0"],
-    );
-    run.expect_code(0)?;
-    let runs = runs(&results);
-    check(
-        runs.len() == 1 && runs[0]["verdict"] == "ok",
-        format!("the kept v1.0 runs the case: {runs:?}\n{}", run.stderr),
-    )
+    f.run_kept(Path::new("cache"))
 }

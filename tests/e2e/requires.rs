@@ -400,17 +400,7 @@ fn cache_list_and_clean() -> TestResult {
     run(dir.path(), &args(cache.path(), links.path(), "3.8"))
         .0
         .expect_code(0)?;
-    let cache_cmd = |args: &[&str]| {
-        Run::from(
-            crosspickle(dir.path())
-                .arg("cache")
-                .args(args)
-                .arg("--cache-dir")
-                .arg(cache.path())
-                .output()
-                .unwrap(),
-        )
-    };
+    let cache_cmd = |args: &[&str]| cache_command(dir.path(), cache.path(), args);
     let list = cache_cmd(&["list", "--json"]);
     list.expect_code(0)?;
     let value: serde_json::Value =
@@ -469,17 +459,7 @@ fn cache_prune() -> TestResult {
     let dir = folder(&[("cases/tiny.yaml", TINY_CASE)]);
     let tiny = || run(dir.path(), &args(cache.path(), links.path(), "3.8")).0;
     tiny().expect_code(0)?;
-    let cache_cmd = |args: &[&str]| {
-        Run::from(
-            crosspickle(dir.path())
-                .arg("cache")
-                .args(args)
-                .arg("--cache-dir")
-                .arg(cache.path())
-                .output()
-                .unwrap(),
-        )
-    };
+    let cache_cmd = |args: &[&str]| cache_command(dir.path(), cache.path(), args);
     let drivers = cache.path().join("drivers");
     let ours: Vec<PathBuf> = std::fs::read_dir(&drivers)?
         .flatten()

@@ -272,6 +272,19 @@ pub fn run_json_within<S: AsRef<std::ffi::OsStr>>(
     Ok((Run::from(out), value))
 }
 
+/// `crosspickle cache ARGS --cache-dir CACHE`, in `dir`.
+pub fn cache_command(dir: &Path, cache: &Path, args: &[&str]) -> Run {
+    Run::from(
+        crosspickle(dir)
+            .arg("cache")
+            .args(args)
+            .arg("--cache-dir")
+            .arg(cache)
+            .output()
+            .expect("crosspickle runs"),
+    )
+}
+
 /// `python_args(needs)`, then `extra`: the arguments of a run on those interpreters only.
 pub fn args_on(needs: &[&str], extra: &[&str]) -> Vec<String> {
     let mut args = python_args(needs);
