@@ -185,14 +185,13 @@ fn clean(dir: &Path, all: bool, out: &mut String) -> Result<(), Failure> {
         size(cleaned.bytes),
         size(bytes)
     );
-    if bisects::summary(dir).is_some() {
+    if crate::bisect::cache_root(dir).is_dir() {
         let removed = bisects::clean(dir)
             .map_err(|e| Failure::system(format!("cleaning {}", dir.display()), e))?;
-        let kept = bisects::summary(dir).map_or(0, |b| b.kept);
         said.push_str(&format!(
             ", CPython bisects' builds, clones and compiler cache ({}; {} kept with --keep stay)",
             size(removed.bytes),
-            count(kept, "interpreter", "interpreters")
+            count(removed.kept, "interpreter", "interpreters")
         ));
     }
     if all {
@@ -234,7 +233,7 @@ fn prune(dir: &Path, days: u64, out: &mut String) -> Result<(), Failure> {
         ));
     }
     said.push_str(&format!(" ({})", size(pruned.bytes)));
-    if bisects::summary(dir).is_some() {
+    if crate::bisect::cache_root(dir).is_dir() {
         let removed = bisects::prune(dir, before)
             .map_err(|e| Failure::system(format!("pruning {}", dir.display()), e))?;
         said.push_str(&format!(

@@ -135,9 +135,9 @@ pub fn clean(cache_dir: &Path) -> std::io::Result<Cleaned> {
     Ok(cleaned)
 }
 
-/// Remove the environments of `cache_dir` that no process has used since `before`, those whose
-/// interpreter is gone, and what failed or crashed builds left. An environment being made right now (its lock held) is left
-/// alone, and so are crosspickle's tools.
+/// Remove the environments of `cache_dir` that no process has used since `before`, those
+/// whose interpreter is gone, and what failed or crashed builds left. An environment being
+/// made right now (its lock held) is left alone, and so are crosspickle's tools.
 pub fn prune(cache_dir: &Path, before: SystemTime) -> std::io::Result<Cleaned> {
     remove_envs(cache_dir, |path| {
         !is_ready(path) || last_used(path).is_none_or(|used| used < before)

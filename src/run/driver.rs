@@ -242,7 +242,7 @@ pub const DRIVERS_DIR: &str = "drivers";
 /// The folder of the cache that keeps this driver's source and compiled forms, and the
 /// source's path, written there if it is not there yet.
 fn kept_driver(cache_dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
-    let dir = cache_dir.join(DRIVERS_DIR).join(driver_digest());
+    let dir = driver_dir(cache_dir);
     std::fs::create_dir_all(&dir)?;
     let driver = dir.join("crosspickle_driver.py");
     if std::fs::read(&driver).ok().as_deref() != Some(DRIVER_SOURCE.as_bytes()) {
@@ -256,6 +256,11 @@ fn driver_digest() -> String {
     let mut both = DRIVER_SOURCE.as_bytes().to_vec();
     both.extend_from_slice(BOOT_FALLBACK.as_bytes());
     crate::sys::hash::short_hex(&both, 16)
+}
+
+/// This driver's folder of `cache_dir`.
+fn driver_dir(cache_dir: &Path) -> PathBuf {
+    cache_dir.join(DRIVERS_DIR).join(driver_digest())
 }
 
 /// The folders of `cache_dir`'s `drivers/` that other drivers than this one (other versions of
@@ -280,9 +285,12 @@ pub fn other_drivers(cache_dir: &Path) -> Vec<PathBuf> {
 /// least once a day; where none does (`noatime`), a form goes when it is that old, and is
 /// compiled again by the next run that needs it.
 pub fn prune_forms(cache_dir: &Path, before: std::time::SystemTime) -> (usize, u64) {
-    let dir = cache_dir.join(DRIVERS_DIR).join(driver_digest());
     let (mut removed, mut bytes) = (0, 0);
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+    for entry in std::fs::read_dir(driver_dir(cache_dir))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let path = entry.path();
         let form = path.extension().is_some_and(|e| e == "case" || e == "bin");
         let Ok(meta) = entry.metadata() else {

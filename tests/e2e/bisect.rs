@@ -57,11 +57,7 @@ pub fn bisect_json(dir: &Path, cache: &Path, env: &[(&str, &str)], args: &[&str]
         cmd.env(k, v);
     }
     let out = cmd.output().expect("crosspickle runs");
-    let value = std::fs::read(&json)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(Value::Null);
-    (Run::from(out), value)
+    (Run::from(out), json_at(&json))
 }
 
 pub fn boundaries(report: &Value) -> Vec<Value> {

@@ -213,6 +213,14 @@ impl Run {
     }
 }
 
+/// The JSON in file `path`; null when there is none, or it does not parse.
+pub fn json_at(path: &Path) -> serde_json::Value {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
 /// Run crosspickle in `dir` with `args`, writing JSON to `dir/results.json`; returns the run and
 /// the parsed JSON (null when none was written).
 pub fn run_json<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> (Run, serde_json::Value) {
@@ -224,11 +232,7 @@ pub fn run_json<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> (Run, serd
         .arg(&json)
         .output()
         .expect("crosspickle runs");
-    let value = std::fs::read(&json)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(serde_json::Value::Null);
-    (Run::from(out), value)
+    (Run::from(out), json_at(&json))
 }
 
 /// `run_json`, for a run that a case might stop or hang: after `limit`, crosspickle is woken
@@ -265,11 +269,7 @@ pub fn run_json_within<S: AsRef<std::ffi::OsStr>>(
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let out = child.wait_with_output()?;
-    let value = std::fs::read(&json)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or(serde_json::Value::Null);
-    Ok((Run::from(out), value))
+    Ok((Run::from(out), json_at(&json)))
 }
 
 /// `crosspickle cache ARGS --cache-dir CACHE`, in `dir`.

@@ -47,11 +47,13 @@ pub struct Summary {
     pub compiler_cache_bytes: u64,
 }
 
-/// What [`prune`] or [`clean`] removed.
+/// What [`prune`] or [`clean`] removed, and how many built interpreters named with `--keep`
+/// it left.
 #[derive(Debug, Default)]
 pub struct Removed {
     pub builds: usize,
     pub bytes: u64,
+    pub kept: usize,
 }
 
 /// How much CPython bisects keep in `cache_dir`; `None` when they keep nothing.
@@ -80,14 +82,13 @@ pub fn summary(cache_dir: &Path) -> Option<Summary> {
 /// `--keep` excepted) with their failure notes and logs, and a checkout's clone and build
 /// folder when nothing was built there since (a checkout left with nothing goes whole).
 pub fn prune(cache_dir: &Path, before: SystemTime) -> std::io::Result<Removed> {
-    let old = |path: &Path| last_used(path).is_none_or(|t| t < before);
-    remove_from_checkouts(cache_dir, |prefix, kept| !kept && old(prefix), &old)
+    remove_from_checkouts(cache_dir, |path| last_used(path).is_none_or(|t| t < before))
 }
 
 /// Remove everything CPython bisects keep but the interpreters named with `--keep`: clones,
 /// build folders, other built interpreters, notes, logs and the compiler cache.
 pub fn clean(cache_dir: &Path) -> std::io::Result<Removed> {
-    let mut removed = remove_from_checkouts(cache_dir, |_, kept| !kept, &|_| true)?;
+    let mut removed = remove_from_checkouts(cache_dir, |_| true)?;
     let ccache = compiler_cache_dir(cache_dir);
     if ccache.exists() {
         removed.bytes += size_of(&ccache);
@@ -99,13 +100,12 @@ pub fn clean(cache_dir: &Path) -> std::io::Result<Removed> {
     Ok(removed)
 }
 
-/// In each checkout's folder: remove the built interpreters `doomed` picks (given its prefix
-/// and whether it is kept), and the other entries (clone, build folder, failure notes, logs)
-/// that `stale` picks; then the folder itself if nothing is left in it.
+/// In each checkout's folder: remove what `stale` picks of its built interpreters (but those
+/// named with `--keep`), failure notes and logs, and its clone with its build folder; then the
+/// folder itself if nothing is left in it.
 fn remove_from_checkouts(
     cache_dir: &Path,
-    doomed: impl Fn(&Path, bool) -> bool,
-    stale: &dyn Fn(&Path) -> bool,
+    stale: impl Fn(&Path) -> bool,
 ) -> std::io::Result<Removed> {
     let kept = kept_pythons(cache_dir);
     let mut removed = Removed::default();
@@ -117,10 +117,12 @@ fn remove_from_checkouts(
             std::fs::remove_file(path)
         }
     };
-    let mut builds = 0;
+    let (mut builds, mut kept_builds) = (0, 0);
     for checkout in children(&checkouts_dir(cache_dir)) {
         for prefix in children(&checkout.join("builds")) {
-            if doomed(&prefix, is_kept(&prefix, &kept)) {
+            if is_kept(&prefix, &kept) {
+                kept_builds += 1;
+            } else if stale(&prefix) {
                 remove(&prefix)?;
                 builds += 1;
             }
@@ -146,6 +148,7 @@ fn remove_from_checkouts(
         }
     }
     removed.builds = builds;
+    removed.kept = kept_builds;
     Ok(removed)
 }
 
