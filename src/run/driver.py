@@ -28,7 +28,36 @@
 #                _compile)
 #   classes the class names the case's rules name (`exception`, `instance_of`), comma-
 #           separated: the result says how the raised exception's class stands to each here
+import os
 import sys
+
+# What the driver uses once the case has run is bound before it starts: a case may replace any
+# builtin (`builtins.isinstance = ...`) or attribute of sys and os (`sys.exc_info`,
+# `sys.version_info = (2, 7)`, `del os.open`), and what it did must be reported all the same.
+# (os and sys are imported by `python -c pass` too.)
+_BUILTINS = __builtins__ if type(__builtins__) is dict else __builtins__.__dict__
+for _name in (
+    "isinstance issubclass getattr len str repr type bytes bytearray list tuple dict range "
+    "enumerate any int BaseException Exception SystemExit AssertionError SyntaxError TypeError "
+    "OSError"
+).split():
+    globals()[_name] = _BUILTINS[_name]
+del _name
+_unicode = _BUILTINS.get("unicode")
+_PY2 = sys.version_info[0] == 2
+_exc_info = sys.exc_info
+_gettrace, _settrace = sys.gettrace, sys.settrace
+_getprofile, _setprofile = sys.getprofile, sys.setprofile
+_getrecursionlimit, _setrecursionlimit = sys.getrecursionlimit, sys.setrecursionlimit
+_os_open, _os_read, _os_write, _os_close = os.open, os.read, os.write, os.close
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+_READ_FLAGS = os.O_RDONLY
+# The driver's own Python frames while it reports: a case's lower recursion limit is raised to
+# this meanwhile.
+_DRIVER_DEPTH = 100
+# type's own descriptors of a class's names, which a metaclass's __getattribute__ cannot answer
+# for.
+_TYPE_DICT = type.__dict__
 
 _HEAD_FRAMES = 12
 _TAIL_FRAMES = 24
@@ -42,8 +71,6 @@ _RESULT_FD = 255
 
 
 def _serve():
-    import os
-
     read, write, fork, waitpid = os.read, os.write, os.fork, os.waitpid
     me = os.getpid()
     buf = b""
@@ -70,14 +97,14 @@ def _serve():
             if verb == b"import":
                 _import(names)
             else:
-                preloaded, cannot_fork = _preload(os, names)
+                preloaded, cannot_fork = _preload(names)
             continue
         if verb == b"once":
             try:
                 os.setsid()
             except OSError:
                 pass  # already leads a group: started by hand
-            _fresh_stdin(os)
+            _fresh_stdin()
             return rest, None, names
         if verb == b"run":
             ident, _, rest = rest.partition(b" ")
@@ -96,7 +123,7 @@ def _serve():
                 continue
             if pid == 0:
                 os.setsid()
-                _fresh_stdin(os)
+                _fresh_stdin()
                 return rest, me, names
             write(1, b"started " + ident + b" " + _ascii(str(pid)) + b"\n")
         elif verb == b"reap":
@@ -117,7 +144,7 @@ def _import(names):
             pass
 
 
-def _preload(os, names):
+def _preload(names):
     # _import in a server: what the modules write goes to files (fd 1 is the protocol's).
     # Returns them, with (fd, file) pairs, and why this server cannot fork runs, if it cannot.
     outputs, saved = [], []
@@ -155,12 +182,12 @@ def _preload(os, names):
 def _ascii(text):
     # On Python 2 a str is bytes already, and encoding it would import a codec into the
     # server, and so into every child after it.
-    if sys.version_info[0] == 2:
+    if _PY2:
         return text
     return text.encode("ascii", "replace")
 
 
-def _fresh_stdin(os):
+def _fresh_stdin():
     fd = os.open("/dev/null", os.O_RDONLY)
     if fd != 0:
         os.dup2(fd, 0)
@@ -169,7 +196,7 @@ def _fresh_stdin(os):
 
 def _native(value):
     # Python 2 cases expect native strings where they can have them.
-    if sys.version_info[0] == 2 and isinstance(value, unicode):  # noqa: F821
+    if _PY2 and isinstance(value, _unicode):
         try:
             return value.encode("ascii")
         except UnicodeEncodeError:
@@ -178,7 +205,7 @@ def _native(value):
 
 
 def _path(value):
-    if sys.version_info[0] == 2 and isinstance(value, unicode):  # noqa: F821
+    if _PY2 and isinstance(value, _unicode):
         return value.encode(sys.getfilesystemencoding() or "utf-8")
     return value
 
@@ -191,10 +218,10 @@ class _Result(object):
     the run writes it, never a forked copy of it. Its pid is written as soon as the file is
     open: a runner that loses a fork server before it heard of this process finds it there."""
 
-    def __init__(self, os, path):
-        self.os_open, self.write, self.fstat = os.open, os.write, os.fstat
+    def __init__(self, path):
+        self.os_open, self.write, self.fstat = _os_open, _os_write, os.fstat
         self.getpid = os.getpid
-        self.flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        self.flags = _WRITE_FLAGS
         self.path = path
         self.pid = os.getpid()
         fd = self.os_open(path, self.flags, 0o600)
@@ -248,22 +275,42 @@ class _Result(object):
 
 
 def _text(value, limit=_MAX_TEXT):
-    try:
-        text = value if isinstance(value, str) else str(value)
-    except Exception:
+    # str(value), else its repr, as a plain str (not a subclass of the case's) of at most
+    # `limit` characters.
+    text = None
+    for convert in (str, repr):
         try:
-            text = repr(value)
+            text = convert(value)
+            text = "".join([text]) if isinstance(text, str) else None
         except Exception:
-            text = "<unprintable %s object>" % type(value).__name__
+            text = None
+        if text is not None:
+            break
+    if text is None:
+        text = "<unprintable %s object>" % _class_name(type(value), "__name__")
     if len(text) > limit:
         text = text[: limit // 2] + "\n[... %d characters omitted ...]\n" % (len(text) - limit) + text[-limit // 2 :]
     return text
 
 
-def _type_name(exc_type):
-    module = getattr(exc_type, "__module__", None)
-    name = getattr(exc_type, "__qualname__", None) or exc_type.__name__
-    if module in (None, "builtins", "exceptions", "__builtin__"):
+def _class_name(cls, attribute):
+    # A class's __module__, __qualname__ or __name__ as a str, as the class holds it (type's own
+    # descriptor, whatever its metaclass's __getattribute__ answers), else None.
+    try:
+        value = _TYPE_DICT[attribute].__get__(cls, type)
+    except Exception:
+        try:  # an old-style class (2.7), or a name this Python's type lacks (__qualname__)
+            value = getattr(cls, attribute, None)
+        except Exception:
+            value = None
+    return value if isinstance(value, str) else None
+
+
+def _type_name(exc_type, plain=("builtins", "exceptions", "__builtin__")):
+    # `module.QualName`, without the module when it is one of `plain`.
+    module = _class_name(exc_type, "__module__")
+    name = _class_name(exc_type, "__qualname__") or _class_name(exc_type, "__name__") or "?"
+    if module is None or module in plain:
         return name
     return module + "." + name
 
@@ -309,15 +356,12 @@ def _exception_only(exc_type, exc):
             return traceback.format_exception_only(exc_type, exc)
         except Exception:
             pass
-    module = getattr(exc_type, "__module__", None)
-    name = getattr(exc_type, "__qualname__", None) or exc_type.__name__
-    if module not in (None, "__main__", "builtins", "exceptions"):
-        name = module + "." + name
+    name = _type_name(exc_type, ("__main__", "builtins", "exceptions"))
     try:
         text = str(exc)
     except Exception:
         try:
-            text = unicode(exc).encode("ascii", "backslashreplace")  # noqa: F821 (Python 2)
+            text = _unicode(exc).encode("ascii", "backslashreplace")  # Python 2
         except Exception:
             text = "<exception str() failed>"
     lines = [name + ": " + text + "\n" if text else name + "\n"]
@@ -338,7 +382,7 @@ def _source_line(sources, filename, lineno):
     if not isinstance(lineno, int) or not 0 < lineno <= len(lines):
         return None
     line = lines[lineno - 1].strip()
-    if sys.version_info[0] == 2:
+    if _PY2:
         return line
     try:
         return line.decode(encoding, "replace")
@@ -348,10 +392,8 @@ def _source_line(sources, filename, lineno):
 
 def _source_lines(filename):
     # The file's lines (bytes) and the encoding its coding cookie names.
-    import os
-
     try:
-        data = _read(os, filename)
+        data = _read(filename)
     except Exception:
         return [], "utf-8"
     if data.startswith(b"\xef\xbb\xbf"):
@@ -428,7 +470,7 @@ def _relation(name, value, exc_type):
     # type's own MRO (what the interpreter's exception matching walks), never __subclasscheck__.
     # Then by name: a class of the MRO that `name` names (a class whose module the case
     # removed from sys.modules, or a bare name that is no builtin) is the same or a base.
-    class_types = (type,) if sys.version_info[0] > 2 else (type, type(_OldStyle))
+    class_types = (type, type(_OldStyle)) if _PY2 else (type,)
     if isinstance(exc_type, type):
         mro = list(type.__dict__["__mro__"].__get__(exc_type, type))
     else:
@@ -482,19 +524,19 @@ class _Collector(object):
         pass
 
 
-def _read(os, path):
+def _read(path):
     # The whole file, in as few calls as it takes (open() would add a buffered reader and
     # six calls more).
-    fd = os.open(path, os.O_RDONLY)
+    fd = _os_open(path, _READ_FLAGS)
     try:
         chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
+        while 1:
+            chunk = _os_read(fd, 1 << 20)
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
     finally:
-        os.close(fd)
+        _os_close(fd)
 
 
 def _compile(path, cache):
@@ -507,38 +549,36 @@ def _compile(path, cache):
     compile it, so that it too starts the code from what it loaded. Code
     whose compiling says anything (a SyntaxWarning) or fails is compiled by every run, so that
     every run says it. The source is read only to be compiled."""
-    import os
-
     fix = getattr(sys.modules.get("_imp"), "_fix_co_filename", None)
     if not cache or fix is None:
-        return compile(_read(os, path), path, "exec", 0, True)
+        return compile(_read(path), path, "exec", 0, True)
     had = "marshal" in sys.modules
     import marshal
 
     if not had:
         del sys.modules["marshal"]
-    code = _load_code(os, cache, marshal.loads)
+    code = _load_code(cache, marshal.loads)
     if code is None:
         pid = os.fork()
         if pid == 0:
             status = 3
             try:
                 said = sys.stderr = _Collector()
-                code = compile(_read(os, path), path, "exec", 0, True)
+                code = compile(_read(path), path, "exec", 0, True)
                 if not said.text:
-                    _write_atomic(os, cache, _header(os, cache) + marshal.dumps(code))
+                    _write_atomic(cache, _header(cache) + marshal.dumps(code))
                     status = 0
             finally:
                 os._exit(status)
         os.waitpid(pid, 0)
-        code = _load_code(os, cache, marshal.loads)
+        code = _load_code(cache, marshal.loads)
     if code is None:
-        return compile(_read(os, path), path, "exec", 0, True)
+        return compile(_read(path), path, "exec", 0, True)
     fix(code, path)
     return code
 
 
-def _write_atomic(os, path, data):
+def _write_atomic(path, data):
     # Whole or not at all, and nothing left behind when it cannot be written (a full disk).
     tmp = "%s.%d" % (path, os.getpid())
     try:
@@ -556,7 +596,7 @@ def _write_atomic(os, path, data):
             pass
 
 
-def _header(os, path):
+def _header(path):
     # What a compiled form is kept behind: it is only good for the interpreter that made it,
     # and under the name it was written to (which names the code it is).
     name = os.path.basename(path)
@@ -565,12 +605,12 @@ def _header(os, path):
     return sys.version.encode("utf-8") + b" " + name.encode("utf-8") + b"\n"
 
 
-def _load_code(os, path, loads):
+def _load_code(path, loads):
     try:
-        data = _read(os, path)
+        data = _read(path)
     except OSError:
         return None
-    version = _header(os, path)
+    version = _header(path)
     if data[: len(version)] != version:
         return None
     try:
@@ -579,25 +619,23 @@ def _load_code(os, path, loads):
         return None
 
 
-def _redirect(os, path, fd):
+def _redirect(path, fd):
     new = os.open(path, os.O_WRONLY)
     os.dup2(new, fd)
     os.close(new)
 
 
 def _main(literal, server, preload):
-    import os
-
     # Only the names a literal can hold (on 2.7 True and False are builtins, not literals).
     names = {"True": True, "False": False, "None": None, "float": float}
     request = eval(literal, {"__builtins__": names})
     if "stdout" in request:
-        _redirect(os, _path(request["stdout"]), 1)
+        _redirect(_path(request["stdout"]), 1)
     if "stderr" in request:
-        _redirect(os, _path(request["stderr"]), 2)
+        _redirect(_path(request["stderr"]), 2)
     if "cwd" in request:
         os.chdir(_path(request["cwd"]))
-    result = _Result(os, _path(request["result"]))
+    result = _Result(_path(request["result"]))
     if server is not None and os.getppid() != server:
         # The server died before it could say it forked this run: the run is given to
         # another, and this process, which nobody watches, must not go on.
@@ -615,7 +653,8 @@ def _main(literal, server, preload):
     main.__builtins__ = __builtins__
     main.__dict__.update(params)
     if phase == "load":
-        main.data = _read(os, data_path)
+        main.data = _read(data_path)
+    modules_before = builtins_before = None
     if class_names:
         # What the case cannot take back: the modules and builtins there before it started.
         modules_before = dict(sys.modules)
@@ -625,62 +664,111 @@ def _main(literal, server, preload):
     sys.modules["__main__"] = main
     sys.argv = [case_path]
     sys.path[0] = os.path.dirname(case_path)
-    os_open, os_write, os_close = os.open, os.write, os.close
-
-    outcome = "pass"
-    exc_name = message = tb_text = classes = None
-    raised = None
+    caught = None
     try:
         for name in preload:
             if name not in sys.modules:
                 __import__(name)
         code = _compile(case_path, code_cache)
         exec(code, main.__dict__)
-        if phase == "dump":
-            data = main.__dict__.get("data")
-            if not isinstance(data, (bytes, bytearray)):
-                raise TypeError("dump must leave bytes in the global `data`, not %s" % type(data).__name__)
-            data = bytes(data)
-            fd = os_open(data_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                while data:
-                    data = data[os_write(fd, data) :]
-            finally:
-                os_close(fd)
-    except SystemExit as e:
-        if e.code is not None and e.code != 0:
-            outcome = "error"
-            exc_name = "SystemExit"
-            message = _text(e.code, _MAX_MESSAGE)
-            raised = type(e)
     except BaseException as e:
-        exc_type, exc, tb = sys.exc_info()
-        outcome = "fail" if isinstance(e, AssertionError) else "error"
-        exc_name = _type_name(exc_type)
-        raised = exc_type
-        message = _text(exc, _MAX_MESSAGE)
+        # Nothing is called here: the case's profile function would see this frame.
+        caught = (None, e, sys.exc_traceback if _PY2 else e.__traceback__)
+    except:  # noqa: E722 (2.7 raises instances of old-style classes too)
+        caught = (sys.exc_type, sys.exc_value, sys.exc_traceback)
+    # The case's trace and profile functions and recursion limit are its own: they are set
+    # aside while the driver reports (a trace function could fail in the driver's frames, a
+    # limit too low stop them), then given back for its atexit handlers and finalisation.
+    # A profile function that fails in this frame (it sees the calls made here) is dropped by
+    # Python itself, and these calls made again.
+    trace = profile = limit = None
+    for _ in (1, 2):
         try:
-            tb_text = _traceback(exc_type, exc, tb)
+            trace, profile, limit = _gettrace(), _getprofile(), _getrecursionlimit()
+            _setprofile(None)
+            _settrace(None)
+            if limit < _DRIVER_DEPTH:
+                _setrecursionlimit(_DRIVER_DEPTH)
+            break
         except BaseException:
-            tb_text = None
-        del tb, exc
-    if class_names and raised is not None:
-        classes = _classes(class_names, raised, modules_before, builtins_before, main)
-    result.send(
-        [
-            ("outcome", outcome),
-            ("exception", exc_name),
-            ("message", message),
-            ("traceback", tb_text),
-            ("classes", classes),
-        ]
-    )
+            pass
+    raised = None if caught is None else (caught[0] or type(caught[1]), caught[1], caught[2])
+    del caught
+    if raised is None and phase == "dump":
+        try:
+            _dump(main, data_path)
+        except BaseException:
+            raised = _exc_info()
+    fields = _report(raised, class_names, modules_before, builtins_before, main)
+    del raised
+    result.send(fields)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except Exception:
         pass
+    if limit is not None:
+        try:
+            _setrecursionlimit(limit)
+        except Exception:
+            pass
+    _settrace(trace)
+    try:
+        # Last: from here on the profile function sees this frame (and fails in it, at worst).
+        _setprofile(profile)
+    except BaseException:
+        pass
 
+
+def _dump(main, data_path):
+    # The dump phase's `data`, written where the load phase reads it.
+    data = main.__dict__.get("data")
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError("dump must leave bytes in the global `data`, not %s" % _class_name(type(data), "__name__"))
+    data = bytes(data)
+    fd = _os_open(data_path, _WRITE_FLAGS, 0o600)
+    try:
+        while data:
+            data = data[_os_write(fd, data) :]
+    finally:
+        _os_close(fd)
+
+
+def _report(raised, class_names, modules_before, builtins_before, main):
+    # The result's fields for what the case raised (sys.exc_info()'s triple), None if nothing.
+    outcome = "pass"
+    exc_name = message = tb_text = classes = None
+    if raised is not None:
+        exc_type, exc, tb = raised
+        if issubclass(exc_type, SystemExit):
+            try:
+                code = exc.code
+                failed = code is not None and code != 0
+            except Exception:
+                code, failed = None, True
+            if failed:
+                outcome = "error"
+                exc_name = "SystemExit"
+                message = _text(code, _MAX_MESSAGE)
+            else:
+                exc_type = None
+        else:
+            outcome = "fail" if issubclass(exc_type, AssertionError) else "error"
+            exc_name = _type_name(exc_type)
+            message = _text(exc, _MAX_MESSAGE)
+            try:
+                tb_text = _traceback(exc_type, exc, tb)
+            except BaseException:
+                tb_text = None
+        if class_names and exc_type is not None:
+            classes = _classes(class_names, exc_type, modules_before, builtins_before, main)
+    return [
+        ("outcome", outcome),
+        ("exception", exc_name),
+        ("message", message),
+        ("traceback", tb_text),
+        ("classes", classes),
+    ]
 
 _request = _serve()
 if _request is not None:

@@ -17,6 +17,11 @@ pub fn trials() -> Vec<Trial> {
         result_channel_out_of_reach,
     );
     trials.extend(trials_in_both(
+        "isolation::what_the_driver_does_after_the_case_is_out_of_its_reach",
+        &["2.7", "3.6", "3.12", "3.13", "pypy", "debug"],
+        driver_out_of_reach,
+    ));
+    trials.extend(trials_in_both(
         "isolation::preload_is_imported_before_the_code",
         &["2.7", "3.12", "pypy"],
         preload_first,
@@ -149,6 +154,158 @@ fn result_channel_out_of_reach(iso: &'static str) -> TestResult {
         check(
             r["verdict"] == verdict && r["outcome"] == outcome,
             format!("{attack} on {}: {r}", r["python"]),
+        )?;
+    }
+    run.expect_code(0)
+}
+
+/// Attacks on what the driver uses once the case has run: the builtins, sys and os, the trace
+/// and profile functions and the recursion limit. Before they were bound or set aside (crosspickle at
+/// ba87fb5), builtins-replaced, exc-info-replaced, version-info-flipped (but on 2.7), the
+/// hooks that raise, hostile-metaclass and recursion-limit-lowest (on 3.12, 3.13 and PyPy)
+/// turned the case's ValueError into a crash, and most of them a pass into a crash too;
+/// import-refused, modules-cleared and os-emptied lost the traceback's source lines; and the
+/// instance of an old-style class that 2.7 can raise was a crash.
+const TAMPER: &str = r#"title: the driver's own work after the case is out of its reach
+params:
+  attack: [builtins-replaced, import-refused, exc-info-replaced, version-info-flipped, trace-hook-raises, profile-hook-raises, recursion-limit-lowest, modules-cleared, hostile-metaclass, os-emptied]
+  end: [raise, return]
+code: |
+  import sys, os
+  try:
+      import builtins
+  except ImportError:
+      import __builtin__ as builtins
+  class Meta(type):
+      def __getattribute__(cls, name):
+          if name.startswith("__") and name not in ("__dict__", "__new__", "__init__", "__call__", "__class__"):
+              raise RuntimeError("no " + name)
+          return type.__getattribute__(cls, name)
+  Boom = Meta("Boom", (ValueError,), {}) if attack == "hostile-metaclass" else ValueError
+  error = Boom("boom")
+  def hook(frame, event, arg):
+      if frame.f_code.co_filename != __file__:
+          raise RuntimeError("hook outside the case")
+      return hook
+  def broken(*args, **kwargs):
+      raise RuntimeError("replaced by the case")
+  class Other(Exception):
+      pass
+  if attack == "builtins-replaced":
+      table = vars(builtins)
+      new = {}
+      for name in table:
+          if name.startswith("_") and name != "__import__":
+              continue
+          value = table[name]
+          if isinstance(value, type) and issubclass(value, BaseException):
+              new[name] = Other
+          elif callable(value):
+              new[name] = broken
+          else:
+              new[name] = None
+      table.update(new)
+  elif attack == "import-refused":
+      builtins.__import__ = broken
+  elif attack == "exc-info-replaced":
+      sys.exc_info = broken
+  elif attack == "version-info-flipped":
+      sys.version_info = (2, 7, 18, "final", 0) if sys.version_info[0] == 3 else (3, 12, 0, "final", 0)
+      sys.version = "2.7.18" if sys.version[0] == "3" else "3.12.0"
+  elif attack == "trace-hook-raises":
+      sys.settrace(hook)
+  elif attack == "profile-hook-raises":
+      sys.setprofile(hook)
+  elif attack == "profile-hook-raises":
+      sys.setprofile(hook)
+  elif attack == "recursion-limit-lowest":
+      # The lowest limit the case itself can still finish under.
+      limit = 12 if sys.version_info[0] == 2 else 1  # on 2.7 a comparison counts too
+      while 1:
+          try:
+              sys.setrecursionlimit(limit)
+              if end == "raise" or end != "raise":
+                  break
+          except RuntimeError:
+              limit += 1
+  elif attack == "modules-cleared":
+      sys.modules.clear()
+  elif attack == "os-emptied":
+      for name in list(vars(os)):
+          if not name.startswith("__"):
+              delattr(os, name)
+  if end == "raise":
+      raise error
+expect:
+  - where: {end: raise, attack: hostile-metaclass}
+    outcome: error
+    exception: Boom
+    instance_of: ValueError
+    match: ^boom$
+  - where: {end: raise}
+    outcome: error
+    exception: ValueError
+    instance_of: Exception
+    match: ^boom$
+"#;
+
+/// What 2.7 alone can raise: an instance of an old-style class (no BaseException).
+const OLD_STYLE: &str = r#"title: an old-style class's instance raised
+python: "<3"
+code: |
+  class Old:
+      def __str__(self):
+          return "old"
+  raise Old()
+expect:
+  - outcome: error
+    exception: __main__.Old
+    match: ^old$
+"#;
+
+fn driver_out_of_reach(iso: &'static str) -> TestResult {
+    let dir = folder(&[
+        ("cases/tamper.yaml", TAMPER),
+        ("cases/old-style.yaml", OLD_STYLE),
+    ]);
+    let pythons = ["2.7", "3.6", "3.12", "3.13", "pypy", "debug"];
+    let (run, json) = run_json(dir.path(), &args_on(&pythons, &["--isolation", iso]));
+    let (old, runs): (Vec<_>, Vec<_>) = runs(&json)
+        .into_iter()
+        .partition(|r| r["case"] == "old-style");
+    let on_27: Vec<_> = old.iter().filter(|r| r["verdict"] != "skipped").collect();
+    check(
+        on_27.len() == 1
+            && on_27[0]["verdict"] == "xfail"
+            && on_27[0]["exception"] == "__main__.Old"
+            && on_27[0]["message"] == "old",
+        format!("{old:?}"),
+    )?;
+    check(
+        runs.len() == 10 * 2 * pythons.len(),
+        format!("{} runs\n{}", runs.len(), run.stdout),
+    )?;
+    for r in &runs {
+        let what = format!("{} on {}: {r}", r["params"], r["python"]);
+        if r["params"]["end"] == "return" {
+            check(r["verdict"] == "ok" && r["outcome"] == "pass", &what)?;
+            continue;
+        }
+        let metaclass = r["params"]["attack"] == "hostile-metaclass";
+        let exception = if metaclass {
+            "__main__.Boom"
+        } else {
+            "ValueError"
+        };
+        let traceback = r["traceback"].as_str().unwrap_or("");
+        check(
+            r["verdict"] == "xfail"
+                && r["outcome"] == "error"
+                && r["exception"] == exception
+                && r["message"] == "boom"
+                && traceback.contains("case.py\", line ")
+                && traceback.contains("\n    raise error\n"),
+            &what,
         )?;
     }
     run.expect_code(0)
