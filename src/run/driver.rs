@@ -479,6 +479,23 @@ pub fn observe(
         Exit::Code(code) => {
             observed.exit_code = Some(code);
             match report {
+                // The driver ends with status 0 whatever the code did (it catches what the
+                // code raises, SystemExit included): another status was set after the code
+                // ended, by an atexit handler's os._exit() or a flush that failed at shutdown
+                // (120), and the run did not end as an interpreter ends. A crash at shutdown,
+                // as for a signal.
+                Some(r) if code != 0 => {
+                    observed.message = Some(match fatal_error_line(&observed.stderr) {
+                        Some(line) => format!("{line} (exit status {code})"),
+                        None => format!(
+                            "the process ended with status {code} after its code had run (in an \
+                             atexit handler or at shutdown)"
+                        ),
+                    });
+                    observed.classes = classes(r.classes.as_deref());
+                    observed.exception = r.exception;
+                    observed.traceback = r.traceback;
+                }
                 Some(r) => {
                     observed.outcome = match r.outcome.as_deref() {
                         Some("pass") => OutcomeKind::Pass,
@@ -578,5 +595,30 @@ mod tests {
         assert_eq!(c["pickle.PicklingError"], ClassRelation::Same);
         assert_eq!(c["ValueError"], ClassRelation::Unrelated);
         assert_eq!(c.len(), 2);
+    }
+
+    #[test]
+    fn a_status_other_than_0_after_the_report_is_a_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("result");
+        let record = "crosspickle-result 1\noutcome 5\nerror\nexception 10\nValueError\nend 0\n\n";
+        std::fs::write(&file, record).unwrap();
+        let ended = |exit| Finished {
+            exit,
+            stdout: Default::default(),
+            stderr: Default::default(),
+            duration: std::time::Duration::from_millis(5),
+        };
+        let reported = observe(&ended(Exit::Code(0)), &file, 1.0, None);
+        assert_eq!(reported.outcome, OutcomeKind::Error);
+        let observed = observe(&ended(Exit::Code(120)), &file, 1.0, None);
+        assert_eq!(observed.outcome, OutcomeKind::Crash);
+        assert_eq!(observed.exit_code, Some(120));
+        assert_eq!(observed.exception.as_deref(), Some("ValueError"));
+        let message = observed.message.unwrap();
+        assert!(
+            message.contains("ended with status 120 after its code had run"),
+            "{message}"
+        );
     }
 }
