@@ -165,6 +165,8 @@ pub struct Captured {
     tail: VecDeque<u8>,
     total: u64,
     limit: usize,
+    /// Still open when reading it stopped (see [`drained`]).
+    left_open: bool,
 }
 
 impl Captured {
@@ -174,6 +176,7 @@ impl Captured {
             tail: VecDeque::new(),
             total: 0,
             limit,
+            left_open: false,
         }
     }
 
@@ -217,17 +220,35 @@ impl Captured {
         let mut tail = a.to_vec();
         tail.extend_from_slice(b);
         out.push_str(&String::from_utf8_lossy(&tail));
+        if self.left_open {
+            out.push_str(&format!(
+                "\n[... read until {}s after the process ended: a process that left its group \
+                 (a session of its own) still holds this stream ...]\n",
+                DRAIN.as_secs()
+            ));
+        }
         out
     }
 }
 
-async fn capture(mut reader: impl AsyncRead + Unpin, limit: usize) -> Captured {
+async fn capture(
+    mut reader: impl AsyncRead + Unpin,
+    limit: usize,
+    stop: CancellationToken,
+) -> Captured {
     let mut captured = Captured::new(limit);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => captured.push(&buf[..n]),
+        tokio::select! {
+            biased;
+            _ = stop.cancelled() => {
+                captured.left_open = true;
+                break;
+            }
+            read = reader.read(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => captured.push(&buf[..n]),
+            },
         }
     }
     captured
@@ -372,8 +393,9 @@ where
         stderr,
         hold,
     } = watched;
-    let stdout = stdout.map(|s| tokio::spawn(capture(s, limit)));
-    let stderr = stderr.map(|s| tokio::spawn(capture(s, limit)));
+    let stop = CancellationToken::new();
+    let stdout = stdout.map(|s| tokio::spawn(capture(s, limit, stop.clone())));
+    let stderr = stderr.map(|s| tokio::spawn(capture(s, limit, stop.clone())));
     let mut ended = std::pin::pin!(ended);
     let time_limit = async {
         match time_limit {
@@ -420,10 +442,11 @@ where
     } else {
         status
     };
+    let (stdout, stderr) = drained(stdout, stderr, &stop).await;
     Ok(Finished {
         exit,
-        stdout: drained(stdout).await,
-        stderr: drained(stderr).await,
+        stdout,
+        stderr,
         duration,
     })
 }
@@ -479,18 +502,31 @@ pub fn can_watch_any_process() -> bool {
     }
 }
 
-/// What a capture task kept. A process that left its group may still hold the pipe: it is not
-/// waited on for long.
-async fn drained(task: Option<tokio::task::JoinHandle<Captured>>) -> Captured {
-    let Some(task) = task else {
-        return Captured::default();
+/// What the capture tasks of stdout and stderr kept. A process that left the group (its own
+/// session) may still hold the pipes: they are read for [`DRAIN`] at most, then what came
+/// until then is kept.
+async fn drained(
+    stdout: Option<tokio::task::JoinHandle<Captured>>,
+    stderr: Option<tokio::task::JoinHandle<Captured>>,
+    stop: &CancellationToken,
+) -> (Captured, Captured) {
+    let kept = |task: Option<tokio::task::JoinHandle<Captured>>| async move {
+        match task {
+            Some(task) => task.await.unwrap_or_default(),
+            None => Captured::default(),
+        }
     };
-    tokio::time::timeout(Duration::from_secs(2), task)
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .unwrap_or_default()
+    let both = async { tokio::join!(kept(stdout), kept(stderr)) };
+    let mut both = std::pin::pin!(both);
+    tokio::select! {
+        captured = &mut both => return captured,
+        _ = tokio::time::sleep(DRAIN) => stop.cancel(),
+    }
+    both.await
 }
+
+/// How long the output of a process that has ended is read for, at most.
+const DRAIN: Duration = Duration::from_secs(2);
 
 /// A tool crosspickle runs for itself (git, make, pip, a build script) did not do its job.
 #[derive(Debug, thiserror::Error)]

@@ -40,6 +40,11 @@ pub fn trials() -> Vec<Trial> {
         huge_output_memory_bounded,
     ));
     both.extend(trials_in_both(
+        "harness::output_held_by_a_process_that_left_the_group_is_kept",
+        &["3.12"],
+        output_held_outside_the_group,
+    ));
+    both.extend(trials_in_both(
         "harness::interpreter_that_breaks_during_runs",
         &["3.11"],
         interpreter_breaks_during_runs,
@@ -647,6 +652,54 @@ fn deep_recursion_reported_fast(iso: &'static str) -> TestResult {
         .unwrap_or(0);
     check(omitted > 100_000, format!("{omitted} frames omitted"))?;
     check(took < Duration::from_secs(10), format!("took {took:?}"))
+}
+
+/// A case that leaves a process running in a session of its own, holding its stdout and
+/// stderr: the run's output is kept, with a line saying that reading it stopped, and each run
+/// is waited on for 2 s at most. crosspickle at 933db37 lost all of the output and waited 4 s a
+/// run (stdout, then stderr).
+fn output_held_outside_the_group(iso: &'static str) -> TestResult {
+    let case = "title: t\nparams:\n  n: [1, 2]\ncode: |\n  import subprocess, sys\n  p = subprocess.Popen(['sleep', '60'], start_new_session=True)\n  print('left', p.pid)\n  sys.stderr.write('to stderr\\n')\n";
+    let dir = folder(&[("cases/leaves.yaml", case)]);
+    let start = Instant::now();
+    let (run, json) = run_json_within(
+        dir.path(),
+        &args_on(&["3.12"], &["--isolation", iso, "-j", "1"]),
+        Duration::from_secs(60),
+    )?;
+    let took = start.elapsed();
+    let runs = runs(&json);
+    // The sleepers are not crosspickle's to end (they left the run's group): the test ends them.
+    for r in &runs {
+        let out = r["stdout"].as_str().unwrap_or("");
+        if let Some(pid) = out
+            .strip_prefix("left ")
+            .and_then(|s| s.split_whitespace().next())
+        {
+            let _ = std::process::Command::new("kill").arg(pid).status();
+        }
+    }
+    run.expect_code(0)?;
+    check(runs.len() == 2, format!("{json}"))?;
+    let note = "a process that left its group (a session of its own) still holds this stream";
+    for r in &runs {
+        let (out, err) = (
+            r["stdout"].as_str().unwrap_or(""),
+            r["stderr"].as_str().unwrap_or(""),
+        );
+        check(
+            r["verdict"] == "ok"
+                && out.starts_with("left ")
+                && out.contains(note)
+                && err.starts_with("to stderr\n")
+                && err.contains(note),
+            format!("{r}"),
+        )?;
+    }
+    check(
+        took < Duration::from_secs(7),
+        format!("2 runs took {took:?}: each was waited on for more than 2 s"),
+    )
 }
 
 fn huge_output_memory_bounded(iso: &'static str) -> TestResult {
