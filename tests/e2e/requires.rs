@@ -47,6 +47,11 @@ pub fn trials() -> Vec<Trial> {
             cache_prune,
         ),
         trial(
+            "requires::a_cache_folder_that_cannot_be_written",
+            &["3.8"],
+            unwritable_cache,
+        ),
+        trial(
             "requires::round_trip_both_ends_in_their_envs",
             &["3.8", "3.13"],
             round_trip,
@@ -194,6 +199,69 @@ code: |
   assert sys.prefix != sys.base_prefix, "not in a virtual environment"
 "#;
 
+/// A folder nobody can write into, root included (who ignores its mode): `chattr +i` for root,
+/// mode 0555 otherwise. Made writable again when dropped, so that it can be removed.
+struct Unwritable<'a>(&'a Path);
+
+impl<'a> Unwritable<'a> {
+    fn new(dir: &'a Path) -> Result<Self, String> {
+        use std::os::unix::fs::PermissionsExt;
+        let made = if rustix::process::geteuid().is_root() {
+            Command::new("chattr")
+                .arg("+i")
+                .arg(dir)
+                .status()
+                .map(|s| s.success())
+        } else {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).map(|_| true)
+        };
+        let guard = Unwritable(dir);
+        let probe = dir.join("probe");
+        if !matches!(made, Ok(true)) || std::fs::write(&probe, "").is_ok() {
+            let _ = std::fs::remove_file(&probe);
+            return Err(format!(
+                "cannot make {} unwritable here (chattr +i as root, mode 0555 otherwise): {made:?}",
+                dir.display()
+            ));
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for Unwritable<'_> {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if rustix::process::geteuid().is_root() {
+            let _ = Command::new("chattr").arg("-i").arg(self.0).status();
+        }
+        let _ = std::fs::set_permissions(self.0, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+/// A cache folder that cannot be written (a read-only mount, another user's): the runs that
+/// need no environment run (probes and compiled forms are not kept), those that need one are
+/// env-errors naming the folder, and `cache list` still answers.
+fn unwritable_cache() -> TestResult {
+    let (links, cache, dir) = tiny_and_plain(&[])?;
+    let _unwritable = Unwritable::new(cache.path())?;
+    let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8"));
+    run.expect_code(1)?;
+    check(!run.stderr.contains("panicked"), &run.stderr)?;
+    let plain = find_run(&json, "plain", "cpython-3.8").ok_or(format!("{json}"))?;
+    check(plain["verdict"] == "ok", format!("{plain}"))?;
+    let tiny = find_run(&json, "tiny", "cpython-3.8").ok_or(format!("{json}"))?;
+    let reason = tiny["reason"].as_str().unwrap_or_default();
+    check(
+        tiny["verdict"] == "env-error"
+            && reason.contains("cannot make the folder")
+            && reason.contains(&path_str(&cache.path().join("envs"))),
+        format!("{tiny}"),
+    )?;
+    let list = cache_command(dir.path(), cache.path(), &["list"]);
+    list.expect_code(0)?;
+    check(envs(cache.path()).is_empty(), "no environment was made")
+}
+
 fn made_once_then_reused() -> TestResult {
     let py = python("3.8").expect("3.8");
     let links = wheels(&py, &[("tinypkg", "1.0")])?;
@@ -282,18 +350,25 @@ fn two_processes_one_env() -> TestResult {
     )
 }
 
-fn install_failure() -> TestResult {
+/// tinypkg's wheel for 3.8, a cache folder, and a folder of cases: tinypkg's, one that needs
+/// nothing, and `more`.
+type Setup = (tempfile::TempDir, tempfile::TempDir, tempfile::TempDir);
+fn tiny_and_plain(more: &[(&str, &str)]) -> Result<Setup, libtest_mimic::Failed> {
     let py = python("3.8").expect("3.8");
     let links = wheels(&py, &[("tinypkg", "1.0")])?;
-    let cache = cache();
-    let dir = folder(&[
+    let mut files = vec![
         ("cases/tiny.yaml", TINY_CASE),
         ("cases/plain.yaml", "title: no requires\ncode: pass\n"),
-        (
-            "cases/missing.yaml",
-            "title: needs what does not exist\nrequires: [\"crosspickle-no-such-package==1.0\"]\nparams:\n  n: [1, 2]\ncode: pass\n",
-        ),
-    ]);
+    ];
+    files.extend_from_slice(more);
+    Ok((links, cache(), folder(&files)))
+}
+
+fn install_failure() -> TestResult {
+    let (links, cache, dir) = tiny_and_plain(&[(
+        "cases/missing.yaml",
+        "title: needs what does not exist\nrequires: [\"crosspickle-no-such-package==1.0\"]\nparams:\n  n: [1, 2]\ncode: pass\n",
+    )])?;
     let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8"));
     run.expect_code(1)?;
     let all = runs(&json);
