@@ -55,8 +55,8 @@ _READ_FLAGS = os.O_RDONLY
 # The driver's own Python frames while it reports: a case's lower recursion limit is raised to
 # this meanwhile.
 _DRIVER_DEPTH = 100
-# type's own descriptors of a class's names, which a metaclass's __getattribute__ cannot answer
-# for.
+# type's own descriptors (of a class's names, of its MRO), which a metaclass's __getattribute__
+# cannot answer for.
 _TYPE_DICT = type.__dict__
 
 _HEAD_FRAMES = 12
@@ -472,7 +472,7 @@ def _relation(name, value, exc_type):
     # removed from sys.modules, or a bare name that is no builtin) is the same or a base.
     class_types = (type, type(_OldStyle)) if _PY2 else (type,)
     if isinstance(exc_type, type):
-        mro = list(type.__dict__["__mro__"].__get__(exc_type, type))
+        mro = list(_TYPE_DICT["__mro__"].__get__(exc_type, type))
     else:
         mro = [exc_type]
     if value is _MISSING or not isinstance(value, class_types):
@@ -600,7 +600,7 @@ def _header(path):
     # What a compiled form is kept behind: it is only good for the interpreter that made it,
     # and under the name it was written to (which names the code it is).
     name = os.path.basename(path)
-    if str is bytes:
+    if _PY2:
         return sys.version + b" " + name + b"\n"
     return sys.version.encode("utf-8") + b" " + name.encode("utf-8") + b"\n"
 
@@ -769,6 +769,7 @@ def _report(raised, class_names, modules_before, builtins_before, main):
         ("traceback", tb_text),
         ("classes", classes),
     ]
+
 
 _request = _serve()
 if _request is not None:

@@ -471,52 +471,52 @@ pub fn observe(
             );
             observed.signal = Some(name);
             if let Some(r) = report {
-                observed.classes = classes(r.classes.as_deref());
-                observed.exception = r.exception;
-                observed.traceback = r.traceback;
+                keep_raised(&mut observed, r);
             }
         }
         Exit::Code(code) => {
             observed.exit_code = Some(code);
             match report {
-                // The driver ends with status 0 whatever the code did (it catches what the
-                // code raises, SystemExit included): another status was set after the code
-                // ended, by an atexit handler's os._exit() or a flush that failed at shutdown
-                // (120), and the run did not end as an interpreter ends. A crash at shutdown,
-                // as for a signal.
-                Some(r) if code != 0 => {
-                    observed.message = Some(match fatal_error_line(&observed.stderr) {
-                        Some(line) => format!("{line} (exit status {code})"),
-                        None => format!(
-                            "the process ended with status {code} after its code had run (in an \
-                             atexit handler or at shutdown)"
-                        ),
-                    });
-                    observed.classes = classes(r.classes.as_deref());
-                    observed.exception = r.exception;
-                    observed.traceback = r.traceback;
-                }
-                Some(r) => {
+                Some(mut r) if code == 0 => {
                     observed.outcome = match r.outcome.as_deref() {
                         Some("pass") => OutcomeKind::Pass,
                         Some("fail") => OutcomeKind::Fail,
                         _ => OutcomeKind::Error,
                     };
-                    observed.classes = classes(r.classes.as_deref());
-                    observed.exception = r.exception;
-                    observed.message = r.message;
-                    observed.traceback = r.traceback;
+                    observed.message = r.message.take();
+                    keep_raised(&mut observed, r);
                 }
-                None => {
-                    observed.message = Some(match fatal_error_line(&observed.stderr) {
-                        Some(line) => format!("{line} (exit status {code})"),
-                        None => format!("the process ended without reporting (exit status {code})"),
+                // The driver ends with status 0 whatever the code did (it catches what the
+                // code raises, SystemExit included): another status after a report was set
+                // after the code ended, by an atexit handler's os._exit() or a flush that
+                // failed at shutdown (120), and the run did not end as an interpreter ends. A
+                // crash at shutdown, as for a signal.
+                report => {
+                    observed.message = Some(match (fatal_error_line(&observed.stderr), &report) {
+                        (Some(line), _) => format!("{line} (exit status {code})"),
+                        (None, Some(_)) => format!(
+                            "the process ended with status {code} after its code had run (in an \
+                             atexit handler or at shutdown)"
+                        ),
+                        (None, None) => {
+                            format!("the process ended without reporting (exit status {code})")
+                        }
                     });
+                    if let Some(r) = report {
+                        keep_raised(&mut observed, r);
+                    }
                 }
             }
         }
     }
     observed
+}
+
+/// What the report says the code raised: its exception, traceback and class relations.
+fn keep_raised(observed: &mut Observed, r: DriverReport) {
+    observed.classes = classes(r.classes.as_deref());
+    observed.exception = r.exception;
+    observed.traceback = r.traceback;
 }
 
 /// The driver's `classes` field: a `name relation` line per class name it resolved.
