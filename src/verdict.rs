@@ -172,6 +172,7 @@ mod tests {
             signal: None,
             pattern: pattern.map(String::from),
             reason: None,
+            line: None,
         }
     }
 

@@ -353,6 +353,12 @@ impl Validator<'_> {
             isolation: raw.isolation,
             preload: raw.preload,
             params,
+            body_lines: (
+                self.loc
+                    .top_line("code")
+                    .or_else(|| self.loc.top_line("dump")),
+                self.loc.top_line("load"),
+            ),
             body,
             expect: rules,
         })
@@ -589,6 +595,7 @@ impl Validator<'_> {
                 signal: raw.signal,
                 pattern: raw.pattern,
                 reason: raw.reason,
+                line: self.loc.rule_start(index).map(|(line, _)| line),
             },
         }
     }
@@ -742,6 +749,11 @@ impl Locator<'_> {
     fn key_under(&self, top: &str, key: &str) -> Option<(usize, usize)> {
         let map = self.root.get(top)?;
         Some(map.entry(key).map(|(k, _)| k.at).unwrap_or(map.at))
+    }
+
+    /// The line of the top-level key `key`.
+    fn top_line(&self, key: &str) -> Option<usize> {
+        self.root.entry(key).map(|(k, _)| k.at.0)
     }
 
     fn rule_start(&self, index: usize) -> Option<(usize, usize)> {

@@ -51,6 +51,9 @@ pub struct Case {
     pub params: IndexMap<String, Vec<ParamValue>>,
     pub body: Body,
     pub expect: Vec<Rule>,
+    /// The lines of `code:` (or `dump:`) and of `load:`: where the implicit `pass` of a run
+    /// that no rule decides is written (reports point there).
+    pub body_lines: (Option<usize>, Option<usize>),
 }
 
 /// What a case runs.
@@ -91,6 +94,10 @@ pub struct Expected {
     pub pattern: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The line of the file that says this: the rule's first line, or for the implicit
+    /// `pass`, the line of `code:`, `dump:` or `load:` (annotations point there).
+    #[serde(skip)]
+    pub line: Option<usize>,
 }
 
 impl Expected {
@@ -103,6 +110,7 @@ impl Expected {
             signal: None,
             pattern: None,
             reason: None,
+            line: None,
         }
     }
 }
@@ -203,7 +211,13 @@ impl Case {
             .iter()
             .find(|rule| rule.selects(params, side))
             .map(|rule| rule.expected.clone())
-            .unwrap_or_else(Expected::default_pass)
+            .unwrap_or_else(|| Expected {
+                line: match side.phase {
+                    Some(Phase::Load) => self.body_lines.1,
+                    _ => self.body_lines.0,
+                },
+                ..Expected::default_pass()
+            })
     }
 
     /// `id[protocol=5,pickler=c]`, or just `id` without params (see [`run_name`]).

@@ -142,6 +142,19 @@ pub struct ReportOptions {
     /// Colour: auto (not with NO_COLOR or off a terminal), always, never
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// GitHub Actions annotations of the failing cases, on the lines of their files: auto
+    /// (when GITHUB_ACTIONS is true), always, never
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = AnnotationsChoice::Auto)]
+    pub github_annotations: AnnotationsChoice,
+}
+
+/// `--github-annotations`' values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AnnotationsChoice {
+    /// When GITHUB_ACTIONS is `true` (as on GitHub's runners)
+    Auto,
+    Always,
+    Never,
 }
 
 impl ReportOptions {

@@ -43,7 +43,11 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
             ));
         }
     }
-    crate::sys::stdout::emit(&out);
+    crate::sys::stdout::emit(&super::github::with_annotations(
+        out,
+        &results,
+        &args.reports,
+    ));
     written?;
     Ok(if results.failed() {
         EXIT_FAILED

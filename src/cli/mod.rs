@@ -8,6 +8,7 @@ mod args;
 mod bisect;
 mod cache;
 mod failure;
+mod github;
 mod init;
 mod interpreters;
 mod interrupt;

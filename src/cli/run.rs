@@ -49,7 +49,12 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     }
     // Reports first: they are what CI keeps, even if printing to a closed stdout fails.
     let written = crate::report::write_all(&results, &report_files);
-    crate::sys::stdout::emit(&terminal.finish(&results));
+    let text = terminal.finish(&results);
+    crate::sys::stdout::emit(&super::github::with_annotations(
+        text,
+        &results,
+        &args.reports,
+    ));
     written?;
     Ok(if was_interrupted {
         EXIT_INTERRUPTED

@@ -4,6 +4,7 @@
 //! (terminal, JSON, JUnit, Markdown, HTML) only renders them in its own syntax. Every report
 //! file is written atomically.
 
+pub mod github;
 pub mod grid;
 pub mod html;
 pub mod json;

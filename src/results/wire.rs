@@ -199,6 +199,10 @@ struct WireExpected {
     pattern: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// The line of the case file that says this (the rule's, or `code:`'s for the implicit
+    /// `pass`); older files lack it, and readers that do not know it ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -524,6 +528,7 @@ impl From<&Expected> for WireExpected {
             signal: e.signal.clone(),
             pattern: e.pattern.clone(),
             reason: e.reason.clone(),
+            line: e.line,
         }
     }
 }
@@ -537,6 +542,7 @@ impl From<WireExpected> for Expected {
             signal: w.signal,
             pattern: w.pattern,
             reason: w.reason,
+            line: w.line,
         }
     }
 }
