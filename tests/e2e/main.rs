@@ -7,6 +7,7 @@ mod corpus;
 mod cpython_build;
 mod docs;
 mod format2;
+mod github;
 mod hardening;
 mod harness;
 mod init;
@@ -25,6 +26,7 @@ fn main() {
     trials.extend(docs::trials());
     trials.extend(format2::trials());
     trials.extend(init::trials());
+    trials.extend(github::trials());
     trials.extend(harness::trials());
     trials.extend(hardening::trials());
     trials.extend(newest::trials());

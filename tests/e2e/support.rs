@@ -161,7 +161,8 @@ pub fn bin() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_crosspickle")))
 }
 
-/// The crosspickle binary with a test's environment: its own probe cache, no CI variable,
+/// The crosspickle binary with a test's environment: its own probe cache, no CI variable (nor
+/// GitHub's),
 /// no colour, and a pythons.toml that turns discovery off unless a test asks for it.
 pub fn crosspickle(dir: &Path) -> Command {
     let mut cmd = Command::new(bin());
@@ -169,6 +170,8 @@ pub fn crosspickle(dir: &Path) -> Command {
     cmd.current_dir(dir)
         .env("CROSSPICKLE_CACHE_DIR", cache)
         .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_WORKSPACE")
         .env_remove("CROSSPICKLE_PYTHONS_TOML")
         .env("NO_COLOR", "1");
     cmd
