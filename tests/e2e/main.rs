@@ -17,6 +17,7 @@ mod reports;
 mod requires;
 mod roundtrip;
 mod support;
+mod workflow;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
@@ -36,5 +37,6 @@ fn main() {
     trials.extend(cpython_build::trials());
     trials.extend(reports::trials());
     trials.extend(roundtrip::trials());
+    trials.extend(workflow::trials());
     libtest_mimic::run(&args, trials).exit();
 }
