@@ -786,6 +786,16 @@ mod tests {
     }
 
     #[test]
+    fn rules_and_bodies_keep_their_lines() {
+        let case = parse("title: t\ncode: |\n  pass\nexpect:\n  - python: \"<3\"\n    outcome: error\n  -\n    outcome: fail\n").unwrap();
+        let lines: Vec<_> = case.expect.iter().map(|r| r.expected.line).collect();
+        assert_eq!(lines, [Some(5), Some(8)]);
+        assert_eq!(case.body_lines, (Some(2), None));
+        let pair = parse("title: t\n\ndump: |\n  data = b''\nload: pass\n").unwrap();
+        assert_eq!(pair.body_lines, (Some(3), Some(5)));
+    }
+
+    #[test]
     fn unknown_key_names_line_and_column() {
         let e = first_error("title: t\ncode: pass\nexpect:\n  - outcome: fail\n    mach: foo\n");
         assert!(e.starts_with("cases/x.yaml:5:"), "{e}");

@@ -1,7 +1,7 @@
 //! GitHub Actions annotations end to end: real runs with `GITHUB_ACTIONS=true` print
 //! `::error` workflow commands that parse back (GitHub's escaping undone) to the case file
 //! relative to `GITHUB_WORKSPACE`, the real line of the rule that expected otherwise (or of
-//! `code:`/`dump:`/`load:`), the verdict, the interpreters and expected against observed;
+//! `code:`, `dump:` or `load:`), the verdict, the interpreters and expected against observed;
 //! past ten failing cases one `::notice` counts the rest; `merge` annotates the same lines
 //! from the JSON; what a case prints cannot forge one.
 
@@ -120,6 +120,13 @@ load: |
   raise TypeError("boom, on: load")
 "#;
 
+const DUMP_FAILS: &str = r#"title: a dump that fails
+dump: |
+  raise RuntimeError("no pickle")
+load: |
+  pass
+"#;
+
 fn with_github(dir: &Path, workspace: &Path, args: &[&str]) -> Run {
     Run::from(
         crosspickle(dir)
@@ -136,6 +143,7 @@ fn annotations_on_the_lines() -> TestResult {
         ("cases/rules.yaml", RULES),
         ("cases/sub/no-rule.yaml", NO_RULE),
         ("cases/round-trip.yaml", ROUND_TRIP),
+        ("cases/dump-fails.yaml", DUMP_FAILS),
     ]);
     // Run from a folder below the workspace, the cases named from there.
     let below = dir.path().join("cases");
@@ -147,8 +155,8 @@ fn annotations_on_the_lines() -> TestResult {
     run.expect_code(1)?;
     let found = annotations(&run.stdout);
     check(
-        found.iter().all(|a| a.kind == "error") && found.len() == 3,
-        format!("three errors, nothing forged: {found:#?}\n{}", run.stdout),
+        found.iter().all(|a| a.kind == "error") && found.len() == 4,
+        format!("four errors, nothing forged: {found:#?}\n{}", run.stdout),
     )?;
     check(
         run.stdout.contains("forged by the case"),
@@ -200,6 +208,16 @@ fn annotations_on_the_lines() -> TestResult {
                 .message
                 .contains("expected pass, got error: TypeError: boom, on: load"),
         format!("{pair:#?}, load: at line {want}"),
+    )?;
+    let dump = by_file("cases/dump-fails.yaml")?;
+    let want = line_of(dir.path(), "cases/dump-fails.yaml", "dump:");
+    check(
+        dump.properties["line"] == want.to_string()
+            && dump.properties["title"] == "crosspickle: regression in dump-fails (4 runs)"
+            && dump
+                .message
+                .contains("expected pass, got error: RuntimeError: no pickle"),
+        format!("{dump:#?}, dump: at line {want}"),
     )?;
 
     // merge annotates the same lines from the JSON (run where the run ran: the JSON keeps
