@@ -28,6 +28,8 @@ pub const MAX_ERRORS: usize = 10;
 const MAX_WHO: usize = 12;
 /// Bytes of an explanation (`expected …, got …`) an annotation quotes.
 const MAX_EXPLANATION: usize = 600;
+/// Lines (a verdict and explanation each) an annotation holds, so that it stays short.
+const MAX_LINES: usize = 20;
 
 /// Where paths are resolved: the workspace annotations are relative to (`GITHUB_WORKSPACE`,
 /// else the current folder) and the folder relative case paths were given from.
@@ -150,8 +152,10 @@ fn explanations(runs: &[RunView<'_>]) -> String {
             None => lines.push((v.status(), explanation, vec![who])),
         }
     }
-    let lines: Vec<String> = lines
+    let more = lines.len().saturating_sub(MAX_LINES);
+    let mut lines: Vec<String> = lines
         .into_iter()
+        .take(MAX_LINES)
         .map(|(status, explanation, whos)| {
             let mut shown = whos[..whos.len().min(MAX_WHO)].join(", ");
             if whos.len() > MAX_WHO {
@@ -160,6 +164,9 @@ fn explanations(runs: &[RunView<'_>]) -> String {
             format!("{status} on {shown}: {explanation}")
         })
         .collect();
+    if more > 0 {
+        lines.push(format!("and {more} more, each with another explanation"));
+    }
     lines.join("\n")
 }
 
@@ -316,6 +323,25 @@ mod tests {
         assert!(
             !message.contains('\n') && !message.contains('\u{1b}'),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn an_annotation_stays_short_however_much_fails() {
+        let mut results = fixtures::failing(200, 5000);
+        for (i, r) in results.runs.iter_mut().enumerate() {
+            r.expected.line = Some(2);
+            if let Some(o) = r.observed.as_mut() {
+                o.message = Some(format!("{i}: {}", o.message.as_deref().unwrap_or("")));
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = render(&results, &places(dir.path()), "");
+        assert_eq!(out.lines().count(), 1);
+        assert!(out.len() < 20 * 1024, "{} bytes", out.len());
+        assert!(
+            out.contains("%0Aand 180 more, each with another explanation"),
+            "{out}"
         );
     }
 
