@@ -33,17 +33,14 @@ impl OutcomeKey {
             ),
             None => (text.trim(), None),
         };
-        let outcome = match kind {
-            "pass" => OutcomeKind::Pass,
-            "fail" => OutcomeKind::Fail,
-            "error" => OutcomeKind::Error,
-            "crash" => OutcomeKind::Crash,
-            "timeout" => OutcomeKind::Timeout,
-            other => {
-                return Err(format!(
-                    "unknown outcome `{other}`: one of pass, fail, error, crash, timeout, optionally with :ExceptionType"
-                ))
-            }
+        // Every outcome a run can show: `skip` is only ever expected.
+        let shown = || OutcomeKind::ALL.iter().filter(|k| **k != OutcomeKind::Skip);
+        let Some(outcome) = OutcomeKind::from_name(kind).filter(|k| *k != OutcomeKind::Skip) else {
+            let names: Vec<&str> = shown().map(OutcomeKind::as_str).collect();
+            return Err(format!(
+                "unknown outcome `{kind}`: one of {}, optionally with :ExceptionType",
+                names.join(", ")
+            ));
         };
         Ok(OutcomeKey { outcome, exception })
     }
@@ -80,7 +77,11 @@ mod tests {
         assert_eq!(k.outcome, OutcomeKind::Error);
         assert_eq!(k.exception.as_deref(), Some("PicklingError"));
         assert_eq!(OutcomeKey::parse("fail").unwrap().to_string(), "fail");
-        assert!(OutcomeKey::parse("boom").is_err());
+        assert_eq!(
+            OutcomeKey::parse("boom").unwrap_err(),
+            "unknown outcome `boom`: one of pass, fail, error, crash, timeout, optionally with :ExceptionType"
+        );
+        assert!(OutcomeKey::parse("skip").is_err());
         let observed = Observed {
             exception: Some("_pickle.PicklingError".into()),
             ..Observed::new(OutcomeKind::Error, 0.0)

@@ -558,15 +558,17 @@ impl Validator<'_> {
                 self.err(at, format!("expect[{index}].exception `{exc}` is not an exception name (like `PicklingError` or `_pickle.PicklingError`)"));
             }
         }
-        if let Some(pattern) = &raw.pattern {
-            if let Err(e) = super::pyre::compile(pattern) {
-                let at = here(&self.loc, "match");
-                self.err(
-                    at,
-                    format!("expect[{index}].match `{pattern}` is not a valid regular expression (Python's `re` syntax): {e}"),
-                );
-            }
-        }
+        let pattern = raw.pattern.as_deref().and_then(|pattern| {
+            super::pyre::Pattern::compile(pattern)
+                .map_err(|e| {
+                    let at = here(&self.loc, "match");
+                    self.err(
+                        at,
+                        format!("expect[{index}].match `{pattern}` is not a valid regular expression (Python's `re` syntax): {e}"),
+                    );
+                })
+                .ok()
+        });
         Rule {
             on: InterpreterSelector {
                 python: raw.python,
@@ -593,7 +595,7 @@ impl Validator<'_> {
                 exception: raw.exception,
                 instance_of: raw.instance_of,
                 signal: raw.signal,
-                pattern: raw.pattern,
+                pattern,
                 reason: raw.reason,
                 line: self.loc.rule_start(index).map(|(line, _)| line),
             },

@@ -15,7 +15,7 @@ pub mod yaml;
 pub use load::{find_case_files, load_cases, load_file, parse_case};
 pub use load::{MAX_COMBINATIONS, MAX_TIMEOUT_S};
 pub use params::{python_float_repr, python_unicode_literal, run_name, ParamValue, Params};
-pub use pyre::compile as compile_match;
+pub use pyre::{compile as compile_match, Pattern};
 pub use schema::{case_schema, Isolation, OutcomeKind, Phase};
 pub use selectors::{Feature, Features, InterpreterSelector, VersionRequests, WhereValue};
 
@@ -90,8 +90,9 @@ pub struct Expected {
     pub instance_of: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
+    /// `match`, compiled when the case was loaded.
     #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<String>,
+    pub pattern: Option<Pattern>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// The line of the file that says this: the rule's first line, or for the implicit

@@ -14,12 +14,86 @@
 //! conditionals inside a look-behind.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 /// How far a match may backtrack before giving up (messages are matched whole).
 const BACKTRACK_LIMIT: usize = 10_000_000;
 
 /// Python's largest repeat count.
 const MAX_REPEAT: u64 = 4_294_967_295;
+
+/// A `match` pattern as written, with its compiled form. The loader compiles it once
+/// ([`Pattern::compile`]), and every run judged against the rule shares that form (clones
+/// share it too); one read back from a results file is compiled the first time it is matched.
+#[derive(Clone)]
+pub struct Pattern {
+    text: String,
+    compiled: Arc<OnceLock<Option<fancy_regex::Regex>>>,
+}
+
+impl Pattern {
+    /// The pattern compiled now, or Python's (or crosspickle's) reason it cannot be.
+    pub fn compile(text: &str) -> Result<Pattern, String> {
+        let regex = compile(text)?;
+        Ok(Pattern {
+            text: text.to_string(),
+            compiled: Arc::new(OnceLock::from(Some(regex))),
+        })
+    }
+
+    /// The pattern, compiled when it is first matched (one that cannot be matches nothing).
+    pub fn lazy(text: String) -> Pattern {
+        Pattern {
+            text,
+            compiled: Arc::new(OnceLock::new()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Does Python's `re.search` find the pattern in `message`? (False when the match gives up
+    /// after too much backtracking.)
+    pub fn is_match(&self, message: &str) -> bool {
+        self.compiled
+            .get_or_init(|| compile(&self.text).ok())
+            .as_ref()
+            .and_then(|re| re.is_match(message).ok())
+            .unwrap_or(false)
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.text, f)
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl serde::Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Pattern::lazy)
+    }
+}
 
 /// Compile a `match` pattern written in Python's `re` syntax.
 pub fn compile(pattern: &str) -> Result<fancy_regex::Regex, String> {

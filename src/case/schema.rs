@@ -168,6 +168,24 @@ pub enum OutcomeKind {
 }
 
 impl OutcomeKind {
+    /// Every outcome; their names are [`OutcomeKind::as_str`]'s (serde's too: a test pins it).
+    pub const ALL: &[OutcomeKind] = &[
+        OutcomeKind::Pass,
+        OutcomeKind::Fail,
+        OutcomeKind::Error,
+        OutcomeKind::Crash,
+        OutcomeKind::Timeout,
+        OutcomeKind::Skip,
+    ];
+
+    /// The outcome named `name` (`pass`, `error`…), if it is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        OutcomeKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.as_str() == name)
+    }
+
     pub fn as_str(&self) -> &'static str {
         match self {
             OutcomeKind::Pass => "pass",
@@ -227,6 +245,15 @@ impl fmt::Display for Phase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outcome_names_are_one_list() {
+        for &k in OutcomeKind::ALL {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+            assert_eq!(OutcomeKind::from_name(k.as_str()), Some(k));
+        }
+        assert_eq!(OutcomeKind::from_name("Pass"), None);
+    }
 
     #[test]
     fn the_schema_names_every_key_of_the_loader() {

@@ -127,18 +127,9 @@ pub struct PythonsArgs {
 /// The reports a run or a merge writes, and the terminal's colour.
 #[derive(Debug, Args, Clone)]
 pub struct ReportOptions {
-    /// Write the results as JSON to FILE
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write JUnit XML to FILE (one testsuite per interpreter), for CI systems
-    #[arg(long, value_name = "FILE")]
-    pub junit_xml: Option<PathBuf>,
-    /// Write a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Write a self-contained HTML page to FILE
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    /// `--json FILE`, `--junit-xml FILE`…: one flag per [`crate::report::FORMATS`].
+    #[command(flatten)]
+    pub files: ReportFlags,
     /// Colour: auto (not with NO_COLOR or off a terminal), always, never
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -161,31 +152,62 @@ impl ReportOptions {
     /// The report files asked for; two options naming the same file are refused (one report
     /// would silently overwrite the other).
     pub fn files(&self) -> Result<crate::report::ReportFiles, Error> {
-        let named = [
-            ("--json", &self.json),
-            ("--junit-xml", &self.junit_xml),
-            ("--markdown", &self.markdown),
-            ("--html", &self.html),
-        ];
         let mut seen: Vec<(&str, &PathBuf, PathBuf)> = Vec::new();
-        for (flag, path) in named {
-            let Some(path) = path else { continue };
+        for (format, path) in &self.files.0 .0 {
+            let flag = format.flag;
             let identity = file_identity(path);
             if let Some((other, other_path, _)) = seen.iter().find(|(_, _, id)| *id == identity) {
                 return Err(Error::Usage(format!(
-                    "{other} {} and {flag} {} name the same file: one report would overwrite the other; give each its own file",
+                    "--{other} {} and --{flag} {} name the same file: one report would overwrite the other; give each its own file",
                     other_path.display(),
                     path.display()
                 )));
             }
             seen.push((flag, path, identity));
         }
-        Ok(crate::report::ReportFiles {
-            json: self.json.clone(),
-            junit_xml: self.junit_xml.clone(),
-            markdown: self.markdown.clone(),
-            html: self.html.clone(),
+        Ok(self.files.0.clone())
+    }
+}
+
+/// A `--FLAG FILE` option for each report format of [`crate::report::FORMATS`], made from
+/// that table (so a new format needs no line here).
+#[derive(Debug, Clone, Default)]
+pub struct ReportFlags(pub crate::report::ReportFiles);
+
+impl clap::Args for ReportFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        crate::report::FORMATS.iter().fold(cmd, |cmd, format| {
+            cmd.arg(
+                clap::Arg::new(format.flag)
+                    .long(format.flag)
+                    .value_name("FILE")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help(format.help),
+            )
         })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for ReportFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut flags = ReportFlags::default();
+        flags.update_from_arg_matches(matches)?;
+        Ok(flags)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for format in crate::report::FORMATS {
+            if let Some(path) = matches.get_one::<PathBuf>(format.flag) {
+                let files = &mut self.0 .0;
+                files.retain(|(f, _)| f.flag != format.flag);
+                files.push((format, path.clone()));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -244,5 +266,44 @@ impl RunArgs {
             probe_timeout: self.pythons.probe_timeout,
             verbose: self.verbose,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args as _, FromArgMatches as _};
+
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<ReportOptions, clap::Error> {
+        let cmd = ReportOptions::augment_args(clap::Command::new("t"));
+        let matches = cmd.try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))?;
+        ReportOptions::from_arg_matches(&matches)
+    }
+
+    #[test]
+    fn a_flag_for_each_format() {
+        let options = parse(&["--html", "r.html", "--json", "r.json"]).unwrap();
+        let files = options.files().unwrap();
+        let got: Vec<(&str, &str)> = files
+            .0
+            .iter()
+            .map(|(f, p)| (f.flag, p.to_str().unwrap()))
+            .collect();
+        assert_eq!(got, [("json", "r.json"), ("html", "r.html")]);
+        let every: Vec<String> = crate::report::FORMATS
+            .iter()
+            .flat_map(|f| [format!("--{}", f.flag), format!("{}.out", f.flag)])
+            .collect();
+        let every: Vec<&str> = every.iter().map(String::as_str).collect();
+        let all = parse(&every).unwrap().files().unwrap();
+        assert_eq!(all.0.len(), crate::report::FORMATS.len());
+        let same = parse(&["--junit-xml", "x", "--markdown", "./x"]).unwrap();
+        let e = same.files().unwrap_err().to_string();
+        assert!(
+            e.contains("--junit-xml x and --markdown ./x name the same file"),
+            "{e}"
+        );
+        assert!(parse(&["--pdf", "x"]).is_err());
     }
 }

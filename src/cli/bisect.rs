@@ -251,36 +251,14 @@ async fn package(
     Ok(bisect::package::bisect(target, base, &options, on_step, cancel).await?)
 }
 
-/// Split `--configure` as a shell would split words: spaces separate, quotes group, `\` escapes.
+/// Split `--configure` as a shell would split words (POSIX rules: spaces separate, quotes
+/// group, `\` escapes), with `shlex`.
 fn split_shell(text: &str) -> Result<Vec<String>, Error> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut quote: Option<char> = None;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') | (None, '\\') => {
-                if let Some(n) = chars.next() {
-                    word.get_or_insert_with(String::new).push(n);
-                }
-            }
-            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                word.get_or_insert_with(String::new);
-            }
-            (None, c) if c.is_whitespace() => words.extend(word.take()),
-            (None, c) => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    if quote.is_some() {
-        return Err(Error::Usage(format!(
-            "--configure: unbalanced quote in `{text}`"
-        )));
-    }
-    words.extend(word);
-    Ok(words)
+    shlex::split(text).ok_or_else(|| {
+        Error::Usage(format!(
+            "--configure: unbalanced quote or trailing `\\` in `{text}`"
+        ))
+    })
 }
 
 /// `bisect-step`: exit 0 (old outcome), 1 (changed), 125 (could not run), 128 (bad input),
@@ -352,5 +330,6 @@ mod tests {
             vec!["--with-pydebug", "CFLAGS=-O0 -g", "a b", ""]
         );
         assert!(split_shell("'open").is_err());
+        assert!(split_shell("trailing\\").is_err());
     }
 }

@@ -29,16 +29,13 @@ pub fn with_annotations(text: String, results: &Results, reports: &ReportOptions
 
 /// Where the whole report is: this step's log and the report files written.
 fn full_report(reports: &ReportOptions) -> String {
-    let files: Vec<String> = [
-        &reports.html,
-        &reports.json,
-        &reports.junit_xml,
-        &reports.markdown,
-    ]
-    .into_iter()
-    .flatten()
-    .map(|p| p.display().to_string())
-    .collect();
+    let files: Vec<String> = reports
+        .files
+        .0
+         .0
+        .iter()
+        .map(|(_, p)| p.display().to_string())
+        .collect();
     if files.is_empty() {
         "every failing run is in this step's log".to_string()
     } else {

@@ -25,24 +25,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
     let results = crate::results::merge::merge(inputs);
     let written = crate::report::write_all(&results, &report_files);
     let style = args.reports.color.style();
-    let mut out = TerminalReporter::new(style, false).finish(&results);
-    if !results.conflicts.is_empty() {
-        out.push_str(&format!(
-            "\n{}\n",
-            style.bold(&format!(
-                "{} between the inputs",
-                crate::report::text::count(results.conflicts.len(), "conflict", "conflicts")
-            ))
-        ));
-        for c in &results.conflicts {
-            let name = c.name();
-            out.push_str(&format!(
-                "CONFLICT {name} on {}: {}\n",
-                c.python,
-                crate::report::text::clean(&c.describe())
-            ));
-        }
-    }
+    let out = TerminalReporter::new(style, false).finish(&results);
     crate::sys::stdout::emit(&super::github::with_annotations(
         out,
         &results,

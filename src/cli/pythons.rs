@@ -22,8 +22,10 @@ pub async fn pythons(options: &PythonOptions, json: bool, verbose: bool) -> Resu
         selection.interpreters.clone()
     };
     if json {
-        let value = serde_json::json!({ "interpreters": shown, "unusable": discovery.unusable });
-        emit(&(serde_json::to_string_pretty(&value).expect("serializable") + "\n"));
+        emit(&crate::results::pythons::to_json(
+            &shown,
+            &discovery.unusable,
+        ));
         return Ok(EXIT_OK);
     }
     let mut out = String::new();

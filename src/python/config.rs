@@ -17,33 +17,84 @@ use std::path::{Path, PathBuf};
 use indexmap::IndexMap;
 use serde::Deserialize;
 
+use super::Source;
 use crate::errors::Error;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[discovery]`: which of the sources discovery walks ([`Source::WALKED`], with their keys)
+/// are switched off. Every source is on unless a file switches it off.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sources {
-    #[serde(default = "yes")]
-    pub path: bool,
-    #[serde(default = "yes")]
-    pub pyenv: bool,
-    #[serde(default = "yes")]
-    pub uv: bool,
-    #[serde(default = "yes")]
-    pub conda: bool,
+    off: Vec<Source>,
 }
 
-fn yes() -> bool {
-    true
-}
+impl Sources {
+    /// Whether discovery walks `source`.
+    pub fn on(&self, source: Source) -> bool {
+        !self.off.contains(&source)
+    }
 
-impl Default for Sources {
-    fn default() -> Self {
-        Sources {
-            path: true,
-            pyenv: true,
-            uv: true,
-            conda: true,
+    /// Switch `source` on or off.
+    pub fn set(&mut self, source: Source, on: bool) {
+        self.off.retain(|s| *s != source);
+        if !on {
+            self.off.push(source);
         }
+    }
+
+    /// Off where either is off (several files as one).
+    fn and(&mut self, other: &Sources) {
+        for &source in &other.off {
+            self.set(source, false);
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Sources {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Switches;
+        impl<'de> serde::de::Visitor<'de> for Switches {
+            type Value = Sources;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct Sources")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Sources, A::Error> {
+                let mut sources = Sources::default();
+                while let Some(Key(source)) = map.next_key()? {
+                    sources.set(source, map.next_value()?);
+                }
+                Ok(sources)
+            }
+        }
+        d.deserialize_struct("Sources", Source::DISCOVERY_KEYS, Switches)
+    }
+}
+
+/// A `[discovery]` key, read as serde reads a field's name (so that an unknown one is
+/// reported at the key).
+struct Key(Source);
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = Key;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("field identifier")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Key, E> {
+                Source::from_discovery_key(key)
+                    .map(Key)
+                    .ok_or_else(|| E::unknown_field(key, Source::DISCOVERY_KEYS))
+            }
+        }
+        d.deserialize_identifier(Name)
     }
 }
 
@@ -118,12 +169,7 @@ impl PythonsConfig {
         for path in paths {
             let config = PythonsConfig::load(path)?;
             merged.file.get_or_insert_with(|| path.clone());
-            let s = &config.sources;
-            let m = &mut merged.sources;
-            m.path &= s.path;
-            m.pyenv &= s.pyenv;
-            m.uv &= s.uv;
-            m.conda &= s.conda;
+            merged.sources.and(&config.sources);
             for (name, python) in config.named {
                 match merged.named.get(&name) {
                     Some(existing) if *existing != python => {
@@ -229,7 +275,7 @@ mod tests {
         let file = dir.path().join("pythons.toml");
         std::fs::write(&file, "[discovery]\nconda = false\n[pythons]\na = \"/usr/bin/python3\"\nb = { path = \"rel/python\" }\n").unwrap();
         let c = PythonsConfig::load(&file).unwrap();
-        assert!(!c.sources.conda && c.sources.path);
+        assert!(!c.sources.on(Source::Conda) && c.sources.on(Source::Path));
         assert_eq!(c.named["a"], PathBuf::from("/usr/bin/python3"));
         assert_eq!(c.named["b"], dir.path().join("rel/python"));
     }
@@ -263,7 +309,8 @@ mod tests {
         )
         .unwrap();
         let c = PythonsConfig::load_all(&[a.clone(), b.clone()]).unwrap();
-        assert!(!c.sources.conda && !c.sources.uv && c.sources.path && c.sources.pyenv);
+        assert!(!c.sources.on(Source::Conda) && !c.sources.on(Source::Uv));
+        assert!(c.sources.on(Source::Path) && c.sources.on(Source::Pyenv));
         assert_eq!(c.named.keys().collect::<Vec<_>>(), ["x", "both", "y"]);
         // Relative paths stay relative to their own file.
         assert_eq!(c.named["y"], dir.path().join("b/rel/python"));

@@ -45,10 +45,10 @@ pub fn candidates(config: &PythonsConfig) -> Vec<Candidate> {
         });
     }
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    if config.sources.path {
+    if config.sources.on(Source::Path) {
         path_candidates(&mut out);
     }
-    if config.sources.pyenv {
+    if config.sources.on(Source::Pyenv) {
         let root = std::env::var_os("PYENV_ROOT")
             .map(PathBuf::from)
             .or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
@@ -56,7 +56,7 @@ pub fn candidates(config: &PythonsConfig) -> Vec<Candidate> {
             install_dirs(&root.join("versions"), Source::Pyenv, &mut out);
         }
     }
-    if config.sources.uv {
+    if config.sources.on(Source::Uv) {
         let root = std::env::var_os("UV_PYTHON_INSTALL_DIR")
             .map(PathBuf::from)
             .or_else(|| {
@@ -69,7 +69,7 @@ pub fn candidates(config: &PythonsConfig) -> Vec<Candidate> {
             install_dirs(&root, Source::Uv, &mut out);
         }
     }
-    if config.sources.conda {
+    if config.sources.on(Source::Conda) {
         conda_candidates(home.as_deref(), &mut out);
     }
     out

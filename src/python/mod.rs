@@ -8,6 +8,7 @@ pub mod discover;
 mod environ;
 pub mod probe;
 pub mod request;
+mod source;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::version::PythonVersion;
 
 pub use environ::sanitized_env;
+pub use source::Source;
 
 /// A Python implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -46,71 +48,6 @@ impl Implementation {
 impl fmt::Display for Implementation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// Where an interpreter was found, spelled as reports and `crosspickle pythons` show it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Source {
-    /// A name in pythons.toml (or one `bisect --keep` gave).
-    #[serde(rename = "pythons.toml")]
-    PythonsToml,
-    #[serde(rename = "PATH")]
-    Path,
-    #[serde(rename = "pyenv")]
-    Pyenv,
-    #[serde(rename = "uv")]
-    Uv,
-    #[serde(rename = "conda")]
-    Conda,
-    /// A path given to `--python` that discovery had not found.
-    #[serde(rename = "--python")]
-    Request,
-    /// An interpreter built by `bisect --cpython`.
-    #[serde(rename = "bisect")]
-    Bisect,
-}
-
-impl Source {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Source::PythonsToml => "pythons.toml",
-            Source::Path => "PATH",
-            Source::Pyenv => "pyenv",
-            Source::Uv => "uv",
-            Source::Conda => "conda",
-            Source::Request => "--python",
-            Source::Bisect => "bisect",
-        }
-    }
-
-    /// The source a report names (`pyenv`, `PATH`…), if it is one.
-    pub fn from_name(name: &str) -> Option<Self> {
-        [
-            Source::PythonsToml,
-            Source::Path,
-            Source::Pyenv,
-            Source::Uv,
-            Source::Conda,
-            Source::Request,
-            Source::Bisect,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == name)
-    }
-}
-
-impl fmt::Display for Source {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A list of sources joins as their names: `sources.join(", ")` (two sources are equal as
-/// their names are, as `Borrow` asks).
-impl std::borrow::Borrow<str> for Source {
-    fn borrow(&self) -> &str {
-        self.as_str()
     }
 }
 

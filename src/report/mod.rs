@@ -6,10 +6,6 @@
 
 pub mod github;
 pub mod grid;
-pub mod html;
-pub mod json;
-pub mod junit;
-pub mod markdown;
 pub mod terminal;
 pub mod text;
 pub mod view;
@@ -19,35 +15,53 @@ use std::path::{Path, PathBuf};
 use crate::errors::Error;
 use crate::results::Results;
 
-/// The report files asked for on the command line.
-#[derive(Debug, Clone, Default)]
-pub struct ReportFiles {
-    pub json: Option<PathBuf>,
-    pub junit_xml: Option<PathBuf>,
-    pub markdown: Option<PathBuf>,
-    pub html: Option<PathBuf>,
+/// A report written to a file: its command-line flag and help, and its writer (which writes
+/// atomically).
+#[derive(Debug)]
+pub struct ReportFormat {
+    /// The long flag without its dashes: `junit-xml` for `--junit-xml FILE`.
+    pub flag: &'static str,
+    /// The flag's help, as `--help` prints it.
+    pub help: &'static str,
+    pub write: fn(&Path, &Results) -> Result<(), Error>,
 }
+
+/// Declares each format's module and lists the formats in [`FORMATS`]: a new format is its
+/// module (with `pub fn write(&Path, &Results) -> Result<(), Error>`) and one line here.
+macro_rules! formats {
+    ($($module:ident: $flag:literal, $help:literal,)*) => {
+        $(pub mod $module;)*
+        /// Every report format written to a file, in the order `--help` lists their flags.
+        pub static FORMATS: &[ReportFormat] = &[$(ReportFormat {
+            flag: $flag,
+            help: $help,
+            write: $module::write,
+        },)*];
+    };
+}
+
+formats! {
+    json: "json", "Write the results as JSON to FILE",
+    junit: "junit-xml", "Write JUnit XML to FILE (one testsuite per interpreter), for CI systems",
+    markdown: "markdown", "Write a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)",
+    html: "html", "Write a self-contained HTML page to FILE",
+}
+
+/// The report files asked for on the command line: each format's file, in [`FORMATS`]' order.
+#[derive(Debug, Clone, Default)]
+pub struct ReportFiles(pub Vec<(&'static ReportFormat, PathBuf)>);
 
 /// Write every requested report from `results`, each atomically. One that cannot be written
 /// does not stop the others; the first such error is returned after all were tried (the
 /// others are printed).
 pub fn write_all(results: &Results, files: &ReportFiles) -> Result<(), Error> {
-    type Writer = fn(&Path, &Results) -> Result<(), Error>;
-    let writers: [(&Option<PathBuf>, Writer); 4] = [
-        (&files.json, json::write),
-        (&files.junit_xml, junit::write),
-        (&files.markdown, markdown::write),
-        (&files.html, html::write),
-    ];
     let mut first_error = None;
-    for (path, write) in writers {
-        if let Some(path) = path {
-            if let Err(e) = write(path, results) {
-                if first_error.is_some() {
-                    eprintln!("error: {e}");
-                }
-                first_error.get_or_insert(e);
+    for (format, path) in &files.0 {
+        if let Err(e) = (format.write)(path, results) {
+            if first_error.is_some() {
+                eprintln!("error: {e}");
             }
+            first_error.get_or_insert(e);
         }
     }
     first_error.map_or(Ok(()), Err)

@@ -1,6 +1,6 @@
 //! The terminal report: a progress bar while running (on a terminal only), then the matrix of
-//! cases × interpreters ([`Grid`]), the details of every failing run ([`RunView`]), and a
-//! summary line.
+//! cases × interpreters ([`Grid`]), the details of every failing run ([`RunView`]), a
+//! summary line, and (after a merge) the conflicts between the inputs.
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -162,8 +162,32 @@ impl TerminalReporter {
         out.push('\n');
         out.push_str(&summary(results, self.style));
         out.push('\n');
+        out.push_str(&conflicts(results, self.style));
         out
     }
+}
+
+/// The conflicts between merged inputs (none for a run), a line each after a heading.
+pub fn conflicts(results: &Results, style: Style) -> String {
+    let mut out = String::new();
+    if results.conflicts.is_empty() {
+        return out;
+    }
+    let heading = format!(
+        "{} between the inputs",
+        super::text::count(results.conflicts.len(), "conflict", "conflicts")
+    );
+    let _ = writeln!(out, "\n{}", style.bold(&heading));
+    for c in &results.conflicts {
+        let _ = writeln!(
+            out,
+            "CONFLICT {} on {}: {}",
+            c.name(),
+            c.python,
+            super::text::clean(&c.describe())
+        );
+    }
+    out
 }
 
 /// `2 ok, 1 regression, 3 skipped in 1.20s (6 runs, 2 interpreters)`

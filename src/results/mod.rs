@@ -1,9 +1,10 @@
 //! The results of a run as data: every interpreter and every run record, enough to rebuild any
 //! report later. The model is here; its serialised form, what `--json` writes and `merge`
 //! reads back, is [`wire`] (with the format version); [`merge`] unites the results of many
-//! jobs.
+//! jobs. [`pythons`] is the stable form of `crosspickle pythons --json`.
 
 pub mod merge;
+pub mod pythons;
 pub mod wire;
 
 use std::collections::BTreeMap;

@@ -526,7 +526,7 @@ impl From<&Expected> for WireExpected {
             exception: e.exception.clone(),
             instance_of: e.instance_of.clone(),
             signal: e.signal.clone(),
-            pattern: e.pattern.clone(),
+            pattern: e.pattern.as_ref().map(|p| p.as_str().to_string()),
             reason: e.reason.clone(),
             line: e.line,
         }
@@ -540,7 +540,7 @@ impl From<WireExpected> for Expected {
             exception: w.exception,
             instance_of: w.instance_of,
             signal: w.signal,
-            pattern: w.pattern,
+            pattern: w.pattern.map(crate::case::Pattern::lazy),
             reason: w.reason,
             line: w.line,
         }
@@ -682,7 +682,7 @@ mod tests {
         assert_eq!(observed.exception.as_deref(), Some("ValueError"));
         assert!(pair.dump_duration_s.is_some());
         assert_eq!(
-            pair.expected.pattern.as_deref(),
+            pair.expected.pattern.as_ref().map(|p| p.as_str()),
             Some("^unsupported pickle protocol: 4$")
         );
         let failed = find("prints-then-fails", "cpython-3.12.1");
