@@ -76,6 +76,12 @@ pub struct RunArgs {
     /// Only the cases with this tag (repeatable: any of them)
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
+    /// Run one shard of the selected cases: `hash:M/N` (by a hash of each case's name with
+    /// params: stable when cases are added) or `slice:M/N` (round-robin), shard M of N counted
+    /// from 1; every run of a case with one param combination (all its round trips) is in one
+    /// shard. `crosspickle merge` joins the shards' JSON
+    #[arg(long, value_name = "SCHEME:M/N", value_parser = crate::partition::Partition::parse)]
+    pub partition: Option<crate::partition::Partition>,
     /// Stop at the first run whose verdict fails
     #[arg(short = 'x', long = "exitfirst")]
     pub exit_first: bool,

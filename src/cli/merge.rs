@@ -1,6 +1,7 @@
 //! `crosspickle merge`: the JSON results of many jobs as one matrix, printed and written to
 //! every report asked for. Exit codes: 0 all as expected, 1 a verdict failed or the inputs
-//! conflict, 2 an input cannot be read.
+//! conflict, 2 an input cannot be read or the shards of a `--partition` run are not all there
+//! once each (nothing is written then).
 
 use std::path::PathBuf;
 
@@ -22,6 +23,7 @@ pub struct MergeArgs {
 pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
     let report_files = args.reports.files()?;
     let inputs = crate::results::merge::read_all(&args.inputs)?;
+    crate::results::merge::check_shards(&inputs)?;
     let results = crate::results::merge::merge(inputs);
     let written = crate::report::write_all(&results, &report_files);
     let style = args.reports.color.style();

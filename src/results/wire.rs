@@ -17,6 +17,7 @@ use super::{CaseInfo, Conflict, Results, RunRecord, Sighting};
 use crate::case::{Expected, OutcomeKind, ParamValue, Params, Phase};
 use crate::errors::Error;
 use crate::outcome::Observed;
+use crate::partition::{Partition, Scheme, Shard};
 use crate::python::{Implementation, Interpreter, Source};
 use crate::verdict::Verdict;
 use crate::version::PythonVersion;
@@ -104,6 +105,21 @@ struct WireResults {
     runs: Vec<WireRun>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     conflicts: Vec<WireConflict>,
+    /// Written for a `--partition` run only (older readers ignore it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    partition: Option<WirePartition>,
+}
+
+/// Which shard a `--partition` run was: `{"scheme": "hash", "shard": 2, "total": 5, "units":
+/// 40, "selected": 200, "selection": "<16 hex digits>"}`.
+#[derive(Serialize, Deserialize)]
+struct WirePartition {
+    scheme: WireScheme,
+    shard: u32,
+    total: u32,
+    units: usize,
+    selected: usize,
+    selection: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -284,6 +300,11 @@ wire_enum!(WireOutcome <-> OutcomeKind {
     "skip": Skip = Skip,
 });
 
+wire_enum!(WireScheme <-> Scheme {
+    "hash": Hash = Hash,
+    "slice": Slice = Slice,
+});
+
 wire_enum!(WirePhase <-> Phase {
     "dump": Dump = Dump,
     "load": Load = Load,
@@ -310,6 +331,14 @@ impl From<&Results> for WireResults {
                 .collect(),
             runs: r.runs.iter().map(WireRun::from).collect(),
             conflicts: r.conflicts.iter().map(WireConflict::from).collect(),
+            partition: r.partition.as_ref().map(|s| WirePartition {
+                scheme: s.partition.scheme.into(),
+                shard: s.partition.shard,
+                total: s.partition.total,
+                units: s.units,
+                selected: s.selected,
+                selection: s.selection.clone(),
+            }),
         }
     }
 }
@@ -343,6 +372,30 @@ impl TryFrom<WireResults> for Results {
                 .into_iter()
                 .map(Conflict::try_from)
                 .collect::<Result<_, _>>()?,
+            partition: w.partition.map(Shard::try_from).transpose()?,
+        })
+    }
+}
+
+impl TryFrom<WirePartition> for Shard {
+    type Error = String;
+
+    fn try_from(w: WirePartition) -> Result<Self, String> {
+        if w.total == 0 || w.shard == 0 || w.shard > w.total {
+            return Err(format!(
+                "partition: shard {} of {} is not a shard (from 1 to the number of shards)",
+                w.shard, w.total
+            ));
+        }
+        Ok(Shard {
+            partition: Partition {
+                scheme: w.scheme.into(),
+                shard: w.shard,
+                total: w.total,
+            },
+            units: w.units,
+            selected: w.selected,
+            selection: w.selection,
         })
     }
 }
@@ -771,6 +824,29 @@ mod tests {
         assert!(matches!(
             from_json(bad_version.as_bytes()),
             Err(ReadError::Invalid(e)) if e.contains("invalid version `two`")
+        ));
+    }
+
+    #[test]
+    fn a_shard_is_written_and_read_back_and_a_bad_one_refused() {
+        let mut r = fixture();
+        let (_, shard) = Partition::parse("hash:2/5")
+            .unwrap()
+            .select(&["a".to_string(), "b[n=1]".to_string()]);
+        r.partition = Some(shard.clone());
+        let json = to_json(&r);
+        let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(value["partition"]["scheme"], "hash");
+        assert_eq!(value["partition"]["shard"], 2);
+        assert_eq!(value["partition"]["total"], 5);
+        assert_eq!(value["partition"]["selected"], 2);
+        assert_eq!(from_json(&json).unwrap().partition, Some(shard));
+        let bad = String::from_utf8(json)
+            .unwrap()
+            .replace("\"shard\": 2", "\"shard\": 6");
+        assert!(matches!(
+            from_json(bad.as_bytes()),
+            Err(ReadError::Invalid(e)) if e.contains("shard 6 of 5")
         ));
     }
 

@@ -15,6 +15,7 @@ mod newest;
 mod reports;
 mod requires;
 mod roundtrip;
+mod shards;
 mod support;
 
 fn main() {
@@ -34,5 +35,6 @@ fn main() {
     trials.extend(cpython_build::trials());
     trials.extend(reports::trials());
     trials.extend(roundtrip::trials());
+    trials.extend(shards::trials());
     libtest_mimic::run(&args, trials).exit();
 }
