@@ -82,6 +82,12 @@ pub struct RunArgs {
     /// shard. `crosspickle merge` joins the shards' JSON
     #[arg(long, value_name = "SCHEME:M/N", value_parser = crate::partition::Partition::parse)]
     pub partition: Option<crate::partition::Partition>,
+    /// Run a run whose verdict fails again, in a fresh process, up to N times (0 to 100); one
+    /// that then matches its expectation is `flaky` [default: 0]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub retries: Option<u32>,
+    #[command(flatten)]
+    pub flaky: FlakyOptions,
     /// Stop at the first run whose verdict fails
     #[arg(short = 'x', long = "exitfirst")]
     pub exit_first: bool,
@@ -107,6 +113,34 @@ pub struct RunArgs {
     /// A folder or URL of distributions for `requires`, passed to the installer (repeatable)
     #[arg(long = "find-links", value_name = "DIR")]
     pub find_links: Vec<String>,
+}
+
+/// Whether a flaky run (failed, then as expected when run again) fails the run.
+#[derive(Debug, Args, Clone)]
+pub struct FlakyOptions {
+    /// `pass`: a flaky run does not fail the run (as cargo-nextest's default); `fail`: it does
+    #[arg(long, value_name = "RESULT", value_enum, default_value_t = FlakyResult::Pass)]
+    pub flaky_result: FlakyResult,
+}
+
+/// `--flaky-result`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FlakyResult {
+    Pass,
+    Fail,
+}
+
+impl FlakyOptions {
+    /// Do `results` fail: a failing verdict, a conflict, or, with `--flaky-result fail`, a
+    /// flaky run?
+    pub fn failed(&self, results: &crate::results::Results) -> bool {
+        results.failed()
+            || (self.flaky_result == FlakyResult::Fail
+                && results
+                    .runs
+                    .iter()
+                    .any(|r| r.verdict == crate::verdict::Verdict::Flaky))
+    }
 }
 
 /// `--isolation`'s values.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::ReportOptions;
+use super::args::{FlakyOptions, ReportOptions};
 use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
 use crate::report::terminal::TerminalReporter;
 
@@ -18,6 +18,8 @@ pub struct MergeArgs {
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub reports: ReportOptions,
+    #[command(flatten)]
+    pub flaky: FlakyOptions,
 }
 
 pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
@@ -47,7 +49,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
     }
     crate::sys::stdout::emit(&out);
     written?;
-    Ok(if results.failed() {
+    Ok(if args.flaky.failed(&results) {
         EXIT_FAILED
     } else {
         EXIT_OK

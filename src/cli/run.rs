@@ -56,7 +56,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     written?;
     Ok(if was_interrupted {
         EXIT_INTERRUPTED
-    } else if results.failed() {
+    } else if args.flaky.failed(&results) {
         EXIT_FAILED
     } else {
         EXIT_OK
@@ -151,6 +151,7 @@ fn execute_options(args: &RunArgs, settings: &Settings) -> Result<ExecuteOptions
             find_links: settings.find_links.clone(),
             jobs: settings.jobs,
         },
+        retries: args.retries.unwrap_or(0),
         isolation: match args.isolation {
             Some(IsolationArg::Exec) => Isolation::Exec,
             Some(IsolationArg::Fork) => Isolation::Fork,

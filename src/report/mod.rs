@@ -86,6 +86,7 @@ pub(crate) mod fixtures {
                 }),
                 reason: None,
                 dump_duration_s: None,
+                attempts: Vec::new(),
             });
         }
         results.cases.insert(

@@ -45,6 +45,7 @@ impl Style {
             Verdict::Regression | Verdict::Changed | Verdict::Fixed => "1;31",
             Verdict::Skipped => "2",
             Verdict::EnvError => "1;35",
+            Verdict::Flaky => "33",
         };
         self.paint(code, text)
     }
@@ -156,6 +157,20 @@ impl TerminalReporter {
         if !failing.is_empty() {
             let _ = writeln!(out, "\n{}", self.style.bold("Failures"));
             for v in &failing {
+                out.push_str(&details(v, self.style));
+            }
+        }
+        let flaky: Vec<RunView<'_>> = view::views(results)
+            .filter(|v| v.verdict() == Verdict::Flaky && v.conflict.is_none())
+            .collect();
+        if !flaky.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{}",
+                self.style
+                    .bold("Flaky (failed, then as expected when run again)")
+            );
+            for v in &flaky {
                 out.push_str(&details(v, self.style));
             }
         }

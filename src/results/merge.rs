@@ -227,6 +227,7 @@ mod tests {
             }),
             reason: None,
             dump_duration_s: None,
+            attempts: Vec::new(),
         }
     }
 

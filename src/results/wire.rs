@@ -19,6 +19,7 @@ use crate::errors::Error;
 use crate::outcome::Observed;
 use crate::partition::{Partition, Scheme, Shard};
 use crate::python::{Implementation, Interpreter, Source};
+use crate::run::record::Attempt;
 use crate::verdict::Verdict;
 use crate::version::PythonVersion;
 
@@ -176,6 +177,22 @@ struct WireRun {
     dump_duration_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// `--retries`: the attempts before this one, oldest first (written when there are some).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    attempts: Vec<WireAttempt>,
+}
+
+/// An earlier attempt of a run tried again: its verdict, expectation and observation, as a run's.
+#[derive(Serialize, Deserialize)]
+struct WireAttempt {
+    verdict: WireVerdict,
+    expected: WireExpected,
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    observed: Option<WireObserved>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dump_duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
 }
 
 /// A param value: a JSON scalar of its type, or, for what a JSON number cannot hold exactly,
@@ -289,6 +306,7 @@ wire_enum!(WireVerdict <-> Verdict {
     "changed": Changed = Changed,
     "skipped": Skipped = Skipped,
     "env-error": EnvError = EnvError,
+    "flaky": Flaky = Flaky,
 });
 
 wire_enum!(WireOutcome <-> OutcomeKind {
@@ -545,6 +563,17 @@ impl From<&RunRecord> for WireRun {
             observed: r.observed.as_ref().map(WireObserved::from),
             dump_duration_s: r.dump_duration_s,
             reason: r.reason.clone(),
+            attempts: r
+                .attempts
+                .iter()
+                .map(|a| WireAttempt {
+                    verdict: a.verdict.into(),
+                    expected: WireExpected::from(&a.expected),
+                    observed: a.observed.as_ref().map(WireObserved::from),
+                    dump_duration_s: a.dump_duration_s,
+                    reason: a.reason.clone(),
+                })
+                .collect(),
         }
     }
 }
@@ -564,6 +593,17 @@ impl TryFrom<WireRun> for RunRecord {
             observed: w.observed.map(Observed::from),
             dump_duration_s: w.dump_duration_s,
             reason: w.reason,
+            attempts: w
+                .attempts
+                .into_iter()
+                .map(|a| Attempt {
+                    verdict: a.verdict.into(),
+                    expected: a.expected.into(),
+                    observed: a.observed.map(Observed::from),
+                    dump_duration_s: a.dump_duration_s,
+                    reason: a.reason,
+                })
+                .collect(),
         })
     }
 }

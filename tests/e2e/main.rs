@@ -14,6 +14,7 @@ mod isolation;
 mod newest;
 mod reports;
 mod requires;
+mod retries;
 mod roundtrip;
 mod shards;
 mod support;
@@ -36,5 +37,6 @@ fn main() {
     trials.extend(reports::trials());
     trials.extend(roundtrip::trials());
     trials.extend(shards::trials());
+    trials.extend(retries::trials());
     libtest_mimic::run(&args, trials).exit();
 }
