@@ -105,6 +105,17 @@ pub struct RunArgs {
     /// Show every run as it finishes
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
+    /// Quieter: no matrix and no details of runs, only the short summary of the failing runs
+    /// and the summary line (as pytest's -q with --tb=no)
+    #[arg(short = 'q', long = "quiet", conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// List the N slowest runs at the end (0: every run)
+    #[arg(long, value_name = "N")]
+    pub durations: Option<usize>,
+    /// Run only what failed (or was flaky) in the last runs made from this folder, kept in the
+    /// cache folder; everything selected when there is no such run (as pytest's --lf)
+    #[arg(long = "last-failed", visible_alias = "lf")]
+    pub last_failed: bool,
     #[command(flatten)]
     pub reports: ReportOptions,
     /// Install the cases' `requires` without an index: only from the installer's cache and --find-links

@@ -11,6 +11,7 @@ mod failure;
 mod init;
 mod interpreters;
 mod interrupt;
+mod last_failed;
 mod list;
 mod merge;
 mod pythons;

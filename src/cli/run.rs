@@ -28,12 +28,16 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
         .map(Arc::new)
         .collect();
     let interpreters = super::interpreters::for_running(&args.pythons, &settings, None).await?;
-    let (plan, shard) = plan(&args, &cases, interpreters, keyword.as_ref())?;
+    let (mut plan, shard) = plan(&args, &cases, interpreters, keyword.as_ref())?;
+    if args.last_failed {
+        super::last_failed::narrow(&mut plan, settings.cache_dir.as_deref());
+    }
     let options = execute_options(&args, &settings)?;
     announce_environments(&plan, &options.environments);
 
     let (cancel, interrupted) = super::interrupt::cancel_on_ctrl_c();
-    let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose);
+    let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose)
+        .with_closing(args.quiet, args.durations);
     let executed = execute(&plan, &options, cancel, &mut |event| {
         terminal.on_event(event)
     })
@@ -50,6 +54,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
             plan.runs.len()
         ));
     }
+    super::last_failed::remember(&results, settings.cache_dir.as_deref());
     // Reports first: they are what CI keeps, even if printing to a closed stdout fails.
     let written = crate::report::write_all(&results, &report_files);
     crate::sys::stdout::emit(&terminal.finish(&results));

@@ -9,6 +9,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod rerun;
 pub mod terminal;
 pub mod text;
 pub mod view;

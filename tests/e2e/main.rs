@@ -14,6 +14,7 @@ mod isolation;
 mod newest;
 mod reports;
 mod requires;
+mod rerun;
 mod retries;
 mod roundtrip;
 mod shards;
@@ -38,5 +39,6 @@ fn main() {
     trials.extend(roundtrip::trials());
     trials.extend(shards::trials());
     trials.extend(retries::trials());
+    trials.extend(rerun::trials());
     libtest_mimic::run(&args, trials).exit();
 }
