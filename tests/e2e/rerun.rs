@@ -75,12 +75,56 @@ fn short_summary_last_failed_durations_quiet() -> TestResult {
             .all(|l| l.trim_start().contains("s  ") && l.contains(" on cpython-3.")),
         format!("--durations 3 lists 3 runs:\n{}", first.stdout),
     )?;
+    let mut failing = pasted_runs(d, &first.stdout)?;
+    failing.sort();
+    check(
+        failing
+            .iter()
+            .any(|k| k.starts_with("\"rt\"") && !k.contains(" null ")),
+        format!("a round trip's pair among them: {failing:?}"),
+    )?;
+    // --lf: what failed, nothing else (the pasted runs failed again: the record holds them).
+    let (lf, json) = run(d, &["--lf"])?;
+    lf.expect_code(1)?;
+    check(
+        keys(&json) == failing
+            && lf
+                .stderr
+                .contains("running the 6 of 12 selected runs that failed last time"),
+        format!(
+            "--lf runs the 6 failing runs: {:?}\n{}",
+            keys(&json),
+            lf.stderr
+        ),
+    )?;
+    // Once ab passes, --lf forgets it and the next --lf runs only what still fails.
+    std::fs::write(d.join("cases/ab.yaml"), "title: ab\ncode: |\n  pass\n")?;
+    let (fixed, _) = run(d, &["--lf"])?;
+    fixed.expect_code(1)?;
+    let (lf, json) = run(d, &["--lf", "-q"])?;
+    lf.expect_code(1)?;
+    check(
+        keys(&json).len() == 4 && !keys(&json).iter().any(|k| k.starts_with("\"ab\"")),
+        format!("ab left the record: {:?}", keys(&json)),
+    )?;
+    // -q: no matrix and no details; the short summary and the summary line.
+    check(
+        !lf.stdout.contains("Failures")
+            && !lf.stdout.lines().any(|l| l.starts_with("a[n=2] "))
+            && lf.stdout.contains("Short summary")
+            && lf.stdout.trim_end().ends_with("(4 runs, 2 interpreters)"),
+        format!("-q:\n{}", lf.stdout),
+    )
+}
+
+/// The short summary of `stdout`: each failing run's pasted arguments, run after `cases` in
+/// `d`, select exactly one run, which fails again; the keys of those runs.
+fn pasted_runs(d: &Path, stdout: &str) -> Result<Vec<String>, libtest_mimic::Failed> {
     // The short summary: 6 failing runs, each with the arguments that select it alone.
-    let summary = first
-        .stdout
+    let summary = stdout
         .split("Short summary (each with the arguments that run it again, after the same paths)\n")
         .nth(1)
-        .ok_or_else(|| format!("no short summary:\n{}", first.stdout))?;
+        .ok_or_else(|| format!("no short summary:\n{}", stdout))?;
     let lines: Vec<&str> = summary.lines().take_while(|l| !l.is_empty()).collect();
     check(
         lines.len() == 12,
@@ -122,43 +166,5 @@ fn short_summary_last_failed_durations_quiet() -> TestResult {
         )?;
         failing.push(k[0].clone());
     }
-    failing.sort();
-    check(
-        failing
-            .iter()
-            .any(|k| k.starts_with("\"rt\"") && !k.contains(" null ")),
-        format!("a round trip's pair among them: {failing:?}"),
-    )?;
-    // --lf: what failed, nothing else (the pasted runs failed again: the record holds them).
-    let (lf, json) = run(d, &["--lf"])?;
-    lf.expect_code(1)?;
-    check(
-        keys(&json) == failing
-            && lf
-                .stderr
-                .contains("running the 6 of 12 selected runs that failed last time"),
-        format!(
-            "--lf runs the 6 failing runs: {:?}\n{}",
-            keys(&json),
-            lf.stderr
-        ),
-    )?;
-    // Once ab passes, --lf forgets it and the next --lf runs only what still fails.
-    std::fs::write(d.join("cases/ab.yaml"), "title: ab\ncode: |\n  pass\n")?;
-    let (fixed, _) = run(d, &["--lf"])?;
-    fixed.expect_code(1)?;
-    let (lf, json) = run(d, &["--lf", "-q"])?;
-    lf.expect_code(1)?;
-    check(
-        keys(&json).len() == 4 && !keys(&json).iter().any(|k| k.starts_with("\"ab\"")),
-        format!("ab left the record: {:?}", keys(&json)),
-    )?;
-    // -q: no matrix and no details; the short summary and the summary line.
-    check(
-        !lf.stdout.contains("Failures")
-            && !lf.stdout.lines().any(|l| l.starts_with("a[n=2] "))
-            && lf.stdout.contains("Short summary")
-            && lf.stdout.trim_end().ends_with("(4 runs, 2 interpreters)"),
-        format!("-q:\n{}", lf.stdout),
-    )
+    Ok(failing)
 }

@@ -130,48 +130,7 @@ fn flaky_in_every_report() -> TestResult {
             && attempts[0]["message"] == "attempt 1 fails",
         format!("JSON: flaky, its failing first attempt kept: {r}"),
     )?;
-    let line = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("c "))
-        .unwrap_or("");
-    check(
-        line.trim_end().ends_with('R')
-            && run.stdout.contains("R flaky")
-            && run.stdout.contains("FLAKY c on cpython-3.12")
-            && run.stdout.contains(
-                "attempts:  1: regression (error: ValueError: attempt 1 fails); 2: flaky (pass)",
-            )
-            && run.stdout.contains("1 flaky in "),
-        format!(
-            "terminal: the R symbol, the attempts and the count:\n{}",
-            run.stdout
-        ),
-    )?;
-    let xml = read(&d.join("out.xml"));
-    check(
-        xml.contains("<flakyFailure")
-            && xml
-                .contains("message=\"attempt 1: regression: error: ValueError: attempt 1 fails\"")
-            && !xml.contains("<failure")
-            && xml.contains("failures=\"0\""),
-        format!("JUnit: a passing testcase with its flakyFailure:\n{xml}"),
-    )?;
-    xmllint(&d.join("out.xml"))?;
-    let md = read(&d.join("out.md"));
-    check(
-        md.contains("**🔁 1 flaky**")
-            && md.contains("| c | 🔁 |")
-            && md.contains("### 🔁 Flaky runs (1)"),
-        format!("Markdown: the count, the matrix cell, the list:\n{md}"),
-    )?;
-    let html = read(&d.join("out.html"));
-    check(
-        html.contains("class=\"cell v-flaky")
-            && html.contains("value=\"flaky\" checked> flaky (1)")
-            && html.contains("1: regression (error: ValueError: attempt 1 fails)"),
-        "HTML: a flaky cell, its filter and its attempts",
-    )?;
+    flaky_shown(d, &run)?;
 
     // --flaky-result fail: the same flaky run fails the run.
     let (dir, _) = setup(FIRST_FAILS, 1);
@@ -257,4 +216,51 @@ fn failing_keeps_every_attempt() -> TestResult {
             .output()?,
     );
     bad.expect_code(2)
+}
+
+/// The terminal, JUnit (valid), Markdown and HTML reports of the flaky run in `d` show it.
+fn flaky_shown(d: &Path, run: &Run) -> TestResult {
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("c "))
+        .unwrap_or("");
+    check(
+        line.trim_end().ends_with('R')
+            && run.stdout.contains("R flaky")
+            && run.stdout.contains("FLAKY c on cpython-3.12")
+            && run.stdout.contains(
+                "attempts:  1: regression (error: ValueError: attempt 1 fails); 2: flaky (pass)",
+            )
+            && run.stdout.contains("1 flaky in "),
+        format!(
+            "terminal: the R symbol, the attempts and the count:\n{}",
+            run.stdout
+        ),
+    )?;
+    let xml = read(&d.join("out.xml"));
+    check(
+        xml.contains("<flakyFailure")
+            && xml
+                .contains("message=\"attempt 1: regression: error: ValueError: attempt 1 fails\"")
+            && !xml.contains("<failure")
+            && xml.contains("failures=\"0\""),
+        format!("JUnit: a passing testcase with its flakyFailure:\n{xml}"),
+    )?;
+    xmllint(&d.join("out.xml"))?;
+    let md = read(&d.join("out.md"));
+    check(
+        md.contains("**🔁 1 flaky**")
+            && md.contains("| c | 🔁 |")
+            && md.contains("### 🔁 Flaky runs (1)"),
+        format!("Markdown: the count, the matrix cell, the list:\n{md}"),
+    )?;
+    let html = read(&d.join("out.html"));
+    check(
+        html.contains("class=\"cell v-flaky")
+            && html.contains("value=\"flaky\" checked> flaky (1)")
+            && html.contains("1: regression (error: ValueError: attempt 1 fails)"),
+        "HTML: a flaky cell, its filter and its attempts",
+    )?;
+    Ok(())
 }

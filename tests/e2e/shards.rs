@@ -90,78 +90,85 @@ fn merged_shards_are_the_whole_corpus() -> TestResult {
         "an unsharded run names no shard",
     )?;
     for total in 1..=5u32 {
-        // Both schemes, in turn: hash for 1, 3 and 5 shards, slice for 2 and 4.
-        let scheme = if total % 2 == 1 { "hash" } else { "slice" };
-        let mut files = Vec::new();
-        let mut shard_of: BTreeMap<String, u32> = BTreeMap::new();
-        let mut count = 0;
-        for shard in 1..=total {
-            let name = format!("{scheme}-{shard}-of-{total}.json");
-            let json = run_in(
-                dir.path(),
-                &["--partition", &format!("{scheme}:{shard}/{total}")],
-                &name,
-            )?;
-            let p = &json["partition"];
-            check(
-                p["scheme"] == scheme && p["shard"] == shard && p["total"] == total,
-                format!("{name} says which shard it is: {p}"),
-            )?;
-            let these = by_run(&json)?;
-            count += these.len();
-            for key in these.keys() {
-                if let Some(other) = shard_of.insert(unit(key), shard) {
-                    check(
-                        other == shard,
-                        format!("{} is in shards {other} and {shard} of {total}", unit(key)),
-                    )?;
-                }
-            }
-            files.push(name);
-        }
-        check(
-            count == whole.len(),
-            format!(
-                "{total} shards hold {count} runs, the whole run {}: none twice, none as skipped",
-                whole.len()
-            ),
-        )?;
-        let merged_path = dir.path().join(format!("merged-{total}.json"));
-        let out = crosspickle(dir.path())
-            .arg("merge")
-            .args(&files)
-            .arg("--json")
-            .arg(&merged_path)
-            .output()?;
-        Run::from(out).expect_code(0)?;
-        let merged_json = json_at(&merged_path);
-        let merged = by_run(&merged_json)?;
-        if merged != whole {
-            let only_whole: Vec<_> = whole
-                .iter()
-                .filter(|(k, v)| merged.get(*k) != Some(v))
-                .take(5)
-                .collect();
-            let only_merged: Vec<_> = merged
-                .iter()
-                .filter(|(k, v)| whole.get(*k) != Some(v))
-                .take(5)
-                .collect();
-            return Err(format!(
-                "{total} shards merged differ from the whole run: whole {only_whole:?}, merged {only_merged:?}"
-            )
-            .into());
-        }
-        check(
-            merged_json.get("partition").is_none(),
-            "the merge of every shard is a whole run",
-        )?;
-        let units: BTreeSet<u32> = shard_of.values().copied().collect();
-        check(
-            total == 1 || units.len() > 1,
-            format!("{total} shards: the runs are spread, not all in one ({units:?})"),
-        )?;
+        shards_merged(dir.path(), total, &whole)?;
     }
+    Ok(())
+}
+
+/// `total` shards of the corpus, each saying which it is, every case with its params in one
+/// of them only, merged: the whole run, run by run.
+fn shards_merged(dir: &Path, total: u32, whole: &Runs) -> TestResult {
+    // Both schemes, in turn: hash for 1, 3 and 5 shards, slice for 2 and 4.
+    let scheme = if total % 2 == 1 { "hash" } else { "slice" };
+    let mut files = Vec::new();
+    let mut shard_of: BTreeMap<String, u32> = BTreeMap::new();
+    let mut count = 0;
+    for shard in 1..=total {
+        let name = format!("{scheme}-{shard}-of-{total}.json");
+        let json = run_in(
+            dir,
+            &["--partition", &format!("{scheme}:{shard}/{total}")],
+            &name,
+        )?;
+        let p = &json["partition"];
+        check(
+            p["scheme"] == scheme && p["shard"] == shard && p["total"] == total,
+            format!("{name} says which shard it is: {p}"),
+        )?;
+        let these = by_run(&json)?;
+        count += these.len();
+        for key in these.keys() {
+            if let Some(other) = shard_of.insert(unit(key), shard) {
+                check(
+                    other == shard,
+                    format!("{} is in shards {other} and {shard} of {total}", unit(key)),
+                )?;
+            }
+        }
+        files.push(name);
+    }
+    check(
+        count == whole.len(),
+        format!(
+            "{total} shards hold {count} runs, the whole run {}: none twice, none as skipped",
+            whole.len()
+        ),
+    )?;
+    let merged_path = dir.join(format!("merged-{total}.json"));
+    let out = crosspickle(dir)
+        .arg("merge")
+        .args(&files)
+        .arg("--json")
+        .arg(&merged_path)
+        .output()?;
+    Run::from(out).expect_code(0)?;
+    let merged_json = json_at(&merged_path);
+    let merged = by_run(&merged_json)?;
+    if merged != *whole {
+        let only_whole: Vec<_> = whole
+            .iter()
+            .filter(|(k, v)| merged.get(*k) != Some(v))
+            .take(5)
+            .collect();
+        let only_merged: Vec<_> = merged
+            .iter()
+            .filter(|(k, v)| whole.get(*k) != Some(v))
+            .take(5)
+            .collect();
+        return Err(format!(
+            "{total} shards merged differ from the whole run: whole {only_whole:?}, merged {only_merged:?}"
+        )
+        .into());
+    }
+    check(
+        merged_json.get("partition").is_none(),
+        "the merge of every shard is a whole run",
+    )?;
+    let units: BTreeSet<u32> = shard_of.values().copied().collect();
+    check(
+        total == 1 || units.len() > 1,
+        format!("{total} shards: the runs are spread, not all in one ({units:?})"),
+    )?;
     Ok(())
 }
 
