@@ -118,14 +118,11 @@ pub fn narrow(plan: &mut Plan, cache_dir: Option<&Path>) {
     }
 }
 
-/// Update the record of this folder with `results` (see the module's doc). A record that
-/// cannot be written is a warning: the run's verdicts do not depend on it.
-pub fn remember(results: &Results, cache_dir: Option<&Path>) {
-    let Some(path) = file(cache_dir) else { return };
+/// The failing runs known before, less those `results` ran, with those of them that failed
+/// or were flaky.
+fn updated(old: Vec<RunKey>, results: &Results) -> Vec<RunKey> {
     let ran: BTreeSet<Key> = results.runs.iter().map(|r| of_record(r).key()).collect();
-    let mut failed: BTreeSet<RunKey> = read(&path)
-        .map(|r| r.failed)
-        .unwrap_or_default()
+    let mut failed: BTreeSet<RunKey> = old
         .into_iter()
         .filter(|k| !ran.contains(&k.key()))
         .collect();
@@ -136,11 +133,19 @@ pub fn remember(results: &Results, cache_dir: Option<&Path>) {
             .filter(|r| r.verdict.fails_run() || r.verdict == Verdict::Flaky)
             .map(of_record),
     );
+    failed.into_iter().collect()
+}
+
+/// Update the record of this folder with `results` (see the module's doc). A record that
+/// cannot be written is a warning: the run's verdicts do not depend on it.
+pub fn remember(results: &Results, cache_dir: Option<&Path>) {
+    let Some(path) = file(cache_dir) else { return };
+    let old = read(&path).map(|r| r.failed).unwrap_or_default();
     let record = Record {
         folder: std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default(),
-        failed: failed.into_iter().collect(),
+        failed: updated(old, results),
     };
     let bytes = serde_json::to_vec_pretty(&record).expect("the record serializes");
     let written = path
@@ -153,5 +158,48 @@ pub fn remember(results: &Results, cache_dir: Option<&Path>) {
             "warning: cannot keep the failing runs for --last-failed in {}: {e}",
             path.display()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::{Expected, Params};
+
+    fn record(case: &str, python: &str, verdict: Verdict) -> RunRecord {
+        RunRecord {
+            case: case.into(),
+            params: Params::default(),
+            python: python.into(),
+            dump_python: None,
+            load_python: None,
+            verdict,
+            expected: Expected::default_pass(),
+            observed: None,
+            dump_duration_s: None,
+            reason: None,
+            attempts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn what_ran_replaces_what_was_known_and_the_rest_stays() {
+        let mut first = Results::new();
+        first.runs = vec![
+            record("a", "cpython-3.12.1", Verdict::Regression),
+            record("b", "cpython-3.12.1", Verdict::Changed),
+            record("c", "cpython-3.12.1", Verdict::Ok),
+        ];
+        let known = updated(Vec::new(), &first);
+        let names = |k: &[RunKey]| k.iter().map(|k| k.case.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&known), ["a", "b"]);
+        // Only a and c ran again (-k): a passes and leaves, c is flaky and enters, b stays.
+        let mut second = Results::new();
+        second.runs = vec![
+            record("a", "cpython-3.12.1", Verdict::Ok),
+            record("c", "cpython-3.12.1", Verdict::Flaky),
+            record("a", "pypy-3.9.18", Verdict::Xfail),
+        ];
+        assert_eq!(names(&updated(known, &second)), ["b", "c"]);
     }
 }
