@@ -14,13 +14,15 @@ use crate::support::*;
 
 pub fn trials() -> Vec<Trial> {
     vec![
-        trial(
+        tool_trial(
             "retries::flaky_in_every_report",
+            "xmllint",
             &["3.12"],
             flaky_in_every_report,
         ),
-        trial(
+        tool_trial(
             "retries::failing_keeps_every_attempt_and_round_trips_dump_again",
+            "xmllint",
             &["3.12"],
             failing_keeps_every_attempt,
         ),
