@@ -7,7 +7,7 @@
 //!
 //! The layers, bottom to top (a module imports only from layers below it, and no two files
 //! import each other): [`sys`], [`errors`] and [`version`], which import nothing of the crate;
-//! [`python`], then [`case`], [`corpus`], [`outcome`] and [`select`]; [`env`](mod@env), [`run`] and [`verdict`];
+//! [`python`], then [`case`], [`corpus`], [`outcome`], [`select`] and [`partition`]; [`env`](mod@env), [`run`] and [`verdict`];
 //! [`results`] and [`report`]; [`bisect`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
 
 pub mod bisect;
@@ -17,6 +17,7 @@ pub mod corpus;
 pub mod env;
 pub mod errors;
 pub mod outcome;
+pub mod partition;
 pub mod python;
 pub mod report;
 pub mod results;

@@ -24,10 +24,13 @@ pub enum Verdict {
     Skipped,
     /// The environment could not be made.
     EnvError,
+    /// Failed, then matched its expectation when run again (`--retries`): it does not fail
+    /// the run unless `--flaky-result fail`.
+    Flaky,
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 7] = [
+    pub const ALL: [Verdict; 8] = [
         Verdict::Ok,
         Verdict::Xfail,
         Verdict::Regression,
@@ -35,6 +38,7 @@ impl Verdict {
         Verdict::Changed,
         Verdict::Skipped,
         Verdict::EnvError,
+        Verdict::Flaky,
     ];
 
     pub fn fails_run(self) -> bool {
@@ -53,6 +57,7 @@ impl Verdict {
             Verdict::Changed => "changed",
             Verdict::Skipped => "skipped",
             Verdict::EnvError => "env-error",
+            Verdict::Flaky => "flaky",
         }
     }
 
@@ -66,6 +71,8 @@ impl Verdict {
             Verdict::Changed => 'C',
             Verdict::Skipped => 's',
             Verdict::EnvError => 'E',
+            // pytest-rerunfailures' letter for a test that passed when run again.
+            Verdict::Flaky => 'R',
         }
     }
 }

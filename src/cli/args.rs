@@ -76,6 +76,18 @@ pub struct RunArgs {
     /// Only the cases with this tag (repeatable: any of them)
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
+    /// Run one shard of the selected cases: `hash:M/N` (by a hash of each case's name with
+    /// params: stable when cases are added) or `slice:M/N` (round-robin), shard M of N counted
+    /// from 1; every run of a case with one param combination (all its round trips) is in one
+    /// shard. `crosspickle merge` joins the shards' JSON
+    #[arg(long, value_name = "SCHEME:M/N", value_parser = crate::partition::Partition::parse)]
+    pub partition: Option<crate::partition::Partition>,
+    /// Run a run whose verdict fails again, in a fresh process, up to N times (0 to 100); one
+    /// that then matches its expectation is `flaky` [default: 0]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub retries: Option<u32>,
+    #[command(flatten)]
+    pub flaky: FlakyOptions,
     /// Stop at the first run whose verdict fails
     #[arg(short = 'x', long = "exitfirst")]
     pub exit_first: bool,
@@ -93,6 +105,17 @@ pub struct RunArgs {
     /// Show every run as it finishes
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
+    /// Quieter: no matrix and no details of runs, only the short summary of the failing runs
+    /// and the summary line (as pytest's -q with --tb=no)
+    #[arg(short = 'q', long = "quiet", conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// List the N slowest runs at the end (0: every run)
+    #[arg(long, value_name = "N")]
+    pub durations: Option<usize>,
+    /// Run only what failed (or was flaky) in the last runs made from this folder, kept in the
+    /// cache folder; everything selected when there is no such run (as pytest's --lf)
+    #[arg(long = "last-failed", visible_alias = "lf")]
+    pub last_failed: bool,
     #[command(flatten)]
     pub reports: ReportOptions,
     /// Install the cases' `requires` without an index: only from the installer's cache and --find-links
@@ -101,6 +124,34 @@ pub struct RunArgs {
     /// A folder or URL of distributions for `requires`, passed to the installer (repeatable)
     #[arg(long = "find-links", value_name = "DIR")]
     pub find_links: Vec<String>,
+}
+
+/// Whether a flaky run (failed, then as expected when run again) fails the run.
+#[derive(Debug, Args, Clone)]
+pub struct FlakyOptions {
+    /// `pass`: a flaky run does not fail the run (as cargo-nextest's default); `fail`: it does
+    #[arg(long, value_name = "RESULT", value_enum, default_value_t = FlakyResult::Pass)]
+    pub flaky_result: FlakyResult,
+}
+
+/// `--flaky-result`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FlakyResult {
+    Pass,
+    Fail,
+}
+
+impl FlakyOptions {
+    /// Do `results` fail: a failing verdict, a conflict, or, with `--flaky-result fail`, a
+    /// flaky run?
+    pub fn failed(&self, results: &crate::results::Results) -> bool {
+        results.failed()
+            || (self.flaky_result == FlakyResult::Fail
+                && results
+                    .runs
+                    .iter()
+                    .any(|r| r.verdict == crate::verdict::Verdict::Flaky))
+    }
 }
 
 /// `--isolation`'s values.

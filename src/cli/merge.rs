@@ -1,12 +1,13 @@
 //! `crosspickle merge`: the JSON results of many jobs as one matrix, printed and written to
 //! every report asked for. Exit codes: 0 all as expected, 1 a verdict failed or the inputs
-//! conflict, 2 an input cannot be read.
+//! conflict, 2 an input cannot be read or the shards of a `--partition` run are not all there
+//! once each (nothing is written then).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::ReportOptions;
+use super::args::{FlakyOptions, ReportOptions};
 use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
 use crate::report::terminal::TerminalReporter;
 
@@ -17,11 +18,14 @@ pub struct MergeArgs {
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub reports: ReportOptions,
+    #[command(flatten)]
+    pub flaky: FlakyOptions,
 }
 
 pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
     let report_files = args.reports.files()?;
     let inputs = crate::results::merge::read_all(&args.inputs)?;
+    crate::results::merge::check_shards(&inputs)?;
     let results = crate::results::merge::merge(inputs);
     let written = crate::report::write_all(&results, &report_files);
     let style = args.reports.color.style();
@@ -32,7 +36,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
         &args.reports,
     ));
     written?;
-    Ok(if results.failed() {
+    Ok(if args.flaky.failed(&results) {
         EXIT_FAILED
     } else {
         EXIT_OK

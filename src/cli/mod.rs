@@ -12,6 +12,7 @@ mod github;
 mod init;
 mod interpreters;
 mod interrupt;
+mod last_failed;
 mod list;
 mod merge;
 mod pythons;

@@ -1,5 +1,6 @@
 //! `crosspickle run`: load → select → plan → execute → report.
 
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use super::settings::Settings;
 use crate::case::{Case, Isolation, Params};
 use crate::env::EnvOptions;
 use crate::errors::Error;
+use crate::partition::Shard;
 use crate::python::request::{split_requests, PythonRequest};
 use crate::python::Interpreter;
 use crate::report::terminal::TerminalReporter;
@@ -26,18 +28,23 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
         .map(Arc::new)
         .collect();
     let interpreters = super::interpreters::for_running(&args.pythons, &settings, None).await?;
-    let plan = plan(&args, &cases, interpreters, keyword.as_ref())?;
+    let (mut plan, shard) = plan(&args, &cases, interpreters, keyword.as_ref())?;
+    if args.last_failed {
+        super::last_failed::narrow(&mut plan, settings.cache_dir.as_deref());
+    }
     let options = execute_options(&args, &settings)?;
     announce_environments(&plan, &options.environments);
 
     let (cancel, interrupted) = super::interrupt::cancel_on_ctrl_c();
-    let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose);
+    let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose)
+        .with_closing(args.quiet, args.durations);
     let executed = execute(&plan, &options, cancel, &mut |event| {
         terminal.on_event(event)
     })
     .await
     .map_err(|e| Failure::system("preparing the run", e))?;
     let mut results = crate::results::Results::from_run(&plan, executed);
+    results.partition = shard;
     let was_interrupted = interrupted.load(Ordering::SeqCst);
     if was_interrupted {
         results.partial = true;
@@ -47,6 +54,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
             plan.runs.len()
         ));
     }
+    super::last_failed::remember(&results, settings.cache_dir.as_deref());
     // Reports first: they are what CI keeps, even if printing to a closed stdout fails.
     let written = crate::report::write_all(&results, &report_files);
     let text = terminal.finish(&results);
@@ -58,7 +66,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     written?;
     Ok(if was_interrupted {
         EXIT_INTERRUPTED
-    } else if results.failed() {
+    } else if args.flaky.failed(&results) {
         EXIT_FAILED
     } else {
         EXIT_OK
@@ -66,15 +74,51 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
 }
 
 /// Every run of the selected cases on the selected interpreters (round trips narrowed by
-/// `--dump-python` and `--load-python`); an error when `-k` or `--tag` leave none.
+/// `--dump-python` and `--load-python`), only those of one shard with `--partition`; an error
+/// when `-k` or `--tag` leave none (a shard that gets none of them is not one).
 fn plan(
     args: &RunArgs,
     cases: &[Arc<Case>],
     interpreters: Vec<Interpreter>,
     keyword: Option<&Keyword>,
-) -> Result<Plan, Error> {
+) -> Result<(Plan, Option<Shard>), Error> {
     let interpreters: Vec<Arc<Interpreter>> = interpreters.into_iter().map(Arc::new).collect();
-    let keep = |case: &Case, params: &Params| keyword.is_none_or(|k| k.selects(case, params));
+    let selected = |case: &Case, params: &Params| keyword.is_none_or(|k| k.selects(case, params));
+    let units: Vec<String> = cases
+        .iter()
+        .flat_map(|case| {
+            case.param_combinations()
+                .into_iter()
+                .filter(|p| selected(case, p))
+                .map(|p| case.display_name(&p))
+        })
+        .collect();
+    if units.is_empty() {
+        return Err(Error::Usage(match (&args.keyword, args.tags.is_empty()) {
+            (Some(k), _) => format!("-k `{k}` selects no case"),
+            (None, false) => format!("no case has the tag {}", args.tags.join(" or ")),
+            _ => "no case to run".to_string(),
+        }));
+    }
+    let (in_shard, shard) = match &args.partition {
+        Some(partition) => {
+            let (keep, shard) = partition.select(&units);
+            let kept: HashSet<&String> = units
+                .iter()
+                .zip(keep)
+                .filter_map(|(u, k)| k.then_some(u))
+                .collect();
+            announce_shard(&shard);
+            (Some(kept), Some(shard))
+        }
+        None => (None, None),
+    };
+    let keep = |case: &Case, params: &Params| {
+        selected(case, params)
+            && in_shard
+                .as_ref()
+                .is_none_or(|kept| kept.contains(&case.display_name(params)))
+    };
     let producers = narrow(&interpreters, &args.dump_python, "--dump-python")?;
     let consumers = narrow(&interpreters, &args.load_python, "--load-python")?;
     let plan = Plan::build(
@@ -84,14 +128,18 @@ fn plan(
         consumers.as_deref(),
         &keep,
     );
-    if plan.runs.is_empty() {
-        return Err(Error::Usage(match (&args.keyword, args.tags.is_empty()) {
-            (Some(k), _) => format!("-k `{k}` selects no case"),
-            (None, false) => format!("no case has the tag {}", args.tags.join(" or ")),
-            _ => "no case to run".to_string(),
-        }));
-    }
-    Ok(plan)
+    Ok((plan, shard))
+}
+
+/// Say which part of the selection this shard runs (none at all is no error: a matrix of
+/// N jobs over fewer cases has empty shards, and `merge` still needs their JSON).
+fn announce_shard(shard: &Shard) {
+    eprintln!(
+        "note: shard {}: {} of the {} selected (a case with one param combination, every run of it)",
+        shard.partition,
+        shard.units,
+        crate::report::text::count(shard.selected, "case", "cases")
+    );
 }
 
 fn execute_options(args: &RunArgs, settings: &Settings) -> Result<ExecuteOptions, Error> {
@@ -113,6 +161,7 @@ fn execute_options(args: &RunArgs, settings: &Settings) -> Result<ExecuteOptions
             find_links: settings.find_links.clone(),
             jobs: settings.jobs,
         },
+        retries: args.retries.unwrap_or(0),
         isolation: match args.isolation {
             Some(IsolationArg::Exec) => Isolation::Exec,
             Some(IsolationArg::Fork) => Isolation::Fork,

@@ -362,7 +362,7 @@ fn value(value: &Value, block_budget: usize) -> String {
 }
 
 const STYLE: &str = r#"
-:root { --ok:#1a7f37; --xfail:#0a7ea4; --regression:#cf222e; --fixed:#bc4c00; --changed:#8250df; --skipped:#8c959f; --env-error:#a40e26; }
+:root { --ok:#1a7f37; --xfail:#0a7ea4; --regression:#cf222e; --fixed:#bc4c00; --changed:#8250df; --skipped:#8c959f; --env-error:#a40e26; --flaky:#9a6700; }
 body { font: 14px/1.45 system-ui, sans-serif; margin: 0 1.5rem 2rem; color: #1f2328; }
 h1 { font-size: 1.5rem; margin: 1rem 0 .5rem; }
 .banner { padding: .6rem .8rem; border-radius: 6px; margin: .5rem 0; }
@@ -372,7 +372,7 @@ h1 { font-size: 1.5rem; margin: 1rem 0 .5rem; }
 .chip.v-ok { background: var(--ok); } .chip.v-xfail { background: var(--xfail); }
 .chip.v-regression { background: var(--regression); } .chip.v-fixed { background: var(--fixed); }
 .chip.v-changed { background: var(--changed); } .chip.v-skipped { background: var(--skipped); }
-.chip.v-env-error { background: var(--env-error); } .chip.conflict { background: #000; }
+.chip.v-env-error { background: var(--env-error); } .chip.v-flaky { background: var(--flaky); } .chip.conflict { background: #000; }
 form fieldset { display: inline-block; border: 1px solid #d0d7de; border-radius: 6px; margin: 0 .5rem .5rem 0; }
 form label { margin-right: .4rem; cursor: pointer; }
 table#matrix { border-collapse: collapse; margin-top: .5rem; }
@@ -384,7 +384,7 @@ table#matrix { border-collapse: collapse; margin-top: .5rem; }
 .cell.v-ok { background: var(--ok); } .cell.v-xfail { background: var(--xfail); }
 .cell.v-regression { background: var(--regression); } .cell.v-fixed { background: var(--fixed); }
 .cell.v-changed { background: var(--changed); } .cell.v-skipped { background: var(--skipped); }
-.cell.v-env-error { background: var(--env-error); }
+.cell.v-env-error { background: var(--env-error); } .cell.v-flaky { background: var(--flaky); }
 .cell.conflict { outline: 3px dashed #000; }
 .cell.dim { opacity: .15; }
 .cell.selected { outline: 3px solid #0969da; outline-offset: 1px; }

@@ -15,13 +15,15 @@
 
 use std::time::Duration;
 
-use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{
+    FlakyOrRerun, NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestRerun, TestSuite,
+};
 
 use super::text::{self, Budget};
 use super::view::RunView;
 use crate::errors::Error;
 use crate::python::Interpreter;
-use crate::results::Results;
+use crate::results::{Results, RunRecord};
 use crate::verdict::Verdict;
 
 /// Bytes of text (message, traceback, output) one testcase may carry.
@@ -174,8 +176,15 @@ fn test_case(v: &RunView<'_>, budget: &mut Budget) -> TestCase {
             ));
             status
         }
-        (None, Verdict::Ok | Verdict::Xfail) => TestCaseStatus::success(),
+        (None, Verdict::Ok | Verdict::Xfail | Verdict::Flaky) => TestCaseStatus::success(),
     };
+    // `--retries`: the earlier attempts, `<flakyFailure>` when it then passed, else
+    // `<rerunFailure>` (Maven Surefire's elements).
+    let mut status = status;
+    if !r.attempts.is_empty() {
+        status.add_reruns(reruns(r, allowance));
+        status.set_rerun_kind(FlakyOrRerun::Rerun);
+    }
     let mut case = TestCase::new(text::clean(&v.name), status);
     case.set_classname(text::clean(&format!("crosspickle.{}.{}", r.python, r.case)));
     if let Some(t) = r.observed.as_ref().and_then(|o| seconds(o.duration_s)) {
@@ -198,6 +207,34 @@ fn test_case(v: &RunView<'_>, budget: &mut Budget) -> TestCase {
     }
     budget.spend(used);
     case
+}
+
+/// Each earlier attempt of `r` as a rerun: its verdict as type, what happened as message, its
+/// traceback (cleaned and cut) as stack trace.
+fn reruns(r: &RunRecord, allowance: usize) -> Vec<TestRerun> {
+    let each = allowance / (4 * r.attempts.len().max(1));
+    r.attempts
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let kind = if a.verdict == Verdict::EnvError {
+                NonSuccessKind::Error
+            } else {
+                NonSuccessKind::Failure
+            };
+            let mut rerun = TestRerun::new(kind);
+            rerun.set_type(a.verdict.as_str());
+            rerun.set_message(text::clean_head(
+                &format!("attempt {}: {}: {}", i + 1, a.verdict, a.summary()),
+                MESSAGE,
+            ));
+            if let Some(tb) = a.observed.as_ref().and_then(|o| o.traceback.as_deref()) {
+                rerun.set_stack_trace(text::clean_ends(tb.trim_end(), each));
+            }
+            // No `time`: the schema (Surefire's rerun type, in junit-10.xsd) has none.
+            rerun
+        })
+        .collect()
 }
 
 fn non_success(kind: NonSuccessKind, ty: &str, message: &str, body: &str) -> TestCaseStatus {

@@ -30,6 +30,7 @@ pub fn symbol(v: Verdict) -> &'static str {
         Verdict::Changed => "⚠️",
         Verdict::Skipped => "➖",
         Verdict::EnvError => "💥",
+        Verdict::Flaky => "🔁",
     }
 }
 
@@ -91,7 +92,47 @@ pub fn render(results: &Results) -> String {
             );
         }
     }
+    out.push_str(&flaky(results, TOTAL.saturating_sub(out.len())));
     out.push_str(&skipped(results, TOTAL.saturating_sub(out.len())));
+    out
+}
+
+/// The runs that failed, then were as expected when run again (`--retries`): one line each
+/// with every attempt, within `room` bytes.
+fn flaky(results: &Results, room: usize) -> String {
+    let flaky: Vec<_> = results
+        .runs
+        .iter()
+        .filter(|r| r.verdict == Verdict::Flaky)
+        .collect();
+    if flaky.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n### {} Flaky runs ({}): failed, then as expected when run again\n\n",
+        symbol(Verdict::Flaky),
+        flaky.len()
+    );
+    let mut left_out = 0;
+    for r in flaky {
+        let line = format!(
+            "- {} on {}: attempts {}\n",
+            md_escape(&text::clean(&r.name())),
+            md_escape(&r.python),
+            md_escape(&text::clean_head(&view::attempts_text(r), 1024))
+        );
+        if out.len() + line.len() + 120 > room {
+            left_out += 1;
+            continue;
+        }
+        out.push_str(&line);
+    }
+    if left_out > 0 {
+        let _ = writeln!(
+            out,
+            "\n{left_out} more are left out to keep this summary small."
+        );
+    }
     out
 }
 

@@ -6,6 +6,7 @@
 
 pub mod github;
 pub mod grid;
+pub mod rerun;
 pub mod terminal;
 pub mod text;
 pub mod view;
@@ -101,6 +102,7 @@ pub(crate) mod fixtures {
                 }),
                 reason: None,
                 dump_duration_s: None,
+                attempts: Vec::new(),
             });
         }
         results.cases.insert(

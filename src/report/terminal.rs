@@ -45,6 +45,7 @@ impl Style {
             Verdict::Regression | Verdict::Changed | Verdict::Fixed => "1;31",
             Verdict::Skipped => "2",
             Verdict::EnvError => "1;35",
+            Verdict::Flaky => "33",
         };
         self.paint(code, text)
     }
@@ -62,6 +63,10 @@ pub struct TerminalReporter {
     style: Style,
     verbose: bool,
     progress: Option<ProgressBar>,
+    /// `-q`: no matrix and no details, the short summary and the summary line only.
+    quiet: bool,
+    /// `--durations N`: list the N slowest runs (0: all).
+    durations: Option<usize>,
 }
 
 impl TerminalReporter {
@@ -70,7 +75,16 @@ impl TerminalReporter {
             style,
             verbose,
             progress: None,
+            quiet: false,
+            durations: None,
         }
+    }
+
+    /// `-q` (no matrix, no details of runs) and `--durations N`.
+    pub fn with_closing(mut self, quiet: bool, durations: Option<usize>) -> Self {
+        self.quiet = quiet;
+        self.durations = durations;
+        self
     }
 
     pub fn on_event(&mut self, event: Event<'_>) {
@@ -148,23 +162,88 @@ impl TerminalReporter {
             bar.finish_and_clear();
         }
         let mut out = String::new();
-        out.push_str(&matrix(results, self.style));
-        if self.verbose {
-            out.push_str(&columns_legend(results, self.style));
-        }
         let failing: Vec<RunView<'_>> = view::views(results).filter(|v| v.fails()).collect();
-        if !failing.is_empty() {
-            let _ = writeln!(out, "\n{}", self.style.bold("Failures"));
-            for v in &failing {
-                out.push_str(&details(v, self.style));
-            }
+        if !self.quiet {
+            out.push_str(&self.full_report(results, &failing));
         }
+        if let Some(n) = self.durations {
+            out.push_str(&durations(results, n, self.style));
+        }
+        out.push_str(&short_summary(results, &failing, self.style));
         out.push('\n');
         out.push_str(&summary(results, self.style));
         out.push('\n');
         out.push_str(&conflicts(results, self.style));
         out
     }
+
+    /// The matrix, the details of every failing run and of every flaky one.
+    fn full_report(&self, results: &Results, failing: &[RunView<'_>]) -> String {
+        let mut out = matrix(results, self.style);
+        if self.verbose {
+            out.push_str(&columns_legend(results, self.style));
+        }
+        if !failing.is_empty() {
+            let _ = writeln!(out, "\n{}", self.style.bold("Failures"));
+            for v in failing {
+                out.push_str(&details(v, self.style));
+            }
+        }
+        let flaky: Vec<RunView<'_>> = view::views(results)
+            .filter(|v| v.verdict() == Verdict::Flaky && v.conflict.is_none())
+            .collect();
+        if !flaky.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{}",
+                self.style
+                    .bold("Flaky (failed, then as expected when run again)")
+            );
+            for v in &flaky {
+                out.push_str(&details(v, self.style));
+            }
+        }
+        out
+    }
+}
+
+/// `--durations N`: the N slowest runs (all for 0), slowest first.
+pub fn durations(results: &Results, n: usize, style: Style) -> String {
+    let lines = super::rerun::slowest(results, n);
+    let title = match n {
+        0 => "Durations of every run, slowest first".to_string(),
+        1 => "The slowest run".to_string(),
+        n => format!("The {n} slowest runs"),
+    };
+    let mut out = format!("\n{}\n", style.bold(&title));
+    for l in lines {
+        let _ = writeln!(out, "{l}");
+    }
+    out
+}
+
+/// Pytest's short summary: each failing run in one line, then the arguments that select it
+/// alone again after the same paths (see [`super::rerun`]).
+pub fn short_summary(results: &Results, failing: &[RunView<'_>], style: Style) -> String {
+    if failing.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n{}\n",
+        style.bold(
+            "Short summary (each with the arguments that run it again, after the same paths)"
+        )
+    );
+    for v in failing {
+        let what: String = super::text::clean(&v.explanation())
+            .chars()
+            .take(160)
+            .collect();
+        let head = format!("{} {} on {}", v.status().to_uppercase(), v.name, v.python());
+        let _ = writeln!(out, "{}: {what}", style.verdict(v.verdict(), &head));
+        let _ = writeln!(out, "  {}", super::rerun::rerun_args(results, v.record));
+    }
+    out
 }
 
 /// The conflicts between merged inputs (none for a run), a line each after a heading.

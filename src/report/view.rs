@@ -82,6 +82,24 @@ impl Section<'_> {
     }
 }
 
+/// With `--retries`, every attempt in order, the record's own last: `1: regression (error:
+/// ValueError: boom); 2: ok (pass)`, or for a flaky run ending in `…; 2: flaky (pass)`.
+pub fn attempts_text(record: &RunRecord) -> String {
+    let mut parts: Vec<String> = record
+        .attempts
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("{}: {} ({})", i + 1, a.verdict, a.summary()))
+        .collect();
+    parts.push(format!(
+        "{}: {} ({})",
+        record.attempts.len() + 1,
+        record.verdict,
+        record.summary()
+    ));
+    parts.join("; ")
+}
+
 impl<'a> RunView<'a> {
     pub fn new(record: &'a RunRecord, results: &'a Results) -> Self {
         let case = results.cases.get(&record.case);
@@ -138,6 +156,9 @@ impl<'a> RunView<'a> {
                 Text(record.reason.clone().unwrap_or_default()),
                 Brief,
             );
+        }
+        if !record.attempts.is_empty() {
+            push("attempts", Text(attempts_text(record)), Brief);
         }
         if let Some(info) = case.filter(|i| !i.tags.is_empty()) {
             push("tags", Text(info.tags.join(", ")), Full);

@@ -12,6 +12,8 @@
 //!   the run keeps the first failing record (or the first), and the merged results fail.
 //!   Conflicts already in an input are carried over, and a record that such an input kept is
 //!   named by the file it first came from, not by the merged file that carried it.
+//! - Shards of a `--partition` run must all be there, each once, of one partitioning
+//!   ([`check_shards`]); the merge of them is a whole run, with no `partition` of its own.
 //! - The merge is partial when an input is. Its duration is the longest input's: the jobs of
 //!   a CI matrix run side by side, so the merged results took as long as the slowest of them
 //!   (and a file merged with itself takes its own time, not twice it).
@@ -22,6 +24,23 @@ use super::{Conflict, Results, RunRecord, Sighting};
 use crate::case::OutcomeKind;
 use crate::errors::Error;
 use crate::verdict::Verdict;
+
+/// Do the shards among `inputs` make whole runs (see [`crate::partition::check_complete`])?
+/// A shard missing, given twice or of another partitioning is bad input (exit status 2):
+/// merged, they would pass for a whole run that they are not.
+pub fn check_shards(inputs: &[(String, Results)]) -> Result<(), Error> {
+    let described: Vec<(&str, Option<&crate::partition::Shard>, Vec<&str>)> = inputs
+        .iter()
+        .map(|(name, r)| {
+            (
+                name.as_str(),
+                r.partition.as_ref(),
+                r.interpreters.iter().map(|i| i.label.as_str()).collect(),
+            )
+        })
+        .collect();
+    crate::partition::check_complete(&described).map_err(|p| Error::Usage(p.to_string()))
+}
 
 /// Read every file; an unreadable one is an error (exit status 2).
 pub fn read_all(paths: &[std::path::PathBuf]) -> Result<Vec<(String, Results)>, Error> {
@@ -208,6 +227,7 @@ mod tests {
             }),
             reason: None,
             dump_duration_s: None,
+            attempts: Vec::new(),
         }
     }
 

@@ -53,6 +53,9 @@ pub struct Results {
     /// Runs that `merge` saw more than once with different verdicts or outcomes (see
     /// [`Conflict`]); empty for a single run.
     pub conflicts: Vec<Conflict>,
+    /// Which shard of a `--partition` run these results are; none for a whole run (and for a
+    /// merge of every shard).
+    pub partition: Option<crate::partition::Shard>,
 }
 
 /// The same run (case, params, interpreter label, and producer for a round trip) reported by
@@ -116,6 +119,7 @@ impl Results {
             cases: BTreeMap::new(),
             runs: Vec::new(),
             conflicts: Vec::new(),
+            partition: None,
         }
     }
 

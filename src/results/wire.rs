@@ -17,7 +17,9 @@ use super::{CaseInfo, Conflict, Results, RunRecord, Sighting};
 use crate::case::{Expected, OutcomeKind, ParamValue, Params, Phase};
 use crate::errors::Error;
 use crate::outcome::Observed;
+use crate::partition::{Partition, Scheme, Shard};
 use crate::python::{Implementation, Interpreter, Source};
+use crate::run::record::Attempt;
 use crate::verdict::Verdict;
 use crate::version::PythonVersion;
 
@@ -104,6 +106,21 @@ struct WireResults {
     runs: Vec<WireRun>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     conflicts: Vec<WireConflict>,
+    /// Written for a `--partition` run only (older readers ignore it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    partition: Option<WirePartition>,
+}
+
+/// Which shard a `--partition` run was: `{"scheme": "hash", "shard": 2, "total": 5, "units":
+/// 40, "selected": 200, "selection": "<16 hex digits>"}`.
+#[derive(Serialize, Deserialize)]
+struct WirePartition {
+    scheme: WireScheme,
+    shard: u32,
+    total: u32,
+    units: usize,
+    selected: usize,
+    selection: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -154,6 +171,22 @@ struct WireRun {
     verdict: WireVerdict,
     expected: WireExpected,
     /// Inline in the run's object; absent for a run that did not execute.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    observed: Option<WireObserved>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dump_duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    /// `--retries`: the attempts before this one, oldest first (written when there are some).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    attempts: Vec<WireAttempt>,
+}
+
+/// An earlier attempt of a run tried again: its verdict, expectation and observation, as a run's.
+#[derive(Serialize, Deserialize)]
+struct WireAttempt {
+    verdict: WireVerdict,
+    expected: WireExpected,
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     observed: Option<WireObserved>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,6 +310,7 @@ wire_enum!(WireVerdict <-> Verdict {
     "changed": Changed = Changed,
     "skipped": Skipped = Skipped,
     "env-error": EnvError = EnvError,
+    "flaky": Flaky = Flaky,
 });
 
 wire_enum!(WireOutcome <-> OutcomeKind {
@@ -286,6 +320,11 @@ wire_enum!(WireOutcome <-> OutcomeKind {
     "crash": Crash = Crash,
     "timeout": Timeout = Timeout,
     "skip": Skip = Skip,
+});
+
+wire_enum!(WireScheme <-> Scheme {
+    "hash": Hash = Hash,
+    "slice": Slice = Slice,
 });
 
 wire_enum!(WirePhase <-> Phase {
@@ -314,6 +353,14 @@ impl From<&Results> for WireResults {
                 .collect(),
             runs: r.runs.iter().map(WireRun::from).collect(),
             conflicts: r.conflicts.iter().map(WireConflict::from).collect(),
+            partition: r.partition.as_ref().map(|s| WirePartition {
+                scheme: s.partition.scheme.into(),
+                shard: s.partition.shard,
+                total: s.partition.total,
+                units: s.units,
+                selected: s.selected,
+                selection: s.selection.clone(),
+            }),
         }
     }
 }
@@ -347,6 +394,30 @@ impl TryFrom<WireResults> for Results {
                 .into_iter()
                 .map(Conflict::try_from)
                 .collect::<Result<_, _>>()?,
+            partition: w.partition.map(Shard::try_from).transpose()?,
+        })
+    }
+}
+
+impl TryFrom<WirePartition> for Shard {
+    type Error = String;
+
+    fn try_from(w: WirePartition) -> Result<Self, String> {
+        if w.total == 0 || w.shard == 0 || w.shard > w.total {
+            return Err(format!(
+                "partition: shard {} of {} is not a shard (from 1 to the number of shards)",
+                w.shard, w.total
+            ));
+        }
+        Ok(Shard {
+            partition: Partition {
+                scheme: w.scheme.into(),
+                shard: w.shard,
+                total: w.total,
+            },
+            units: w.units,
+            selected: w.selected,
+            selection: w.selection,
         })
     }
 }
@@ -496,6 +567,17 @@ impl From<&RunRecord> for WireRun {
             observed: r.observed.as_ref().map(WireObserved::from),
             dump_duration_s: r.dump_duration_s,
             reason: r.reason.clone(),
+            attempts: r
+                .attempts
+                .iter()
+                .map(|a| WireAttempt {
+                    verdict: a.verdict.into(),
+                    expected: WireExpected::from(&a.expected),
+                    observed: a.observed.as_ref().map(WireObserved::from),
+                    dump_duration_s: a.dump_duration_s,
+                    reason: a.reason.clone(),
+                })
+                .collect(),
         }
     }
 }
@@ -515,6 +597,17 @@ impl TryFrom<WireRun> for RunRecord {
             observed: w.observed.map(Observed::from),
             dump_duration_s: w.dump_duration_s,
             reason: w.reason,
+            attempts: w
+                .attempts
+                .into_iter()
+                .map(|a| Attempt {
+                    verdict: a.verdict.into(),
+                    expected: a.expected.into(),
+                    observed: a.observed.map(Observed::from),
+                    dump_duration_s: a.dump_duration_s,
+                    reason: a.reason,
+                })
+                .collect(),
         })
     }
 }
@@ -777,6 +870,29 @@ mod tests {
         assert!(matches!(
             from_json(bad_version.as_bytes()),
             Err(ReadError::Invalid(e)) if e.contains("invalid version `two`")
+        ));
+    }
+
+    #[test]
+    fn a_shard_is_written_and_read_back_and_a_bad_one_refused() {
+        let mut r = fixture();
+        let (_, shard) = Partition::parse("hash:2/5")
+            .unwrap()
+            .select(&["a".to_string(), "b[n=1]".to_string()]);
+        r.partition = Some(shard.clone());
+        let json = to_json(&r);
+        let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(value["partition"]["scheme"], "hash");
+        assert_eq!(value["partition"]["shard"], 2);
+        assert_eq!(value["partition"]["total"], 5);
+        assert_eq!(value["partition"]["selected"], 2);
+        assert_eq!(from_json(&json).unwrap().partition, Some(shard));
+        let bad = String::from_utf8(json)
+            .unwrap()
+            .replace("\"shard\": 2", "\"shard\": 6");
+        assert!(matches!(
+            from_json(bad.as_bytes()),
+            Err(ReadError::Invalid(e)) if e.contains("shard 6 of 5")
         ));
     }
 

@@ -36,6 +36,9 @@ pub struct ExecuteOptions {
     pub environments: EnvOptions,
     /// How runs get their process, unless a case says `isolation: exec`.
     pub isolation: Isolation,
+    /// How many times a run whose verdict fails is run again (`--retries`), each time in a
+    /// fresh process (a round trip with a fresh dump of its own).
+    pub retries: u32,
 }
 
 /// Fork servers where the platform can watch a process that is not its child (Linux's pidfd),
@@ -59,6 +62,7 @@ impl ExecuteOptions {
             capture: DEFAULT_CAPTURE,
             environments: EnvOptions::default(),
             isolation: default_isolation(),
+            retries: 0,
         }
     }
 }
@@ -156,6 +160,8 @@ struct Context {
     environments: Environments,
     /// How each (program, case `env`) is started, made for its first run.
     starts: std::sync::Mutex<HashMap<StartOf, Arc<Start>>>,
+    /// Dumps made so far: each has a file of its own.
+    dumps_made: std::sync::atomic::AtomicUsize,
 }
 
 /// A program, a case `env` and a case `preload`.
@@ -219,6 +225,7 @@ pub async fn execute(
         notices: Default::default(),
         processes: Semaphore::new(options.jobs.max(1)),
         starts: Default::default(),
+        dumps_made: Default::default(),
         cancel: cancel.clone(),
         options: options.clone(),
         environments: Environments::new(options.environments.clone()),
@@ -233,7 +240,7 @@ pub async fn execute(
                 .producer
                 .as_ref()
                 .and_then(|p| dumps.get(&dump_key(run, p)).cloned());
-            async move { (run, judge_run(&ctx, run, dump).await) }
+            async move { (run, judge_with_retries(&ctx, run, dump).await) }
         })
         .buffer_unordered(options.jobs.max(1) * 4);
     while let Some((run, record)) = stream.next().await {
@@ -279,25 +286,72 @@ fn dumps(plan: &Plan, ctx: &Arc<Context>) -> HashMap<DumpKey, DumpFuture> {
         if dumps.contains_key(&key) {
             continue;
         }
-        let n = dumps.len();
-        let (ctx, case, params, producer, code) = (
-            ctx.clone(),
-            run.case.clone(),
-            run.params.clone(),
-            producer.clone(),
-            dump.clone(),
-        );
-        let fut = async move {
-            let data = ctx.workspace.dump_file(n);
-            let phase = Some((Phase::Dump, data.clone()));
-            let r = run_python(&ctx, &producer, &case, &code, &params, phase)
-                .await
-                .map(|observed| DumpResult { observed, data });
-            Arc::new(r)
-        };
-        dumps.insert(key, fut.boxed().shared());
+        dumps.insert(key, dump_future(ctx, run, producer, dump));
     }
     dumps
+}
+
+/// The dump of `run`'s round trip by `producer`, into a file of its own, started when first
+/// awaited.
+fn dump_future(
+    ctx: &Arc<Context>,
+    run: &PlannedRun,
+    producer: &Arc<Interpreter>,
+    code: &str,
+) -> DumpFuture {
+    let n = ctx
+        .dumps_made
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let (ctx, case, params, producer, code) = (
+        ctx.clone(),
+        run.case.clone(),
+        run.params.clone(),
+        producer.clone(),
+        code.to_string(),
+    );
+    let fut = async move {
+        let data = ctx.workspace.dump_file(n);
+        let phase = Some((Phase::Dump, data.clone()));
+        let r = run_python(&ctx, &producer, &case, &code, &params, phase)
+            .await
+            .map(|observed| DumpResult { observed, data });
+        Arc::new(r)
+    };
+    fut.boxed().shared()
+}
+
+/// Judge `run`, and run it again while its verdict fails, up to `retries` times, each time in
+/// a fresh process (a round trip with a dump of its own): the last attempt is the record, the
+/// earlier ones are kept in it, and one that then matches its expectation is `flaky`. A run
+/// that could not be set up (no observation) is not run again.
+async fn judge_with_retries(
+    ctx: &Arc<Context>,
+    run: &PlannedRun,
+    dump: Option<DumpFuture>,
+) -> Option<RunRecord> {
+    let mut record = judge_run(ctx, run, dump).await?;
+    let mut attempts = Vec::new();
+    while attempts.len() < ctx.options.retries as usize
+        && record.verdict.fails_run()
+        && record.observed.is_some()
+        && !ctx.cancel.is_cancelled()
+    {
+        let dump = match (&run.producer, &run.case.body) {
+            (Some(p), Body::RoundTrip { dump, .. }) => Some(dump_future(ctx, run, p, dump)),
+            _ => None,
+        };
+        // Cancelled while it ran again: the failing attempt stands.
+        let Some(again) = judge_run(ctx, run, dump).await else {
+            break;
+        };
+        attempts.push(record.as_attempt());
+        record = again;
+    }
+    if !attempts.is_empty() && matches!(record.verdict, Verdict::Ok | Verdict::Xfail) {
+        record.verdict = Verdict::Flaky;
+    }
+    record.attempts = attempts;
+    Some(record)
 }
 
 /// The record of `run`, before its timings.
@@ -318,6 +372,7 @@ fn record(
         expected,
         observed,
         dump_duration_s: None,
+        attempts: Vec::new(),
         reason,
     }
 }

@@ -24,9 +24,44 @@ pub struct RunRecord {
     pub dump_duration_s: Option<f64>,
     /// Why it was skipped, or why its environment could not be made.
     pub reason: Option<String>,
+    /// With `--retries`: the attempts before the one this record is, oldest first, each a run
+    /// in a fresh process whose verdict failed (empty when the first attempt is this one).
+    pub attempts: Vec<Attempt>,
+}
+
+/// An earlier attempt of a run that was run again (`--retries`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    pub verdict: Verdict,
+    pub expected: Expected,
+    pub observed: Option<Observed>,
+    pub dump_duration_s: Option<f64>,
+    pub reason: Option<String>,
+}
+
+impl Attempt {
+    /// What happened in one line, as [`RunRecord::summary`].
+    pub fn summary(&self) -> String {
+        match (&self.observed, &self.reason) {
+            (Some(o), _) => o.summary(),
+            (None, Some(reason)) => reason.clone(),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 impl RunRecord {
+    /// This record as an earlier attempt of a run tried again.
+    pub fn as_attempt(&self) -> Attempt {
+        Attempt {
+            verdict: self.verdict,
+            expected: self.expected.clone(),
+            observed: self.observed.clone(),
+            dump_duration_s: self.dump_duration_s,
+            reason: self.reason.clone(),
+        }
+    }
+
     /// `id[params]`, and ` producer -> consumer` for a round trip (see [`run_name`]).
     pub fn name(&self) -> String {
         run_name(

@@ -15,7 +15,10 @@ mod isolation;
 mod newest;
 mod reports;
 mod requires;
+mod rerun;
+mod retries;
 mod roundtrip;
+mod shards;
 mod support;
 mod workflow;
 
@@ -38,5 +41,8 @@ fn main() {
     trials.extend(reports::trials());
     trials.extend(roundtrip::trials());
     trials.extend(workflow::trials());
+    trials.extend(shards::trials());
+    trials.extend(retries::trials());
+    trials.extend(rerun::trials());
     libtest_mimic::run(&args, trials).exit();
 }
