@@ -9,6 +9,10 @@
 //! import each other): [`sys`], [`errors`] and [`version`], which import nothing of the crate;
 //! [`python`], then [`case`], [`corpus`], [`outcome`], [`select`] and [`partition`]; [`env`](mod@env), [`run`] and [`verdict`];
 //! [`results`] and [`report`]; [`bisect`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
+//!
+//! What each layer owns, the life of one run (driver protocol, fork servers, result channel)
+//! and what to touch to add a report format, a case or rule key, a discovery source, a bisect
+//! mode or a platform: `docs/architecture.md`.
 
 pub mod bisect;
 pub mod case;

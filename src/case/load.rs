@@ -66,15 +66,9 @@ pub fn load_cases(files: &[PathBuf]) -> Result<Vec<Case>, Error> {
         match load_file(file) {
             Ok(case) => {
                 if let Some(first) = ids.get(&case.id) {
-                    let text = std::fs::read_to_string(file).unwrap_or_default();
-                    let location = yaml::parse(&text)
-                        .ok()
-                        .flatten()
-                        .map(|root| root.get("id").map(|n| n.at).unwrap_or(root.at))
-                        .or(Some((1, 1)));
                     errors.push(CaseError {
                         path: file.clone(),
-                        location,
+                        location: Some(case.id_at),
                         message: format!(
                             "duplicate id `{}`: {} has it already; ids must be unique (give one of them an `id:`)",
                             case.id,
@@ -334,9 +328,11 @@ impl Validator<'_> {
         if !self.errors.is_empty() {
             return Err(self.errors);
         }
+        let root = self.loc.root;
         Ok(Case {
             id,
             path: self.path.to_path_buf(),
+            id_at: root.get("id").map(|n| n.at).unwrap_or(root.at),
             title,
             description: raw.description,
             links: raw.links,
@@ -774,6 +770,30 @@ mod tests {
 
     fn parse(text: &str) -> Result<Case, Vec<CaseError>> {
         parse_case(Path::new("cases/x.yaml"), text)
+    }
+
+    #[test]
+    fn a_duplicate_id_is_reported_at_its_id_or_first_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<PathBuf> = [
+            ("a/same.yaml", "title: t\ncode: pass\n"),
+            ("b/same.yaml", "# c\n\ntitle: t\ncode: pass\n"),
+            ("c.yaml", "title: t\n  \nid:   same\ncode: pass\n"),
+        ]
+        .iter()
+        .map(|(name, text)| {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect();
+        let Err(Error::Cases(errors)) = load_cases(&files) else {
+            panic!("duplicates accepted")
+        };
+        let at: Vec<_> = errors.iter().map(|e| e.location).collect();
+        assert_eq!(at, [Some((3, 1)), Some((3, 7))]);
+        assert!(errors[1].message.starts_with("duplicate id `same`: "));
     }
 
     fn first_error(text: &str) -> String {

@@ -32,6 +32,9 @@ use crate::python::Interpreter;
 pub struct Case {
     pub id: String,
     pub path: PathBuf,
+    /// Where `id:`'s value stands (the file's first key when the id is the file's name): a
+    /// duplicate id is reported there.
+    pub id_at: (usize, usize),
     pub title: String,
     pub description: Option<String>,
     pub links: Vec<String>,

@@ -17,7 +17,6 @@ def _c_pickle_used():
 
 
 def _probe():
-    import json
     import os
 
     try:

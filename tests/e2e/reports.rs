@@ -35,6 +35,10 @@ pub fn trials() -> Vec<Trial> {
             merge_reports_conflicts,
         ),
         Trial::test(
+            "reports::snapshots_of_a_fixed_results_file",
+            snapshots_of_a_fixed_results_file,
+        ),
+        Trial::test(
             "reports::merge_unreadable_input_is_exit_2",
             merge_unreadable_input,
         ),
@@ -616,6 +620,37 @@ fn merge_unreadable_input() -> TestResult {
     )?;
     let out = crosspickle(dir.path()).arg("merge").output().unwrap();
     Run::from(out).expect_code(2)
+}
+
+/// The terminal matrix, the Markdown and the JUnit XML of a fixed results file (the 0.1.0
+/// fixture, merged from a folder of its own: nothing in them depends on this machine or this
+/// run), compared whole with the snapshots in `tests/e2e/snapshots/` (insta): a change to a
+/// report shows as a diff to review, and `cargo insta review` (or `INSTA_UPDATE=always`)
+/// accepts it.
+fn snapshots_of_a_fixed_results_file() -> TestResult {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-v1/fixture.json");
+    let dir = folder(&[]);
+    std::fs::copy(&fixture, dir.path().join("fixture.json")).map_err(|e| e.to_string())?;
+    let m = crosspickle(dir.path())
+        .args(["merge", "fixture.json", "--color", "never"])
+        .args(["--markdown", "m.md", "--junit-xml", "m.xml"])
+        .output()
+        .expect("crosspickle runs");
+    let m = Run::from(m);
+    m.expect_code(1)?;
+    let snapshot = |name: &str, text: &str| {
+        std::panic::catch_unwind(|| {
+            insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
+                insta::assert_snapshot!(name, text);
+            })
+        })
+        .map_err(|_| format!("the {name} report differs from its snapshot (diff above)"))
+    };
+    snapshot("merge_terminal", &m.stdout)?;
+    snapshot("merge_markdown", &read(&dir.path().join("m.md"))?)?;
+    snapshot("merge_junit", &read(&dir.path().join("m.xml"))?)?;
+    Ok(())
 }
 
 /// The JSON report crosspickle 0.1.0 wrote (tests/fixtures/results-v1/README.md): `merge` reads
