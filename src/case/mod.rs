@@ -126,6 +126,24 @@ impl RunSide<'_> {
             phase: None,
         }
     }
+
+    /// The pair `producer -> consumer` once `phase` decided it: the producer's phase is
+    /// decided on the producer, the load's on the consumer.
+    pub fn pair<'a>(
+        producer: &'a Interpreter,
+        consumer: &'a Interpreter,
+        phase: Phase,
+    ) -> RunSide<'a> {
+        RunSide {
+            deciding: match phase {
+                Phase::Dump => producer,
+                Phase::Load => consumer,
+            },
+            dump: Some(producer),
+            load: Some(consumer),
+            phase: Some(phase),
+        }
+    }
 }
 
 impl Case {
@@ -156,14 +174,8 @@ impl Case {
         let rule = match producer {
             None => skip_of(RunSide::single(interpreter))?,
             Some(producer) => {
-                let pair = |phase, deciding| RunSide {
-                    deciding,
-                    dump: Some(producer),
-                    load: Some(interpreter),
-                    phase: Some(phase),
-                };
-                let dump = skip_of(pair(Phase::Dump, producer))?;
-                let load = skip_of(pair(Phase::Load, interpreter))?;
+                let dump = skip_of(RunSide::pair(producer, interpreter, Phase::Dump))?;
+                let load = skip_of(RunSide::pair(producer, interpreter, Phase::Load))?;
                 // Both phases skip: the rule written first says why.
                 let position = |r: &Rule| self.expect.iter().position(|e| std::ptr::eq(e, r));
                 if position(dump) <= position(load) {
@@ -199,11 +211,18 @@ impl Case {
     /// The rule that decides what `params` on `side` must show: the first whose selectors all
     /// hold, or the default `pass`.
     pub fn expected_for(&self, params: &Params, side: RunSide<'_>) -> Expected {
+        self.deciding_rule(params, side)
+            .map(|i| self.expect[i].expected.clone())
+            .unwrap_or_else(Expected::default_pass)
+    }
+
+    /// The index in `expect` of the rule that decides `params` on `side` (the first whose
+    /// selectors all hold), or `None` for the default `pass`: what the run's verdict and
+    /// `crosspickle list`'s expected matrix both ask.
+    pub fn deciding_rule(&self, params: &Params, side: RunSide<'_>) -> Option<usize> {
         self.expect
             .iter()
-            .find(|rule| rule.selects(params, side))
-            .map(|rule| rule.expected.clone())
-            .unwrap_or_else(Expected::default_pass)
+            .position(|rule| rule.selects(params, side))
     }
 
     /// `id[protocol=5,pickler=c]`, or just `id` without params (see [`run_name`]).
