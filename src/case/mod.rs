@@ -6,6 +6,7 @@
 mod checks;
 mod json_schema;
 mod load;
+mod pairs;
 mod params;
 mod pyre;
 mod schema;
@@ -14,6 +15,7 @@ pub mod yaml;
 
 pub use load::{find_case_files, load_cases, load_file, parse_case};
 pub use load::{MAX_COMBINATIONS, MAX_TIMEOUT_S};
+pub use pairs::{PairRelations, Relation};
 pub use params::{python_float_repr, python_unicode_literal, run_name, ParamValue, Params};
 pub use pyre::compile as compile_match;
 pub use schema::{case_schema, Isolation, OutcomeKind, Phase};
@@ -70,6 +72,8 @@ pub struct Rule {
     pub dump: InterpreterSelector,
     /// `load_python`, `load_implementation`, `load_features`: on a round trip's consumer.
     pub load: InterpreterSelector,
+    /// `same`, `different`, `pairs`: how a round trip's producer and consumer relate.
+    pub relations: PairRelations,
     pub where_: IndexMap<String, WhereValue>,
     pub phase: Option<Phase>,
     pub expected: Expected,
@@ -237,13 +241,18 @@ impl Rule {
         self.on.is_empty()
             && self.dump.is_empty()
             && self.load.is_empty()
+            && self.relations.is_empty()
             && self.where_.is_empty()
             && self.phase.is_none()
     }
 
     /// Whether this rule's selectors other than `where` are empty.
     pub fn selects_by_params_only(&self) -> bool {
-        self.on.is_empty() && self.dump.is_empty() && self.load.is_empty() && self.phase.is_none()
+        self.on.is_empty()
+            && self.dump.is_empty()
+            && self.load.is_empty()
+            && self.relations.is_empty()
+            && self.phase.is_none()
     }
 
     pub fn selects(&self, params: &Params, side: RunSide<'_>) -> bool {
@@ -255,6 +264,8 @@ impl Rule {
             && self.selects_params(params)
             && side_ok(&self.dump, side.dump)
             && side_ok(&self.load, side.load)
+            && (self.relations.is_empty()
+                || matches!((side.dump, side.load), (Some(d), Some(l)) if self.relations.holds_for(d, l)))
             && self.phase.is_none_or(|p| Some(p) == side.phase)
     }
 

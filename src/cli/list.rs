@@ -23,6 +23,7 @@ pub fn summary(case: &Case) -> Vec<String> {
         on: Default::default(),
         dump: Default::default(),
         load: Default::default(),
+        relations: Default::default(),
         where_: Default::default(),
         phase: None,
         expected: Expected::default_pass(),
@@ -100,6 +101,8 @@ fn implied_by(earlier: &Rule, rule: &Rule) -> bool {
         && side(&earlier.dump, &rule.dump)
         && side(&earlier.load, &rule.load)
         && (earlier.phase.is_none() || earlier.phase == rule.phase)
+        && (earlier.relations.is_empty()
+            || earlier.relations.describe() == rule.relations.describe())
 }
 
 /// Whether no run can be selected by both rules, as far as their selectors tell without the
@@ -135,6 +138,7 @@ fn selectors(rule: &Rule) -> Vec<String> {
     let mut out = rule.on.describe("");
     out.extend(rule.dump.describe("dumped"));
     out.extend(rule.load.describe("loaded"));
+    out.extend(rule.relations.describe());
     if let Some(p) = &rule.phase {
         out.push(format!("{p} phase"));
     }
