@@ -185,3 +185,99 @@ impl fmt::Display for Relation {
         f.write_str(self.name())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::{Implementation, Unusable};
+
+    fn interpreter(implementation: Implementation, version: &str, debug: bool) -> Interpreter {
+        let mut i = Interpreter::stand_in(&Unusable {
+            path: std::path::PathBuf::from("/nowhere/python"),
+            sources: vec![],
+            name: None,
+            reason: String::new(),
+        });
+        i.unusable = None;
+        i.implementation = implementation;
+        i.version = crate::version::PythonVersion::parse(version).unwrap();
+        i.debug = debug;
+        i
+    }
+
+    fn read(text: &str) -> PairRelations {
+        #[derive(Deserialize)]
+        struct Raw {
+            #[serde(default)]
+            same: Vec<Relation>,
+            #[serde(default)]
+            different: Vec<Relation>,
+            #[serde(default)]
+            pairs: Vec<(VersionRequests, VersionRequests)>,
+        }
+        let raw: Raw = serde_norway::from_str(text).unwrap();
+        PairRelations {
+            same: raw.same,
+            different: raw.different,
+            pairs: raw.pairs,
+        }
+    }
+
+    #[test]
+    fn relations_hold_as_named() {
+        let c3112 = interpreter(Implementation::Cpython, "3.11.2", false);
+        let c3112d = interpreter(Implementation::Cpython, "3.11.2", true);
+        let c3117 = interpreter(Implementation::Cpython, "3.11.7", false);
+        let c39 = interpreter(Implementation::Cpython, "3.9.18", false);
+        let p39 = interpreter(Implementation::Pypy, "3.9.16", false);
+        let c27 = interpreter(Implementation::Cpython, "2.7.18", false);
+        let series = read("same: [series]");
+        assert!(series.holds_for(&c3112, &c3117) && series.holds_for(&c39, &p39));
+        assert!(!series.holds_for(&c39, &c3112));
+        let build = read("same: [version]\ndifferent: [build]");
+        assert!(build.holds_for(&c3112, &c3112d) && !build.holds_for(&c3112, &c3112));
+        let other = read("same: [series]\ndifferent: [implementation]");
+        assert!(other.holds_for(&p39, &c39) && !other.holds_for(&c3112, &c3117));
+        let pairs = read("pairs: [['2.7', '>=3'], ['3.9', '2.7']]");
+        assert!(pairs.holds_for(&c27, &c39) && pairs.holds_for(&c39, &c27));
+        assert!(!pairs.holds_for(&c3112, &c27) && !pairs.holds_for(&c27, &c27));
+        assert_eq!(
+            read("same: [series]\ndifferent: [implementation]\npairs: [['2.7', '3.8']]").describe(),
+            vec![
+                "same series",
+                "different implementation",
+                "pairs 2.7 -> 3.8"
+            ]
+        );
+    }
+
+    #[test]
+    fn relations_that_never_hold() {
+        let none = InterpreterSelector::default();
+        let never = |text: &str| read(text).never(&none, &none).map(|(k, _)| k);
+        assert_eq!(
+            never("same: [build]\ndifferent: [build]"),
+            Some("different")
+        );
+        assert_eq!(never("same: [series, series]"), Some("same"));
+        assert_eq!(
+            never("same: [version]\ndifferent: [series]"),
+            Some("different")
+        );
+        assert_eq!(never("same: [series]\ndifferent: [version]"), None);
+        let old: InterpreterSelector = InterpreterSelector {
+            python: serde_norway::from_str("'<3'").ok(),
+            ..Default::default()
+        };
+        let new: InterpreterSelector = InterpreterSelector {
+            python: serde_norway::from_str("'>=3'").ok(),
+            ..Default::default()
+        };
+        let version = read("same: [version]");
+        assert!(version.never(&old, &new).is_some());
+        assert!(read("same: [series]").never(&old, &new).is_none());
+        let pairs = read("pairs: [['2.7', '3.8'], ['3.8', '2.7']]");
+        assert!(pairs.never(&old, &none).is_none());
+        assert_eq!(pairs.never(&new, &new).map(|(k, _)| k), Some("pairs"));
+    }
+}
