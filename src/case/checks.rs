@@ -26,10 +26,33 @@ pub(super) fn rule(index: usize, raw: &RawRule, round_trip: bool) -> Vec<Problem
             ("load_implementation", !raw.load_implementation.is_empty()),
             ("dump_features", raw.dump_features.is_some()),
             ("load_features", raw.load_features.is_some()),
+            (
+                "dump_implementation_version",
+                raw.dump_implementation_version.is_some(),
+            ),
+            (
+                "load_implementation_version",
+                raw.load_implementation_version.is_some(),
+            ),
+            ("same", raw.same.is_some()),
+            ("different", raw.different.is_some()),
+            ("pairs", raw.pairs.is_some()),
         ] {
             if present {
                 out.push(problem(key, format!("expect[{index}].{key} selects round trips, but this case has `code`, not `dump` and `load`")));
             }
+        }
+    }
+    for (key, empty) in [
+        ("same", raw.same.as_ref().is_some_and(Vec::is_empty)),
+        (
+            "different",
+            raw.different.as_ref().is_some_and(Vec::is_empty),
+        ),
+        ("pairs", raw.pairs.as_ref().is_some_and(Vec::is_empty)),
+    ] {
+        if empty {
+            out.push(problem(key, format!("expect[{index}].{key} is an empty list: name at least one, or leave the key out")));
         }
     }
     if raw.outcome == OutcomeKind::Skip {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use super::pairs::PairRelations;
 use super::params::python_float_repr;
 use super::schema::{RawCase, RawRule};
 use super::selectors::{InterpreterSelector, WhereValue};
@@ -565,6 +566,27 @@ impl Validator<'_> {
                 })
                 .ok()
         });
+        let dump = InterpreterSelector {
+            python: raw.dump_python,
+            implementation: raw.dump_implementation,
+            implementation_version: raw.dump_implementation_version,
+            features: raw.dump_features,
+        };
+        let load = InterpreterSelector {
+            python: raw.load_python,
+            implementation: raw.load_implementation,
+            implementation_version: raw.load_implementation_version,
+            features: raw.load_features,
+        };
+        let relations = PairRelations {
+            same: raw.same.unwrap_or_default(),
+            different: raw.different.unwrap_or_default(),
+            pairs: raw.pairs.unwrap_or_default(),
+        };
+        if let Some((key, why)) = relations.never(&dump, &load) {
+            let at = here(&self.loc, key);
+            self.err(at, format!("expect[{index}] can never be chosen: {why}"));
+        }
         Rule {
             on: InterpreterSelector {
                 python: raw.python,
@@ -572,18 +594,9 @@ impl Validator<'_> {
                 implementation_version: raw.implementation_version,
                 features: raw.features,
             },
-            dump: InterpreterSelector {
-                python: raw.dump_python,
-                implementation: raw.dump_implementation,
-                implementation_version: None,
-                features: raw.dump_features,
-            },
-            load: InterpreterSelector {
-                python: raw.load_python,
-                implementation: raw.load_implementation,
-                implementation_version: None,
-                features: raw.load_features,
-            },
+            dump,
+            load,
+            relations,
             where_,
             phase: raw.phase,
             expected: Expected {

@@ -6,6 +6,7 @@
 mod checks;
 mod json_schema;
 mod load;
+mod pairs;
 mod params;
 mod pyre;
 mod schema;
@@ -14,6 +15,7 @@ pub mod yaml;
 
 pub use load::{find_case_files, load_cases, load_file, parse_case};
 pub use load::{MAX_COMBINATIONS, MAX_TIMEOUT_S};
+pub use pairs::{PairRelations, Relation};
 pub use params::{python_float_repr, python_unicode_literal, run_name, ParamValue, Params};
 pub use pyre::{compile as compile_match, Pattern};
 pub use schema::{case_schema, Isolation, OutcomeKind, Phase};
@@ -76,6 +78,8 @@ pub struct Rule {
     pub dump: InterpreterSelector,
     /// `load_python`, `load_implementation`, `load_features`: on a round trip's consumer.
     pub load: InterpreterSelector,
+    /// `same`, `different`, `pairs`: how a round trip's producer and consumer relate.
+    pub relations: PairRelations,
     pub where_: IndexMap<String, WhereValue>,
     pub phase: Option<Phase>,
     pub expected: Expected,
@@ -100,7 +104,7 @@ pub struct Expected {
     pub reason: Option<String>,
     /// The line of the file that says this: the rule's first line, or for the implicit
     /// `pass`, the line of `code:`, `dump:` or `load:` (annotations point there).
-    #[serde(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
 }
 
@@ -138,6 +142,24 @@ impl RunSide<'_> {
             phase: None,
         }
     }
+
+    /// The pair `producer -> consumer` once `phase` decided it: the producer's phase is
+    /// decided on the producer, the load's on the consumer.
+    pub fn pair<'a>(
+        producer: &'a Interpreter,
+        consumer: &'a Interpreter,
+        phase: Phase,
+    ) -> RunSide<'a> {
+        RunSide {
+            deciding: match phase {
+                Phase::Dump => producer,
+                Phase::Load => consumer,
+            },
+            dump: Some(producer),
+            load: Some(consumer),
+            phase: Some(phase),
+        }
+    }
 }
 
 impl Case {
@@ -168,14 +190,8 @@ impl Case {
         let rule = match producer {
             None => skip_of(RunSide::single(interpreter))?,
             Some(producer) => {
-                let pair = |phase, deciding| RunSide {
-                    deciding,
-                    dump: Some(producer),
-                    load: Some(interpreter),
-                    phase: Some(phase),
-                };
-                let dump = skip_of(pair(Phase::Dump, producer))?;
-                let load = skip_of(pair(Phase::Load, interpreter))?;
+                let dump = skip_of(RunSide::pair(producer, interpreter, Phase::Dump))?;
+                let load = skip_of(RunSide::pair(producer, interpreter, Phase::Load))?;
                 // Both phases skip: the rule written first says why.
                 let position = |r: &Rule| self.expect.iter().position(|e| std::ptr::eq(e, r));
                 if position(dump) <= position(load) {
@@ -211,10 +227,8 @@ impl Case {
     /// The rule that decides what `params` on `side` must show: the first whose selectors all
     /// hold, or the default `pass`.
     pub fn expected_for(&self, params: &Params, side: RunSide<'_>) -> Expected {
-        self.expect
-            .iter()
-            .find(|rule| rule.selects(params, side))
-            .map(|rule| rule.expected.clone())
+        self.deciding_rule(params, side)
+            .map(|i| self.expect[i].expected.clone())
             .unwrap_or_else(|| Expected {
                 line: match side.phase {
                     Some(Phase::Load) => self.body_lines.1,
@@ -222,6 +236,15 @@ impl Case {
                 },
                 ..Expected::default_pass()
             })
+    }
+
+    /// The index in `expect` of the rule that decides `params` on `side` (the first whose
+    /// selectors all hold), or `None` for the default `pass`: what the run's verdict and
+    /// `crosspickle list`'s expected matrix both ask.
+    pub fn deciding_rule(&self, params: &Params, side: RunSide<'_>) -> Option<usize> {
+        self.expect
+            .iter()
+            .position(|rule| rule.selects(params, side))
     }
 
     /// `id[protocol=5,pickler=c]`, or just `id` without params (see [`run_name`]).
@@ -236,13 +259,18 @@ impl Rule {
         self.on.is_empty()
             && self.dump.is_empty()
             && self.load.is_empty()
+            && self.relations.is_empty()
             && self.where_.is_empty()
             && self.phase.is_none()
     }
 
     /// Whether this rule's selectors other than `where` are empty.
     pub fn selects_by_params_only(&self) -> bool {
-        self.on.is_empty() && self.dump.is_empty() && self.load.is_empty() && self.phase.is_none()
+        self.on.is_empty()
+            && self.dump.is_empty()
+            && self.load.is_empty()
+            && self.relations.is_empty()
+            && self.phase.is_none()
     }
 
     pub fn selects(&self, params: &Params, side: RunSide<'_>) -> bool {
@@ -254,6 +282,8 @@ impl Rule {
             && self.selects_params(params)
             && side_ok(&self.dump, side.dump)
             && side_ok(&self.load, side.load)
+            && (self.relations.is_empty()
+                || matches!((side.dump, side.load), (Some(d), Some(l)) if self.relations.holds_for(d, l)))
             && self.phase.is_none_or(|p| Some(p) == side.phase)
     }
 

@@ -9,6 +9,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use super::json_schema::{Implementations, NonEmpty};
+use super::pairs::Relation;
 use super::params::ParamValue;
 use super::selectors::{Features, VersionRequests, WhereValue};
 use crate::python::Implementation;
@@ -125,6 +126,23 @@ pub(super) struct RawRule {
     pub dump_features: Option<Features>,
     /// Round trips: features the consumer must have (true) or lack (false).
     pub load_features: Option<Features>,
+    /// Round trips: a version request (or a list) on the producer's
+    /// `sys.implementation.version` (PyPy's own release; CPython's Python version).
+    pub dump_implementation_version: Option<VersionRequests>,
+    /// Round trips: a version request (or a list) on the consumer's
+    /// `sys.implementation.version`.
+    pub load_implementation_version: Option<VersionRequests>,
+    /// Round trips: what the producer and the consumer must have alike (`implementation`,
+    /// `series`, `version`, `build`).
+    #[schemars(length(min = 1))]
+    pub same: Option<Vec<Relation>>,
+    /// Round trips: what the producer and the consumer must not have alike.
+    #[schemars(length(min = 1))]
+    pub different: Option<Vec<Relation>>,
+    /// Round trips: `[producer request, consumer request]` pairs, any of them (version
+    /// requests on each side's Python version).
+    #[schemars(length(min = 1))]
+    pub pairs: Option<Vec<(VersionRequests, VersionRequests)>>,
     /// Round trips: the phase that decided the outcome.
     pub phase: Option<Phase>,
     /// What the run must show, or `skip`: the run is not executed.

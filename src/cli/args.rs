@@ -25,6 +25,15 @@ pub struct ListArgs {
     /// Only the cases with this tag (repeatable: any of them)
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
+    /// Print what each interpreter (each pair of a round trip) is expected to show and the
+    /// rule that decides it, without running anything (implied by --python and --json)
+    #[arg(long)]
+    pub expected: bool,
+    /// Print the expected matrix as JSON
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub pythons: PythonOptions,
 }
 
 /// Where interpreters come from and which ones to use.

@@ -6,7 +6,7 @@ use super::args::ListArgs;
 use super::failure::{Failure, EXIT_OK};
 use super::settings::{Given, Settings};
 use crate::case::{
-    Case, Expected, InterpreterSelector, OutcomeKind, Params, Rule, VersionRequests,
+    Case, Expected, InterpreterSelector, OutcomeKind, Params, Rule, VersionRequests, WhereValue,
 };
 use crate::errors::Error;
 use crate::report::text;
@@ -23,6 +23,7 @@ pub fn summary(case: &Case) -> Vec<String> {
         on: Default::default(),
         dump: Default::default(),
         load: Default::default(),
+        relations: Default::default(),
         where_: Default::default(),
         phase: None,
         expected: Expected::default_pass(),
@@ -100,6 +101,8 @@ fn implied_by(earlier: &Rule, rule: &Rule) -> bool {
         && side(&earlier.dump, &rule.dump)
         && side(&earlier.load, &rule.load)
         && (earlier.phase.is_none() || earlier.phase == rule.phase)
+        && (earlier.relations.is_empty()
+            || earlier.relations.describe() == rule.relations.describe())
 }
 
 /// Whether no run can be selected by both rules, as far as their selectors tell without the
@@ -111,11 +114,31 @@ fn excludes(a: &Rule, b: &Rule) -> bool {
         || a.load.excludes(&b.load)
 }
 
+/// A rule in words: its selectors (`where` included) and what it expects, as the expected
+/// matrix's legend shows it.
+pub(super) fn describe_rule(rule: &Rule) -> String {
+    let mut scope = selectors(rule);
+    for (name, values) in &rule.where_ {
+        let names: Vec<String> = values.values().iter().map(|v| v.to_string()).collect();
+        scope.push(match values {
+            WhereValue::AnyOf(_) => format!("{name}={}", names.join("|")),
+            WhereValue::NoneOf(_) => format!("{name} not {}", names.join("|")),
+        });
+    }
+    let scope = if scope.is_empty() {
+        "everywhere".to_string()
+    } else {
+        scope.join(", ")
+    };
+    format!("{scope}: {}", describe_outcome(&rule.expected))
+}
+
 /// A rule's selectors other than `where`, in words.
 fn selectors(rule: &Rule) -> Vec<String> {
     let mut out = rule.on.describe("");
     out.extend(rule.dump.describe("dumped"));
     out.extend(rule.load.describe("loaded"));
+    out.extend(rule.relations.describe());
     if let Some(p) = &rule.phase {
         out.push(format!("{p} phase"));
     }
@@ -184,12 +207,21 @@ fn applies_to(case: &Case) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
-pub fn list(args: &ListArgs) -> Result<i32, Failure> {
+pub async fn list(args: &ListArgs) -> Result<i32, Failure> {
     let settings = Settings::resolve(Given {
         paths: &args.paths,
         corpus: args.corpus,
+        cache_dir: args.pythons.cache_dir.as_deref(),
+        probe_timeout: args.pythons.probe_timeout,
         ..Given::default()
     })?;
+    let matrix = args.expected || args.json || !args.pythons.python.is_empty();
+    if matrix && args.markdown {
+        return Err(Error::Usage(
+            "--markdown prints the catalogue, not the expected matrix (--expected, --json, --python): give one or the other".into(),
+        )
+        .into());
+    }
     let mut cases = settings.load_cases()?;
     let keyword = args.keyword.as_deref().map(Keyword::parse).transpose()?;
     cases.retain(|c| {
@@ -210,10 +242,42 @@ pub fn list(args: &ListArgs) -> Result<i32, Failure> {
         .into());
     }
     cases.sort_by(|a, b| a.path.cmp(&b.path));
+    if matrix {
+        return expected_matrix(args, &settings, cases).await;
+    }
     crate::sys::stdout::emit(&if args.markdown {
         render_markdown(&cases)
     } else {
         render_text(&cases)
+    });
+    Ok(EXIT_OK)
+}
+
+/// `list --expected`: what each chosen interpreter (each pair) is expected to show, and the
+/// rule that decides it; the interpreters are chosen as `run` chooses them.
+async fn expected_matrix(
+    args: &ListArgs,
+    settings: &Settings,
+    cases: Vec<Case>,
+) -> Result<i32, Failure> {
+    let interpreters = super::interpreters::for_running(&args.pythons, settings, None).await?;
+    let labels: Vec<String> = interpreters.iter().map(|i| i.label.clone()).collect();
+    let cases: Vec<std::sync::Arc<Case>> = cases.into_iter().map(std::sync::Arc::new).collect();
+    let mut matrices = super::expected::matrices(&cases, interpreters);
+    if let Some(k) = args.keyword.as_deref().map(Keyword::parse).transpose()? {
+        // -k selects runs by their params, as `run -k` does.
+        for (m, case) in matrices.iter_mut().zip(&cases) {
+            m.runs.retain(|r| k.selects(case, &r.params));
+        }
+    }
+    crate::sys::stdout::emit(&if args.json {
+        let value = serde_json::json!({"interpreters": labels, "cases": matrices});
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).expect("JSON of plain data")
+        )
+    } else {
+        super::expected::render_text(&matrices, &labels)
     });
     Ok(EXIT_OK)
 }

@@ -7,6 +7,7 @@
 mod args;
 mod bisect;
 mod cache;
+mod expected;
 mod failure;
 mod github;
 mod init;
@@ -93,7 +94,7 @@ pub fn main() -> i32 {
             Some(Command::Cache(args)) => cache::cache(&args),
             Some(Command::Bisect(args)) => bisect::bisect(args).await,
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
-            Some(Command::List(args)) => list::list(&args),
+            Some(Command::List(args)) => list::list(&args).await,
             Some(Command::Merge(args)) => merge::merge(&args),
             Some(Command::Init(args)) => init::init(&args),
             Some(Command::Schema) => schema::schema(),

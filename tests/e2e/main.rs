@@ -6,6 +6,7 @@ mod bisect;
 mod corpus;
 mod cpython_build;
 mod docs;
+mod expected;
 mod format2;
 mod github;
 mod hardening;
@@ -28,6 +29,7 @@ fn main() {
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
     trials.extend(docs::trials());
+    trials.extend(expected::trials());
     trials.extend(format2::trials());
     trials.extend(init::trials());
     trials.extend(github::trials());

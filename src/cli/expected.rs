@@ -1,0 +1,283 @@
+//! `crosspickle list --expected` (and `list -p …`, `list --json`): for each case, what every
+//! chosen interpreter (every producer and consumer pair of a round trip) is expected to show
+//! and the rule that decides it, without running anything. The cells come from the run's own
+//! plan ([`Plan::build`]: which runs are skipped, by which reason or `skip` rule) and from the
+//! very rule choice its verdicts use ([`Case::deciding_rule`] on a [`RunSide`]), so that what
+//! this prints is what a run decides.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::case::{Case, Expected, Params, Phase, RunSide};
+use crate::python::Interpreter;
+use crate::run::plan::{Disposition, Plan, PlannedRun};
+
+/// What the plan and the rules say of one run (one pair of a round trip).
+#[derive(Debug, Serialize)]
+pub struct Cell {
+    pub params: Params,
+    /// The interpreter of a plain run; the consumer of a round trip.
+    pub python: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dump_python: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_python: Option<String>,
+    /// `run`, `skipped` (the case does not apply, or a `skip` rule decides it before
+    /// anything runs) or `env-error` (an interpreter that cannot run).
+    pub disposition: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The index in `expect` (from 0) of the rule that decides the run (a round trip's load
+    /// phase), `null` for the implicit `pass`; absent where the case does not apply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Option<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Expected>,
+    /// A round trip's dump phase: the rule that decides the pair when its dump does not pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dump_rule: Option<Option<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dump_expected: Option<Expected>,
+}
+
+/// One case's rules and cells.
+#[derive(Debug, Serialize)]
+pub struct CaseMatrix {
+    pub id: String,
+    pub title: String,
+    pub path: String,
+    pub round_trip: bool,
+    /// Each rule in words, in file order (`rules[i]` is `expect[i]`).
+    pub rules: Vec<String>,
+    pub runs: Vec<Cell>,
+}
+
+/// The expected matrix of every case on `interpreters`, in the plan's order.
+pub fn matrices(cases: &[Arc<Case>], interpreters: Vec<Interpreter>) -> Vec<CaseMatrix> {
+    let interpreters: Vec<Arc<Interpreter>> = interpreters.into_iter().map(Arc::new).collect();
+    let plan = Plan::build(cases, &interpreters, None, None, &|_, _| true);
+    cases
+        .iter()
+        .map(|case| CaseMatrix {
+            id: case.id.clone(),
+            title: case.title.clone(),
+            path: case.path.display().to_string(),
+            round_trip: case.is_round_trip(),
+            rules: case.expect.iter().map(super::list::describe_rule).collect(),
+            runs: plan
+                .runs
+                .iter()
+                .filter(|r| Arc::ptr_eq(&r.case, case))
+                .map(cell)
+                .collect(),
+        })
+        .collect()
+}
+
+fn cell(run: &PlannedRun) -> Cell {
+    let (disposition, reason) = match &run.disposition {
+        Disposition::Execute => ("run", None),
+        Disposition::Skip(reason) => ("skipped", Some(reason.clone())),
+        Disposition::SkipRule(rule) => ("skipped", rule.reason.clone()),
+        Disposition::EnvError(reason) => ("env-error", Some(reason.clone())),
+    };
+    let mut cell = Cell {
+        params: run.params.clone(),
+        python: run.interpreter.label.clone(),
+        dump_python: run.producer.as_ref().map(|p| p.label.clone()),
+        load_python: run.producer.as_ref().map(|_| run.interpreter.label.clone()),
+        disposition,
+        reason,
+        rule: None,
+        expected: None,
+        dump_rule: None,
+        dump_expected: None,
+    };
+    if matches!(run.disposition, Disposition::Skip(_)) {
+        return cell;
+    }
+    let case = &run.case;
+    let decide = |side: RunSide<'_>| {
+        let index = case.deciding_rule(&run.params, side);
+        (index, case.expected_for(&run.params, side))
+    };
+    match &run.producer {
+        None => {
+            let (rule, expected) = decide(RunSide::single(&run.interpreter));
+            (cell.rule, cell.expected) = (Some(rule), Some(expected));
+        }
+        Some(producer) => {
+            let (rule, expected) = decide(RunSide::pair(producer, &run.interpreter, Phase::Load));
+            (cell.rule, cell.expected) = (Some(rule), Some(expected));
+            let (rule, expected) = decide(RunSide::pair(producer, &run.interpreter, Phase::Dump));
+            (cell.dump_rule, cell.dump_expected) = (Some(rule), Some(expected));
+        }
+    }
+    cell
+}
+
+impl Cell {
+    /// The cell in a matrix: `-` where the case does not apply, `!` where an interpreter
+    /// cannot run, else the deciding rule's number (from 1; `.` for the implicit `pass`), and
+    /// for a round trip whose dump phase another rule decides, `DUMP/LOAD`.
+    pub fn symbol(&self) -> String {
+        let number = |r: Option<usize>| r.map_or(".".to_string(), |i| (i + 1).to_string());
+        match (self.disposition, self.rule, self.dump_rule) {
+            ("env-error", _, _) => "!".into(),
+            (_, None, _) => "-".into(),
+            (_, Some(load), Some(dump)) if dump != load => {
+                format!("{}/{}", number(dump), number(load))
+            }
+            (_, Some(rule), _) => number(rule),
+        }
+    }
+}
+
+/// The matrices as text: per case its rules, numbered, then a row per interpreter (a column
+/// per params combination), or for a round trip a matrix per combination, a row per
+/// producer and a column per consumer (lettered as the rows are).
+pub fn render_text(matrices: &[CaseMatrix], interpreters: &[String]) -> String {
+    let mut out = String::from(
+        "Cells: the number of the rule that decides (from 1, in file order), `.` the implicit pass, \
+         `-` the case does not apply, `!` the interpreter cannot run; a round trip's `D/L`: rule D \
+         decides when the dump does not pass, rule L when it does.\n",
+    );
+    let letters: Vec<String> = (0..interpreters.len()).map(letter).collect();
+    for m in matrices {
+        out.push_str(&format!("\n{}  {}\n", m.id, m.title));
+        for (i, rule) in m.rules.iter().enumerate() {
+            out.push_str(&format!("    {}  {rule}\n", i + 1));
+        }
+        if m.round_trip {
+            render_pairs(&mut out, m, interpreters, &letters);
+        } else {
+            render_runs(&mut out, m, interpreters);
+        }
+    }
+    out
+}
+
+/// `a` … `z`, then `aa`, `ab`, …: the column of the interpreter at `index`.
+fn letter(index: usize) -> String {
+    let alphabet = |i: usize| char::from(b'a' + (i % 26) as u8);
+    if index < 26 {
+        alphabet(index).to_string()
+    } else {
+        format!("{}{}", alphabet(index / 26 - 1), alphabet(index))
+    }
+}
+
+/// The distinct params combinations of `runs`, in order, with their names.
+fn combinations(runs: &[Cell]) -> Vec<(&Params, String)> {
+    let mut seen: Vec<(&Params, String)> = Vec::new();
+    for r in runs {
+        if !seen.iter().any(|(p, _)| *p == &r.params) {
+            let name = r.params.to_string();
+            seen.push((&r.params, name));
+        }
+    }
+    seen
+}
+
+fn render_runs(out: &mut String, m: &CaseMatrix, interpreters: &[String]) {
+    let combos = combinations(&m.runs);
+    let width = interpreters.iter().map(|l| l.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = combos.iter().map(|(_, n)| n.len().max(3)).collect();
+    if combos.len() > 1 || !combos.first().is_some_and(|(p, _)| p.is_empty()) {
+        let mut header = format!("    {:width$}", "");
+        for ((_, name), w) in combos.iter().zip(&widths) {
+            header.push_str(&format!("  {name:w$}"));
+        }
+        out.push_str(header.trim_end());
+        out.push('\n');
+    }
+    for label in interpreters {
+        let mut row = format!("    {label:width$}");
+        for ((params, _), w) in combos.iter().zip(&widths) {
+            let symbol = m
+                .runs
+                .iter()
+                .find(|r| &r.python == label && &r.params == *params)
+                .map_or(String::new(), Cell::symbol);
+            row.push_str(&format!("  {symbol:w$}"));
+        }
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+}
+
+fn render_pairs(out: &mut String, m: &CaseMatrix, interpreters: &[String], letters: &[String]) {
+    let width = interpreters.iter().map(|l| l.len()).max().unwrap_or(0) + 4;
+    for (params, name) in combinations(&m.runs) {
+        let cells: Vec<&Cell> = m.runs.iter().filter(|r| &r.params == params).collect();
+        let w = cells
+            .iter()
+            .map(|c| c.symbol().len())
+            .chain(letters.iter().map(|l| l.len()))
+            .max()
+            .unwrap_or(1);
+        if !name.is_empty() {
+            out.push_str(&format!("    [{name}]\n"));
+        }
+        let mut header = format!("    {:width$}", "dump \\ load");
+        for l in letters {
+            header.push_str(&format!(" {l:>w$}"));
+        }
+        out.push_str(&format!("{}\n", header.trim_end()));
+        for (producer, l) in interpreters.iter().zip(letters) {
+            let mut row = format!("    {:width$}", format!("{l}  {producer}"));
+            for consumer in interpreters {
+                let symbol = cells
+                    .iter()
+                    .find(|c| c.dump_python.as_ref() == Some(producer) && &c.python == consumer)
+                    .map_or(String::new(), |c| c.symbol());
+                row.push_str(&format!(" {symbol:>w$}"));
+            }
+            out.push_str(&format!("{}\n", row.trim_end()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn letters_go_on_past_z() {
+        assert_eq!(letter(0), "a");
+        assert_eq!(letter(25), "z");
+        assert_eq!(letter(26), "aa");
+        assert_eq!(letter(27), "ab");
+        assert_eq!(letter(52), "ba");
+    }
+
+    fn cell(
+        disposition: &'static str,
+        rule: Option<Option<usize>>,
+        dump: Option<Option<usize>>,
+    ) -> Cell {
+        Cell {
+            params: Params::default(),
+            python: "x".into(),
+            dump_python: None,
+            load_python: None,
+            disposition,
+            reason: None,
+            rule,
+            expected: None,
+            dump_rule: dump,
+            dump_expected: None,
+        }
+    }
+
+    #[test]
+    fn symbols() {
+        assert_eq!(cell("run", Some(None), None).symbol(), ".");
+        assert_eq!(cell("run", Some(Some(0)), None).symbol(), "1");
+        assert_eq!(cell("skipped", None, None).symbol(), "-");
+        assert_eq!(cell("env-error", Some(None), None).symbol(), "!");
+        assert_eq!(cell("run", Some(Some(2)), Some(Some(2))).symbol(), "3");
+        assert_eq!(cell("run", Some(None), Some(Some(0))).symbol(), "1/.");
+    }
+}
