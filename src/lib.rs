@@ -8,7 +8,7 @@
 //! The layers, bottom to top (a module imports only from layers below it, and no two files
 //! import each other): [`sys`], [`errors`] and [`version`], which import nothing of the crate;
 //! [`python`], then [`case`], [`corpus`], [`outcome`] and [`select`]; [`env`](mod@env), [`run`] and [`verdict`];
-//! [`results`] and [`report`]; [`bisect`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
+//! [`results`] and [`report`]; [`bisect`] and [`explore`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
 
 pub mod bisect;
 pub mod case;
@@ -16,6 +16,7 @@ pub mod cli;
 pub mod corpus;
 pub mod env;
 pub mod errors;
+pub mod explore;
 pub mod outcome;
 pub mod python;
 pub mod report;
