@@ -12,7 +12,7 @@ impl Value {
     /// Nodes, plus the length of strings and the digits of numbers: what shrinking lowers.
     pub fn size(&self) -> usize {
         let own = match self {
-            Value::Int(i) => 1 + i.bits() as usize / 4,
+            Value::Int(i) => 1 + i.bits() as usize,
             Value::Str(s) => 1 + s.chars().count(),
             Value::Bytes(b) | Value::ByteArray(b) => 1 + b.len(),
             Value::Std(Std::Decimal(d)) => 1 + d.len(),
@@ -257,5 +257,97 @@ impl Value {
                 f(c);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explore::value::{generate, Vocabulary};
+
+    /// Shrink greedily while `holds`, as explore does.
+    fn shrink(mut v: Value, holds: impl Fn(&Value) -> bool) -> Value {
+        while let Some(next) = v.shrinks().into_iter().find(|c| holds(c)) {
+            v = next;
+        }
+        v
+    }
+
+    fn has_high_byte(v: &Value) -> bool {
+        let mut found = matches!(v, Value::Bytes(b) if b.iter().any(|&c| c >= 0x80));
+        v.for_each_child(&mut |c| found |= has_high_byte(c));
+        found
+    }
+
+    #[test]
+    fn shrinks_to_the_smallest_value_that_still_shows_it() {
+        let v = Value::List(
+            None,
+            vec![
+                Value::Int(BigInt::from(123456789)),
+                Value::Dict(
+                    None,
+                    vec![(
+                        Value::Str("key".into()),
+                        Value::Tuple(vec![Value::Bytes(b"ab\xe9cd".to_vec()), Value::None]),
+                    )],
+                ),
+            ],
+        );
+        assert_eq!(shrink(v, has_high_byte), Value::Bytes(b"\xe9".to_vec()));
+        let n = Value::Tuple(vec![
+            Value::Int(BigInt::from(-5000)),
+            Value::Str("x".into()),
+        ]);
+        let big = |v: &Value| matches!(v, Value::Tuple(items) if items.iter().any(|i| matches!(i, Value::Int(n) if n.bits() > 3)));
+        assert_eq!(
+            shrink(n, big),
+            Value::Tuple(vec![Value::Int(BigInt::from(-9))])
+        );
+    }
+
+    #[test]
+    fn every_candidate_is_smaller_and_whole() {
+        fn refs_defined(v: &Value) -> bool {
+            let (mut defined, mut used) = (BTreeSet::new(), BTreeSet::new());
+            fn walk(v: &Value, d: &mut BTreeSet<usize>, u: &mut BTreeSet<usize>) {
+                match v {
+                    Value::List(Some(n), _) | Value::Dict(Some(n), _) => {
+                        d.insert(*n);
+                    }
+                    Value::Ref(n) => {
+                        u.insert(*n);
+                    }
+                    _ => {}
+                }
+                v.for_each_child(&mut |c| walk(c, d, u));
+            }
+            walk(v, &mut defined, &mut used);
+            used.is_subset(&defined) && defined.is_subset(&used)
+        }
+        let vocabulary = Vocabulary {
+            max_size: 14,
+            stdlib: true,
+            py36: true,
+        };
+        for i in 0..300 {
+            let v = generate(11, i, &vocabulary).normalized();
+            for c in v.shrinks() {
+                assert!(c.size() < v.size(), "{c:?} is not smaller than {v:?}");
+                assert!(
+                    refs_defined(&c),
+                    "a dangling reference or an unused name in {c:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_cut_cycle_becomes_none() {
+        let v = Value::List(Some(0), vec![Value::Tuple(vec![Value::Ref(0)])]);
+        assert!(v.shrinks().contains(&Value::Tuple(vec![Value::None])));
+        assert!(v
+            .shrinks()
+            .contains(&Value::List(None, vec![Value::Tuple(vec![Value::None])])));
     }
 }

@@ -317,3 +317,56 @@ fn bytes(b: &[u8]) -> String {
     out.push('\'');
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_bigint::BigInt;
+
+    #[test]
+    fn literals_read_the_same_on_2_7_and_3() {
+        let v = Value::Tuple(vec![
+            Value::Str("\u{e9}\u{20ac}\u{1f600}'\\".into()),
+            Value::Bytes(b"\xe9'a".to_vec()),
+            Value::Float(-0.0),
+            Value::Float(f64::NAN),
+            Value::Float(5e-324),
+            Value::Int("-18446744073709551616".parse::<BigInt>().unwrap()),
+            Value::Set(vec![]),
+            Value::Range(1, 9, 2),
+        ]);
+        assert_eq!(
+            v.source(),
+            "value = (u'\\xe9\\u20ac\\U0001f600\\'\\\\', b'\\xe9\\'a', -0.0, float('nan'), 5e-324, -18446744073709551616, set([]), range_(1, 9, 2))\n"
+        );
+    }
+
+    #[test]
+    fn shared_and_cyclic_containers_are_made_empty_then_filled() {
+        // v0 = [v0, {1: v0}], the dict named v1 and shared.
+        let d = Value::Dict(Some(1), vec![(Value::Int(1.into()), Value::Ref(0))]);
+        let v = Value::List(Some(0), vec![Value::Ref(0), d, Value::Ref(1)]);
+        assert_eq!(
+            v.source(),
+            "v0 = []\nv1 = {}\nvalue = v0\nv0.extend([v0, v1, v1])\nv1.update([(1, v0)])\n"
+        );
+        assert_eq!(v.type_path(), "list[dict[int,ref],ref]");
+    }
+
+    #[test]
+    fn stdlib_values_import_their_module_and_say_their_python() {
+        let v = Value::List(
+            None,
+            vec![
+                Value::Std(Std::Time([1, 2, 3], 0, 1, None)),
+                Value::Std(Std::Decimal("1.10".into())),
+            ],
+        );
+        assert_eq!(v.source(), "import datetime\nimport decimal\nvalue = [datetime.time(1, 2, 3, 0, fold=1), decimal.Decimal('1.10')]\n");
+        assert_eq!(v.min_version(), (3, 6));
+        assert_eq!(
+            Value::Std(Std::Time([1, 2, 3], 0, 0, None)).min_version(),
+            (2, 7)
+        );
+    }
+}
