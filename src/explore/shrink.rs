@@ -15,7 +15,9 @@ impl Value {
             Value::Int(i) => 1 + i.bits() as usize,
             Value::Str(s) => 1 + s.chars().count(),
             Value::Bytes(b) | Value::ByteArray(b) => 1 + b.len(),
-            Value::Std(Std::Decimal(d)) => 1 + d.len(),
+            Value::Std(Std::Decimal(d) | Std::Path(d)) => 1 + d.len(),
+            Value::Std(Std::Pattern(p, flags)) => 1 + p.len() + usize::from(*flags != 0),
+            Value::Std(Std::Array(_, items)) => 1 + items.len(),
             Value::List(Some(_), _) | Value::Dict(Some(_), _) => 2,
             Value::Std(Std::DateTime(_, _, f, tz) | Std::Time(_, _, f, tz)) => {
                 2 + *f as usize + usize::from(tz.is_some())
@@ -126,6 +128,24 @@ impl Value {
                     });
                 }
             }
+            Value::Std(Std::Array(code, items)) => {
+                for i in 0..items.len() {
+                    let mut c = items.clone();
+                    c.remove(i);
+                    out.push(Value::Std(Std::Array(*code, c)));
+                }
+            }
+            Value::Std(Std::Path(p)) if !p.is_empty() => {
+                out.push(Value::Std(Std::Path(String::new())))
+            }
+            Value::Std(Std::Pattern(p, flags)) => {
+                if !p.is_empty() {
+                    out.push(Value::Std(Std::Pattern(String::new(), *flags)));
+                }
+                if *flags != 0 {
+                    out.push(Value::Std(Std::Pattern(p.clone(), 0)));
+                }
+            }
             Value::Std(Std::DateTime(d, us, f, tz)) => {
                 if tz.is_some() {
                     out.push(Value::Std(Std::DateTime(*d, *us, *f, None)));
@@ -171,7 +191,8 @@ impl Value {
             | Value::List(_, items)
             | Value::Set(items)
             | Value::FrozenSet(items)
-            | Value::Std(Std::Deque(items, _)) => items.get_mut(i),
+            | Value::Std(Std::Deque(items, _))
+            | Value::Obj(_, items) => items.get_mut(i),
             Value::Dict(_, pairs)
             | Value::Std(Std::OrderedDict(pairs) | Std::DefaultDict(_, pairs)) => pairs
                 .get_mut(i / 2)

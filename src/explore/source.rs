@@ -60,8 +60,15 @@ impl Value {
                 Std::Decimal(_) => "decimal",
                 Std::Fraction(..) => "fractions",
                 Std::Uuid(_) => "uuid",
+                Std::Enum(_) => "explore_types",
+                Std::Array(..) => "array",
+                Std::Path(_) => "pathlib",
+                Std::Pattern(..) => "re",
                 _ => "collections",
             });
+        }
+        if let Value::Obj(..) = self {
+            out.insert("explore_types");
         }
         self.for_each_child(&mut |c| c.imports(out));
     }
@@ -82,7 +89,7 @@ impl Value {
                 }
             }
             Value::Std(Std::Counter(pairs)) => pairs.iter().for_each(|(k, _)| f(k)),
-            Value::Std(Std::Deque(items, _)) => items.iter().for_each(f),
+            Value::Std(Std::Deque(items, _)) | Value::Obj(_, items) => items.iter().for_each(f),
             Value::Slice(parts) => parts.iter().for_each(f),
             _ => {}
         }
@@ -126,6 +133,7 @@ impl Value {
             ),
             Value::Range(a, b, c) => format!("range_({a}, {b}, {c})"),
             Value::Std(s) => std_expr(s),
+            Value::Obj(class, args) => format!("explore_types.{class}({})", list(args)),
         }
     }
 
@@ -137,6 +145,7 @@ impl Value {
             {
                 (3, 6)
             }
+            Value::Std(Std::Enum(_) | Std::Path(_)) => (3, 4),
             _ => (2, 7),
         };
         let mut v = own;
@@ -193,7 +202,12 @@ impl Value {
                 Std::Counter(_) => "Counter",
                 Std::Deque(..) => "deque",
                 Std::DefaultDict(..) => "defaultdict",
+                Std::Enum(_) => "Enum",
+                Std::Array(..) => "array",
+                Std::Path(_) => "PurePosixPath",
+                Std::Pattern(..) => "Pattern",
             },
+            Value::Obj(class, _) => class,
         }
     }
 }
@@ -259,6 +273,22 @@ fn std_expr(s: &Std) -> String {
             "collections.defaultdict({factory}, [{}])",
             pair_tuples(pairs)
         ),
+        Std::Enum(member) => format!("explore_types.Color.{member}"),
+        Std::Array(code, items) => {
+            let items: Vec<String> = items
+                .iter()
+                .map(|i| {
+                    if *code == 'd' {
+                        format!("{i}.0")
+                    } else {
+                        i.to_string()
+                    }
+                })
+                .collect();
+            format!("array.array('{code}', [{}])", items.join(", "))
+        }
+        Std::Path(p) => format!("pathlib.PurePosixPath({})", text(p)),
+        Std::Pattern(p, flags) => format!("re.compile({}, {flags})", text(p)),
     }
 }
 

@@ -30,7 +30,21 @@ pub enum Value {
     /// The named list or dict of this number, built elsewhere in the same value.
     Ref(usize),
     Std(Std),
+    /// An instance of a class of explore's own module `explore_types` (prelude.py), made
+    /// with these arguments.
+    Obj(&'static str, Vec<Value>),
 }
+
+/// The classes of `explore_types` that take one argument, each a way of customising pickling.
+pub const CLASSES: &[&str] = &[
+    "Plain",
+    "Reduce",
+    "ReduceEx",
+    "State",
+    "Slots",
+    "NewArgsEx",
+    "Copyreg",
+];
 
 /// Values of the standard library.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +62,14 @@ pub enum Std {
     Deque(Vec<Value>, Option<u32>),
     /// `defaultdict(list)` or `defaultdict(int)`.
     DefaultDict(&'static str, Vec<(Value, Value)>),
+    /// A member of `explore_types.Color`, an `enum.Enum` (3.4 and later).
+    Enum(&'static str),
+    /// `array.array` of this type code.
+    Array(char, Vec<i64>),
+    /// `pathlib.PurePosixPath` (3.4 and later).
+    Path(String),
+    /// `re.compile(pattern, flags)`.
+    Pattern(String, u32),
 }
 
 /// A deterministic random source (SplitMix64): its stream is part of explore's contract (the
@@ -322,7 +344,32 @@ impl Generator {
             }
         };
         let fold = |g: &mut Self| u32::from(g.vocabulary.py36 && g.rng.chance(30));
-        let std = match self.rng.below(11) {
+        let std = match self.rng.below(17) {
+            11 | 12 => {
+                let class = self.rng.pick(CLASSES);
+                return Value::Obj(class, vec![self.value(depth + 1)]);
+            }
+            13 => return Value::Obj("Point", vec![self.value(depth + 1), self.value(depth + 1)]),
+            14 => Std::Enum(self.rng.pick(&["RED", "GREEN"])),
+            15 => {
+                let code = self.rng.pick(&['b', 'i', 'l', 'd']);
+                let n = self.len();
+                Std::Array(
+                    code,
+                    (0..n).map(|_| self.rng.below(200) as i64 - 100).collect(),
+                )
+            }
+            16 if self.rng.chance(50) => Std::Path(
+                self.rng
+                    .pick(&["", "a", "a/b.txt", "/", "\u{e9}"])
+                    .to_string(),
+            ),
+            16 => Std::Pattern(
+                self.rng
+                    .pick(&["", "a+b", "(?P<x>\\w)", "\u{e9}"])
+                    .to_string(),
+                self.rng.pick(&[0, 2, 8]),
+            ),
             0 => Std::Date(
                 self.rng.pick(&[1, 1970, 2024, 9999]),
                 1 + self.rng.below(12) as u32,
@@ -521,6 +568,18 @@ mod tests {
             "Counter",
             "deque",
             "defaultdict",
+            "Enum",
+            "array",
+            "PurePosixPath",
+            "Pattern",
+            "Point",
+            "Plain",
+            "Reduce",
+            "ReduceEx",
+            "State",
+            "Slots",
+            "NewArgsEx",
+            "Copyreg",
         ] {
             assert!(kinds.contains(kind), "{kind} never generated");
         }
