@@ -160,7 +160,9 @@ pub async fn explore(
                 let key = f.key(pythons);
                 let entry = kinds.entry(key.clone()).or_default();
                 entry.0 += 1;
-                if entry.1 >= options.shrinks_per_kind || cancel.is_cancelled() {
+                // Past --time, what is left of the batch is counted, not shrunk.
+                let late = options.time.is_some_and(|t| start.elapsed() >= t);
+                if entry.1 >= options.shrinks_per_kind || cancel.is_cancelled() || late {
                     continue;
                 }
                 // This value's findings of the same kind (other protocols and picklers) are
