@@ -184,6 +184,11 @@ pub async fn explore(
                     .into_iter()
                     .filter(|g| (g.oracle, &g.observed) == (finding.oracle, &finding.observed))
                     .collect();
+                // What the group shows is known now: values that show it again are counted.
+                for g in &group {
+                    let entry = kinds.entry(g.key(pythons)).or_default();
+                    entry.1 = entry.1.max(options.shrinks_per_kind);
+                }
                 let combos = combos(&group);
                 let signature = signature(&finding, &group, &value, pythons);
                 if found.contains_key(&signature) {
