@@ -22,6 +22,8 @@ def _error(e):
         msg = str(e)
     except Exception:
         msg = "<unprintable>"
+    if PY2 and isinstance(msg, str):
+        msg = msg.decode("utf-8", "replace")  # 2.7's json.dumps takes only UTF-8 bytes
     return [t.__name__, msg[:500]]
 
 
