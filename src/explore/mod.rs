@@ -112,57 +112,84 @@ pub async fn explore(
         jobs: options.jobs,
         cancel,
     };
-    let all: Vec<usize> = (0..pythons.len()).collect();
-    let mut report = Report::default();
-    let mut kinds: BTreeMap<String, (u64, usize)> = BTreeMap::new();
-    let mut found: BTreeMap<String, Reported> = BTreeMap::new();
-    let mut stable: BTreeMap<String, StabilityReport> = BTreeMap::new();
-    let start = Instant::now();
+    let mut state = State {
+        bench,
+        options,
+        all: (0..pythons.len()).collect(),
+        report: Report::default(),
+        kinds: BTreeMap::new(),
+        found: BTreeMap::new(),
+        stable: BTreeMap::new(),
+        start: Instant::now(),
+    };
     while !cancel.is_cancelled() {
-        let left = options
-            .count
-            .map_or(options.batch as u64, |c| c.saturating_sub(report.values));
-        if left == 0 || options.time.is_some_and(|t| start.elapsed() >= t) {
+        let left = options.count.map_or(options.batch as u64, |c| {
+            c.saturating_sub(state.report.values)
+        });
+        if left == 0 || state.late() {
             break;
         }
         let n = left.min(options.batch as u64);
-        let indices: Vec<u64> = (report.values..report.values + n).collect();
+        let first = state.report.values;
+        if !state.batch(first, n, progress).await? {
+            break;
+        }
+        state.report.values += n;
+        progress(Progress::Values(state.report.values, state.found.len()));
+    }
+    Ok(state.finish())
+}
+
+/// What a run has seen so far.
+struct State<'a> {
+    bench: Bench<'a>,
+    options: &'a Options,
+    all: Vec<usize>,
+    report: Report,
+    /// Per finding key: how many values showed it, how many times it was shrunk.
+    kinds: BTreeMap<String, (u64, usize)>,
+    found: BTreeMap<String, Reported>,
+    stable: BTreeMap<String, StabilityReport>,
+    start: Instant,
+}
+
+impl State<'_> {
+    /// Past --time.
+    fn late(&self) -> bool {
+        self.options.time.is_some_and(|t| self.start.elapsed() >= t)
+    }
+
+    /// Values `first..first + n`: observed, then each finding shrunk; false when interrupted.
+    async fn batch(
+        &mut self,
+        first: u64,
+        n: u64,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<bool, String> {
+        let options = self.options;
+        let indices: Vec<u64> = (first..first + n).collect();
         let values: Vec<Value> = indices
             .iter()
             .map(|&i| value::generate(options.seed, i, &options.vocabulary))
             .collect();
         let began = Instant::now();
-        let observed = match bench.observe(&values, &all).await {
-            Err(_) if cancel.is_cancelled() => break,
+        let observed = match self.bench.observe(&values, &self.all).await {
+            Err(_) if self.bench.cancel.is_cancelled() => return Ok(false),
             other => other?,
         };
-        report.exploring += began.elapsed();
-        for ((value, index), obs) in values.iter().zip(&indices).zip(&observed) {
-            if oracle::reference(obs).is_none() && !obs.canon.is_empty() {
-                report.not_comparable += 1;
-                report
-                    .not_comparable_example
-                    .get_or_insert_with(|| value.source());
-            }
-            for s in oracle::stability(obs) {
-                let key = stability_key(&s, pythons);
-                stable
-                    .entry(key)
-                    .or_insert_with(|| StabilityReport {
-                        stability: s,
-                        value: value.clone(),
-                        occurrences: 0,
-                    })
-                    .occurrences += 1;
-            }
+        self.report.exploring += began.elapsed();
+        for ((value, &index), obs) in values.iter().zip(&indices).zip(&observed) {
+            self.note(value, obs);
             let here = oracle::findings(obs);
             for f in &here {
-                let key = f.key(pythons);
-                let entry = kinds.entry(key.clone()).or_default();
+                let key = f.key(self.bench.pythons);
+                let entry = self.kinds.entry(key.clone()).or_default();
                 entry.0 += 1;
                 // Past --time, what is left of the batch is counted, not shrunk.
-                let late = options.time.is_some_and(|t| start.elapsed() >= t);
-                if entry.1 >= options.shrinks_per_kind || cancel.is_cancelled() || late {
+                if entry.1 >= options.shrinks_per_kind
+                    || self.bench.cancel.is_cancelled()
+                    || self.late()
+                {
                     continue;
                 }
                 // This value's findings of the same kind (other protocols and picklers) are
@@ -171,74 +198,94 @@ pub async fn explore(
                     .iter()
                     .filter(|g| (g.oracle, &g.observed) == (f.oracle, &f.observed))
                 {
-                    kinds.entry(g.key(pythons)).or_default().1 += 1;
+                    self.kinds.entry(g.key(self.bench.pythons)).or_default().1 += 1;
                 }
-                progress(Progress::Shrinking(key.clone()));
+                progress(Progress::Shrinking(key));
                 let began = Instant::now();
-                let shrunk = shrink(&bench, f, value, &all).await?;
-                report.shrinking += began.elapsed();
-                let Some((finding, value, observation)) = shrunk else {
-                    continue;
-                };
-                let group: Vec<Finding> = oracle::findings(&observation)
-                    .into_iter()
-                    .filter(|g| (g.oracle, &g.observed) == (finding.oracle, &finding.observed))
-                    .collect();
-                // What the group shows is known now: values that show it again are counted.
-                for g in &group {
-                    let entry = kinds.entry(g.key(pythons)).or_default();
-                    entry.1 = entry.1.max(options.shrinks_per_kind);
+                let shrunk = shrink(&self.bench, f, value, &self.all).await?;
+                self.report.shrinking += began.elapsed();
+                if let Some((finding, value, observation)) = shrunk {
+                    self.keep(finding, value, observation, index);
                 }
-                let combos = combos(&group);
-                let signature = signature(&finding, &group, &value, pythons);
-                if found.contains_key(&signature) {
-                    continue;
-                }
-                let case = case::write(
-                    &finding,
-                    &combos,
-                    &value,
-                    &observation,
-                    pythons,
-                    &case::Origin {
-                        seed: options.seed,
-                        index: *index,
-                    },
-                );
-                let keys = group.iter().map(|g| g.key(pythons)).collect();
-                found.insert(
-                    signature.clone(),
-                    Reported {
-                        signature,
-                        finding,
-                        group,
-                        combos,
-                        keys,
-                        value,
-                        index: *index,
-                        occurrences: 0,
-                        observation,
-                        case,
-                    },
-                );
             }
         }
-        report.values += n;
-        progress(Progress::Values(report.values, found.len()));
+        Ok(true)
     }
-    report.interrupted = cancel.is_cancelled();
-    for r in found.values_mut() {
-        r.occurrences = r
-            .keys
-            .iter()
-            .filter_map(|k| kinds.get(k))
-            .map(|k| k.0)
-            .max()
-            .unwrap_or(0);
+
+    /// A value's stability information, and whether it could be compared at all.
+    fn note(&mut self, value: &Value, obs: &Observation) {
+        if oracle::reference(obs).is_none() && !obs.canon.is_empty() {
+            self.report.not_comparable += 1;
+            self.report
+                .not_comparable_example
+                .get_or_insert_with(|| value.source());
+        }
+        for s in oracle::stability(obs) {
+            let key = stability_key(&s, self.bench.pythons);
+            self.stable
+                .entry(key)
+                .or_insert_with(|| StabilityReport {
+                    stability: s,
+                    value: value.clone(),
+                    occurrences: 0,
+                })
+                .occurrences += 1;
+        }
     }
-    report.findings = found.into_values().collect();
-    report.stability = stable.into_values().collect();
-    Ok(report)
+
+    /// A shrunk finding, with its group, unless its signature is known.
+    fn keep(&mut self, finding: Finding, value: Value, observation: Observation, index: u64) {
+        let pythons = self.bench.pythons;
+        let group: Vec<Finding> = oracle::findings(&observation)
+            .into_iter()
+            .filter(|g| (g.oracle, &g.observed) == (finding.oracle, &finding.observed))
+            .collect();
+        // What the group shows is known now: values that show it again are counted.
+        for g in &group {
+            let entry = self.kinds.entry(g.key(pythons)).or_default();
+            entry.1 = entry.1.max(self.options.shrinks_per_kind);
+        }
+        let combos = combos(&group);
+        let signature = signature(&finding, &group, &value, pythons);
+        if self.found.contains_key(&signature) {
+            return;
+        }
+        let origin = case::Origin {
+            seed: self.options.seed,
+            index,
+        };
+        let case = case::write(&finding, &combos, &value, &observation, pythons, &origin);
+        let keys = group.iter().map(|g| g.key(pythons)).collect();
+        let reported = Reported {
+            signature: signature.clone(),
+            finding,
+            group,
+            combos,
+            keys,
+            value,
+            index,
+            occurrences: 0,
+            observation,
+            case,
+        };
+        self.found.insert(signature, reported);
+    }
+
+    fn finish(mut self) -> Report {
+        self.report.interrupted = self.bench.cancel.is_cancelled();
+        for r in self.found.values_mut() {
+            r.occurrences = r
+                .keys
+                .iter()
+                .filter_map(|k| self.kinds.get(k))
+                .map(|k| k.0)
+                .max()
+                .unwrap_or(0);
+        }
+        self.report.findings = self.found.into_values().collect();
+        self.report.stability = self.stable.into_values().collect();
+        self.report
+    }
 }
 
 /// The protocols and picklers of a group of findings.

@@ -103,6 +103,22 @@ impl Value {
                     out.push(Value::Std(Std::Counter(p)));
                 }
             }
+            Value::Std(Std::Array(code, items)) => {
+                for i in 0..items.len() {
+                    let mut c = items.clone();
+                    c.remove(i);
+                    out.push(Value::Std(Std::Array(*code, c)));
+                }
+            }
+            _ => out.extend(self.scalar_shrinks()),
+        }
+        out
+    }
+
+    /// Smaller scalars: a number towards zero, a string shorter, a fold or a time zone dropped.
+    fn scalar_shrinks(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        match self {
             Value::Int(i) if i.sign() != num_bigint::Sign::NoSign => {
                 out.push(Value::Int(BigInt::from(0)));
                 out.push(Value::Int(BigInt::from(1)));
@@ -126,13 +142,6 @@ impl Value {
                     } else {
                         Value::ByteArray(c)
                     });
-                }
-            }
-            Value::Std(Std::Array(code, items)) => {
-                for i in 0..items.len() {
-                    let mut c = items.clone();
-                    c.remove(i);
-                    out.push(Value::Std(Std::Array(*code, c)));
                 }
             }
             Value::Std(Std::Path(p)) if !p.is_empty() => {

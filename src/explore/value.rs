@@ -336,79 +336,10 @@ impl Generator {
     }
 
     fn std(&mut self, depth: usize) -> Value {
-        let tz = |g: &mut Self| {
-            if g.vocabulary.py36 && g.rng.chance(40) {
-                Some(g.rng.pick(&[0, 60, -330, 1439]))
-            } else {
-                None
-            }
-        };
-        let fold = |g: &mut Self| u32::from(g.vocabulary.py36 && g.rng.chance(30));
-        let std = match self.rng.below(17) {
-            11 | 12 => {
-                let class = self.rng.pick(CLASSES);
-                return Value::Obj(class, vec![self.value(depth + 1)]);
-            }
-            13 => return Value::Obj("Point", vec![self.value(depth + 1), self.value(depth + 1)]),
-            14 => Std::Enum(self.rng.pick(&["RED", "GREEN"])),
-            15 => {
-                let code = self.rng.pick(&['b', 'i', 'l', 'd']);
-                let n = self.len();
-                Std::Array(
-                    code,
-                    (0..n).map(|_| self.rng.below(200) as i64 - 100).collect(),
-                )
-            }
-            16 if self.rng.chance(50) => Std::Path(
-                self.rng
-                    .pick(&["", "a", "a/b.txt", "/", "\u{e9}"])
-                    .to_string(),
-            ),
-            16 => Std::Pattern(
-                self.rng
-                    .pick(&["", "a+b", "(?P<x>\\w)", "\u{e9}"])
-                    .to_string(),
-                self.rng.pick(&[0, 2, 8]),
-            ),
-            0 => Std::Date(
-                self.rng.pick(&[1, 1970, 2024, 9999]),
-                1 + self.rng.below(12) as u32,
-                1 + self.rng.below(28) as u32,
-            ),
-            1 => {
-                let f = fold(self);
-                Std::DateTime(
-                    [
-                        self.rng.pick(&[1, 2000, 2024, 9999]),
-                        1 + self.rng.below(12) as u32,
-                        1 + self.rng.below(28) as u32,
-                        self.rng.below(24) as u32,
-                        self.rng.below(60) as u32,
-                        self.rng.below(60) as u32,
-                    ],
-                    self.rng.pick(&[0, 1, 999_999]),
-                    f,
-                    tz(self),
-                )
-            }
-            2 => {
-                let f = fold(self);
-                Std::Time(
-                    [
-                        self.rng.below(24) as u32,
-                        self.rng.below(60) as u32,
-                        self.rng.below(60) as u32,
-                    ],
-                    self.rng.pick(&[0, 500_000]),
-                    f,
-                    tz(self),
-                )
-            }
-            3 => Std::TimeDelta(
-                self.rng.pick(&[0, -1, 1, 999_999_999]),
-                self.rng.pick(&[0, 1, 86399]),
-                self.rng.pick(&[0, 1, 999_999]),
-            ),
+        let which = self.rng.below(17);
+        let std = match which {
+            0..=3 => self.when(which),
+            11.. => return self.ours(which, depth),
             4 => Std::Decimal(
                 self.rng
                     .pick(&[
@@ -461,6 +392,91 @@ impl Generator {
                         .collect(),
                 )
             }
+        };
+        Value::Std(std)
+    }
+
+    /// A date, a time, a datetime or a timedelta.
+    fn when(&mut self, which: u64) -> Std {
+        let tz = |g: &mut Self| {
+            if g.vocabulary.py36 && g.rng.chance(40) {
+                Some(g.rng.pick(&[0, 60, -330, 1439]))
+            } else {
+                None
+            }
+        };
+        let fold = |g: &mut Self| u32::from(g.vocabulary.py36 && g.rng.chance(30));
+        match which {
+            0 => Std::Date(
+                self.rng.pick(&[1, 1970, 2024, 9999]),
+                1 + self.rng.below(12) as u32,
+                1 + self.rng.below(28) as u32,
+            ),
+            1 => {
+                let f = fold(self);
+                Std::DateTime(
+                    [
+                        self.rng.pick(&[1, 2000, 2024, 9999]),
+                        1 + self.rng.below(12) as u32,
+                        1 + self.rng.below(28) as u32,
+                        self.rng.below(24) as u32,
+                        self.rng.below(60) as u32,
+                        self.rng.below(60) as u32,
+                    ],
+                    self.rng.pick(&[0, 1, 999_999]),
+                    f,
+                    tz(self),
+                )
+            }
+            2 => {
+                let f = fold(self);
+                Std::Time(
+                    [
+                        self.rng.below(24) as u32,
+                        self.rng.below(60) as u32,
+                        self.rng.below(60) as u32,
+                    ],
+                    self.rng.pick(&[0, 500_000]),
+                    f,
+                    tz(self),
+                )
+            }
+            _ => Std::TimeDelta(
+                self.rng.pick(&[0, -1, 1, 999_999_999]),
+                self.rng.pick(&[0, 1, 86399]),
+                self.rng.pick(&[0, 1, 999_999]),
+            ),
+        }
+    }
+
+    /// An instance of explore's classes, an enum member, an array, a path or a pattern.
+    fn ours(&mut self, which: u64, depth: usize) -> Value {
+        let std = match which {
+            11 | 12 => {
+                let class = self.rng.pick(CLASSES);
+                return Value::Obj(class, vec![self.value(depth + 1)]);
+            }
+            13 => return Value::Obj("Point", vec![self.value(depth + 1), self.value(depth + 1)]),
+            14 => Std::Enum(self.rng.pick(&["RED", "GREEN"])),
+            15 => {
+                let code = self.rng.pick(&['b', 'i', 'l', 'd']);
+                let n = self.len();
+                Std::Array(
+                    code,
+                    (0..n).map(|_| self.rng.below(200) as i64 - 100).collect(),
+                )
+            }
+            16 if self.rng.chance(50) => Std::Path(
+                self.rng
+                    .pick(&["", "a", "a/b.txt", "/", "\u{e9}"])
+                    .to_string(),
+            ),
+            _ => Std::Pattern(
+                self.rng
+                    .pick(&["", "a+b", "(?P<x>\\w)", "\u{e9}"])
+                    .to_string(),
+                self.rng.pick(&[0, 2, 8]),
+            ),
         };
         Value::Std(std)
     }
