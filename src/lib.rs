@@ -8,7 +8,7 @@
 //! The layers, bottom to top (a module imports only from layers below it, and no two files
 //! import each other): [`sys`], [`errors`] and [`version`], which import nothing of the crate;
 //! [`python`], then [`case`], [`corpus`], [`outcome`], [`select`] and [`partition`]; [`env`](mod@env), [`run`] and [`verdict`];
-//! [`results`] and [`report`]; [`bisect`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
+//! [`results`] and [`report`]; [`bisect`] and [`explore`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
 //!
 //! What each layer owns, the life of one run (driver protocol, fork servers, result channel)
 //! and what to touch to add a report format, a case or rule key, a discovery source, a bisect
@@ -20,6 +20,7 @@ pub mod cli;
 pub mod corpus;
 pub mod env;
 pub mod errors;
+pub mod explore;
 pub mod outcome;
 pub mod partition;
 pub mod python;

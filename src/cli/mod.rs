@@ -8,6 +8,7 @@ mod args;
 mod bisect;
 mod cache;
 mod expected;
+mod explore;
 mod failure;
 mod github;
 mod init;
@@ -59,6 +60,9 @@ enum Command {
     Bisect(bisect::BisectArgs),
     /// One test for `git bisect run`: exit 0 while the old outcome holds, 1 when it changed, 125 when it cannot run
     BisectStep(bisect::BisectStepArgs),
+    /// Generate values, pickle them on every interpreter, load them on every other, and write
+    /// each difference found as a case file
+    Explore(explore::ExploreArgs),
     /// Merge the JSON results of several jobs into one matrix and its reports
     Merge(merge::MergeArgs),
     /// Print the catalogue of cases: id, title, tags, links, what the rules expect where
@@ -95,6 +99,7 @@ pub fn main() -> i32 {
             Some(Command::Bisect(args)) => bisect::bisect(args).await,
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
             Some(Command::List(args)) => list::list(&args).await,
+            Some(Command::Explore(args)) => explore::explore(args).await,
             Some(Command::Merge(args)) => merge::merge(&args),
             Some(Command::Init(args)) => init::init(&args),
             Some(Command::Schema) => schema::schema(),

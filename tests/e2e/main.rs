@@ -7,6 +7,7 @@ mod corpus;
 mod cpython_build;
 mod docs;
 mod expected;
+mod explore;
 mod format2;
 mod github;
 mod hardening;
@@ -30,6 +31,7 @@ fn main() {
     trials.extend(corpus::trials());
     trials.extend(docs::trials());
     trials.extend(expected::trials());
+    trials.extend(explore::trials());
     trials.extend(format2::trials());
     trials.extend(init::trials());
     trials.extend(github::trials());

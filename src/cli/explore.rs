@@ -1,0 +1,453 @@
+//! `crosspickle explore`: its arguments, the progress bar, the summary, the case files in
+//! `--out`, the `--json` report and the `--baseline` that hides known findings. The engine
+//! is [`crate::explore`]. Exit codes: 0 no new finding, 1 new findings, 2 bad input, 3 a
+//! tooling failure, 130 interrupted.
+
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::{json, Value as Json};
+
+use super::args::PythonOptions;
+use super::failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use super::settings::{seconds, Given, Settings};
+use crate::errors::Error;
+use crate::explore::observe::Outcome;
+use crate::explore::value::Vocabulary;
+use crate::explore::{self, Options, Progress, Report, Reported};
+use crate::python::Interpreter;
+
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    #[command(flatten)]
+    pub pythons: PythonOptions,
+    /// The seed of the values: the same seed gives the same values, findings and files
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Stop after this many values [default: 200 without --time]
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Stop after this many seconds (the batch under way is finished)
+    #[arg(long, value_name = "SECONDS")]
+    pub time: Option<f64>,
+    /// At most this many nodes in a value
+    #[arg(long, value_name = "N", default_value_t = 12)]
+    pub max_size: usize,
+    /// Core values only: no datetime, Decimal, Fraction, uuid, collections
+    #[arg(long)]
+    pub no_stdlib: bool,
+    /// Write each finding as a case file into this folder
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Write every finding (and the stability information) as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// A JSON report of an earlier run: its findings are not reported again
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Values per batch (one process per interpreter and batch)
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub batch: usize,
+    /// Seconds one dump or load may take before it counts as a hang
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub task_timeout: f64,
+    /// Python processes at once [default: the number of cores]
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
+    let settings = Settings::resolve(Given {
+        paths: &[],
+        corpus: false,
+        jobs: args.jobs,
+        cache_dir: args.pythons.cache_dir.as_deref(),
+        timeout: None,
+        find_links: &[],
+        probe_timeout: args.pythons.probe_timeout,
+        verbose: false,
+    })?;
+    let options = options(&args, &settings)?;
+    let known = match &args.baseline {
+        Some(path) => baseline(path)?,
+        None => BTreeSet::new(),
+    };
+    let pythons = super::interpreters::for_running(&args.pythons, &settings, None).await?;
+    let (cancel, _) = super::interrupt::cancel_on_ctrl_c();
+    let bar = progress_bar(options.count);
+    let started = std::time::Instant::now();
+    let cpu_before = cpu_ticks();
+    let report = explore::explore(&pythons, &options, &cancel, &mut |p| match p {
+        Progress::Values(n, found) => {
+            bar.set_position(n);
+            bar.set_message(format!("{found} findings"));
+        }
+        Progress::Shrinking(what) => bar.set_message(format!(
+            "shrinking {}",
+            what.split(" producers").next().unwrap_or("")
+        )),
+    })
+    .await
+    .map_err(|e| Failure::system("exploring", std::io::Error::other(e)))?;
+    bar.finish_and_clear();
+    let elapsed = started.elapsed().as_secs_f64();
+    let own_cpu = cpu_share(cpu_before, cpu_ticks());
+    let (new, hidden): (Vec<&Reported>, Vec<&Reported>) = report
+        .findings
+        .iter()
+        .partition(|r| !known.contains(&r.signature));
+    let files = match &args.out {
+        Some(dir) => write_cases(dir, &new)?,
+        None => vec![None; new.len()],
+    };
+    if let Some(path) = &args.json {
+        let doc = json_report(
+            &args,
+            &pythons,
+            &report,
+            &new,
+            &files,
+            hidden.len(),
+            elapsed,
+        );
+        let text = serde_json::to_string_pretty(&doc).expect("JSON") + "\n";
+        crate::sys::fs::write_atomic(path, text.as_bytes())
+            .map_err(|e| Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+    }
+    crate::sys::stdout::emit(&summary(
+        &pythons,
+        &report,
+        &new,
+        &files,
+        hidden.len(),
+        elapsed,
+        own_cpu,
+    ));
+    Ok(if report.interrupted {
+        EXIT_INTERRUPTED
+    } else if new.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    })
+}
+
+fn options(args: &ExploreArgs, settings: &Settings) -> Result<Options, Error> {
+    let time = args.time.map(|t| seconds("--time", t)).transpose()?;
+    seconds("--task-timeout", args.task_timeout)?;
+    if args.max_size == 0 || args.batch == 0 {
+        return Err(Error::Usage(
+            "--max-size and --batch must be at least 1".into(),
+        ));
+    }
+    Ok(Options {
+        seed: args.seed,
+        count: args.count.or(if time.is_some() { None } else { Some(200) }),
+        time,
+        vocabulary: Vocabulary {
+            max_size: args.max_size,
+            stdlib: !args.no_stdlib,
+            py36: true,
+        },
+        batch: args.batch,
+        task_limit: args.task_timeout,
+        jobs: settings.jobs,
+        shrinks_per_kind: 2,
+    })
+}
+
+/// The signatures of a JSON report's findings.
+fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
+    let bad = |why: String| {
+        Error::Usage(format!(
+            "--baseline {}: {why}; give the file an earlier `crosspickle explore --json` wrote",
+            path.display()
+        ))
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let doc: Json = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let findings = doc
+        .get("findings")
+        .and_then(Json::as_array)
+        .ok_or_else(|| bad("no `findings` list".into()))?;
+    findings
+        .iter()
+        .map(|f| {
+            f.get("signature")
+                .and_then(Json::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| bad("a finding without a `signature`".into()))
+        })
+        .collect()
+}
+
+fn progress_bar(count: Option<u64>) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(count, ProgressDrawTarget::stderr());
+    let template = if count.is_some() {
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} values {msg}"
+    } else {
+        "{spinner} [{elapsed_precise}] {pos} values {msg}"
+    };
+    bar.set_style(ProgressStyle::with_template(template).expect("valid template"));
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar
+}
+
+/// The case file name of a finding: its oracle and a hash of its signature.
+fn file_name(r: &Reported) -> String {
+    format!(
+        "explore-{}-{}.yaml",
+        r.finding.oracle.as_str(),
+        crate::sys::hash::short_hex(r.signature.as_bytes(), 10)
+    )
+}
+
+fn write_cases(dir: &Path, found: &[&Reported]) -> Result<Vec<Option<PathBuf>>, Error> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Usage(format!("cannot make {}: {e}", dir.display())))?;
+    found
+        .iter()
+        .map(|r| {
+            let path = dir.join(file_name(r));
+            crate::sys::fs::write_atomic(&path, r.case.as_bytes())
+                .map_err(|e| Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+            Ok(Some(path))
+        })
+        .collect()
+}
+
+fn labels(pythons: &[Interpreter], set: &BTreeSet<usize>) -> Vec<String> {
+    set.iter().map(|&i| pythons[i].label.clone()).collect()
+}
+
+fn outcome_json(o: &Outcome) -> Json {
+    match o {
+        Outcome::Ok(..) => json!({"outcome": "ok"}),
+        Outcome::Error(t, m) => json!({"outcome": "error", "exception": t, "message": m}),
+        Outcome::Hang => json!({"outcome": "hang"}),
+        Outcome::Crash(why) => json!({"outcome": "crash", "message": why}),
+    }
+}
+
+fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -> Json {
+    let f = &r.finding;
+    let obs = &r.observation;
+    let dumps: Vec<Json> = obs
+        .dumps
+        .iter()
+        .filter(|((_, p, k), _)| *p == f.protocol && *k == f.pickler)
+        .map(|((i, ..), o)| json!({"producer": pythons[*i].label, "result": outcome_json(o)}))
+        .collect();
+    let reference = crate::explore::oracle::reference(obs);
+    let loads: Vec<Json> = obs
+        .loads
+        .iter()
+        .filter(|((_, p, k, _, u), _)| {
+            *p == f.protocol && *k == f.pickler && Some(*u) == f.unpickler
+        })
+        .map(|((i, _, _, c, _), o)| {
+            let result = match o {
+                Outcome::Ok(canon, _) if Some(canon.as_str()) == reference => {
+                    json!({"outcome": "ok"})
+                }
+                Outcome::Ok(canon, _) => json!({"outcome": "value differs", "loaded": canon}),
+                other => outcome_json(other),
+            };
+            json!({"producer": pythons[*i].label, "consumer": pythons[*c].label, "result": result})
+        })
+        .collect();
+    json!({
+        "signature": r.signature,
+        "oracle": f.oracle.as_str(),
+        "protocol": f.protocol,
+        "pickler": f.pickler.as_str(),
+        "unpickler": f.unpickler.map(|u| u.as_str()),
+        "observed": f.observed,
+        "detail": f.detail,
+        "producers": labels(pythons, &f.producers),
+        "consumers": labels(pythons, &f.consumers),
+        "protocols": r.combos.protocols,
+        "picklers": r.combos.picklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "unpicklers": r.combos.unpicklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "group": r.group.iter().map(|g| json!({
+            "protocol": g.protocol,
+            "pickler": g.pickler.as_str(),
+            "unpickler": g.unpickler.map(|u| u.as_str()),
+            "producers": labels(pythons, &g.producers),
+            "consumers": labels(pythons, &g.consumers),
+        })).collect::<Vec<_>>(),
+        "shape": r.value.type_path(),
+        "value": r.value.source(),
+        "reference": reference,
+        "index": r.index,
+        "occurrences": r.occurrences,
+        "case_file": file.as_ref().map(|p| p.display().to_string()),
+        "dumps": dumps,
+        "loads": loads,
+    })
+}
+
+fn json_report(
+    args: &ExploreArgs,
+    pythons: &[Interpreter],
+    report: &Report,
+    new: &[&Reported],
+    files: &[Option<PathBuf>],
+    hidden: usize,
+    elapsed: f64,
+) -> Json {
+    let stability: Vec<Json> = report
+        .stability
+        .iter()
+        .map(|s| {
+            json!({
+                "protocol": s.stability.protocol,
+                "pickler": s.stability.pickler.as_str(),
+                "groups": s.stability.groups.iter().map(|(set, hex)| json!({"producers": labels(pythons, set), "bytes": hex})).collect::<Vec<_>>(),
+                "value": s.value.source(),
+                "occurrences": s.occurrences,
+            })
+        })
+        .collect();
+    json!({
+        "explore": 1,
+        "seed": args.seed,
+        "values": report.values,
+        "seconds": elapsed,
+        "values_per_second": report.values as f64 / report.exploring.as_secs_f64().max(1e-9),
+        "interpreters": pythons.iter().map(|p| p.label.clone()).collect::<Vec<_>>(),
+        "not_comparable": report.not_comparable,
+        "hidden_by_baseline": hidden,
+        "findings": new.iter().zip(files).map(|(r, f)| finding_json(pythons, r, f)).collect::<Vec<_>>(),
+        "stability": stability,
+    })
+}
+
+fn summary(
+    pythons: &[Interpreter],
+    report: &Report,
+    new: &[&Reported],
+    files: &[Option<PathBuf>],
+    hidden: usize,
+    elapsed: f64,
+    own_cpu: Option<f64>,
+) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let rate = report.values as f64 / report.exploring.as_secs_f64().max(1e-9);
+    let cpu = own_cpu.map_or(String::new(), |c| {
+        format!("; explore's own CPU {:.1}%", c * 100.0)
+    });
+    let _ = writeln!(
+        out,
+        "explored {} values on {} interpreters in {elapsed:.1} s: {rate:.1} values/s, shrinking {:.1} s{cpu}",
+        report.values,
+        pythons.len(),
+        report.shrinking.as_secs_f64()
+    );
+    let hidden = if hidden > 0 {
+        format!(" ({hidden} known, hidden by the baseline)")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "{} findings{hidden}", new.len());
+    for (r, file) in new.iter().zip(files) {
+        let f = &r.finding;
+        let names = |ps: &[crate::explore::observe::Pickler]| {
+            ps.iter().map(|p| p.as_str()).collect::<Vec<_>>().join("/")
+        };
+        let mut how = format!(
+            "protocol {} {}",
+            r.combos
+                .protocols
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            names(&r.combos.picklers)
+        );
+        if !r.combos.unpicklers.is_empty() {
+            how.push_str(&format!("->{}", names(&r.combos.unpicklers)));
+        }
+        let producers: BTreeSet<usize> = r
+            .group
+            .iter()
+            .flat_map(|g| g.producers.iter().copied())
+            .collect();
+        let consumers: BTreeSet<usize> = r
+            .group
+            .iter()
+            .flat_map(|g| g.consumers.iter().copied())
+            .collect();
+        let consumers = if consumers.is_empty() {
+            String::new()
+        } else {
+            format!(" -> {}", labels(pythons, &consumers).join(","))
+        };
+        let _ = writeln!(
+            out,
+            "  {:13} {:18} {:28} {:20} {}{consumers}  (x{})",
+            f.oracle.as_str(),
+            f.observed,
+            how,
+            r.value.type_path(),
+            labels(pythons, &producers).join(","),
+            r.occurrences
+        );
+        if let Some(file) = file {
+            let _ = writeln!(out, "      {}", file.display());
+        }
+    }
+    if !report.stability.is_empty() {
+        let _ = writeln!(
+            out,
+            "stability (information, not a failure): bytes that differ between producers"
+        );
+        for s in &report.stability {
+            let groups: Vec<String> = s
+                .stability
+                .groups
+                .iter()
+                .map(|(set, _)| format!("[{}]", labels(pythons, set).join(",")))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  protocol {} {:2} {} (x{})",
+                s.stability.protocol,
+                s.stability.pickler.as_str(),
+                groups.join(" "),
+                s.occurrences
+            );
+        }
+    }
+    if report.not_comparable > 0 {
+        let _ = writeln!(out, "{} values built differently on different interpreters were not compared after loading, such as:\n{}", report.not_comparable, report.not_comparable_example.as_deref().unwrap_or("").trim_end());
+    }
+    out
+}
+
+/// CPU ticks of this process and of its waited-for children (Linux; None elsewhere).
+fn cpu_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<u64> = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    (fields.len() == 4).then(|| (fields[0] + fields[1], fields[2] + fields[3]))
+}
+
+/// The share of the CPU time spent between the two readings that was crosspickle's own.
+fn cpu_share(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {
+    let ((s0, c0), (s1, c1)) = (before?, after?);
+    let (own, children) = (s1.saturating_sub(s0) as f64, c1.saturating_sub(c0) as f64);
+    (own + children > 0.0).then(|| own / (own + children))
+}

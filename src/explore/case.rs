@@ -1,0 +1,391 @@
+//! A finding written as a case file in the case format (docs/case-format.md): a round trip
+//! (dump, load and value findings) or a plain case (parity) whose code does what the worker
+//! did, with the prelude's helpers inline, and whose rules are what each interpreter of the
+//! selection was seen to do: committed as it is, it passes with `crosspickle run` on them.
+
+use std::fmt::Write;
+
+use super::observe::{Observation, Outcome, Pickler};
+use super::oracle::{Finding, Oracle};
+use super::value::Value;
+use super::worker::PRELUDE;
+use crate::python::Interpreter;
+
+/// Where the value came from, said in the case's description.
+pub struct Origin {
+    pub seed: u64,
+    pub index: u64,
+}
+
+/// The protocols and picklers a case runs with (its params).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Combos {
+    pub protocols: Vec<u32>,
+    pub picklers: Vec<Pickler>,
+    /// Empty for dump and parity findings.
+    pub unpicklers: Vec<Pickler>,
+}
+
+/// The case file's text.
+pub fn write(
+    finding: &Finding,
+    combos: &Combos,
+    value: &Value,
+    obs: &Observation,
+    pythons: &[Interpreter],
+    origin: &Origin,
+) -> String {
+    let mut out = String::new();
+    let path = value.type_path();
+    let protocols = combos
+        .protocols
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let names = |ps: &[Pickler]| ps.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
+    let what = match finding.oracle {
+        Oracle::DumpDiffers => format!(
+            "pickling {path} fails on some interpreters ({}), protocols {protocols}",
+            finding.observed
+        ),
+        Oracle::LoadDiffers => format!(
+            "{path} pickled with protocols {protocols} fails to load on some interpreters ({})",
+            finding.observed
+        ),
+        Oracle::ValueDiffers => format!(
+            "{path} pickled with protocols {protocols} loads as another value on some interpreters"
+        ),
+        Oracle::Parity => format!(
+            "the C and the Python pickler write different pickles of {path}, protocols {protocols}"
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "# Written by crosspickle explore: the rules are what each interpreter did."
+    );
+    let _ = writeln!(out, "title: {}", quote(&format!("explore: {what}")));
+    let description = format!(
+        "Found by `crosspickle explore --seed {}` (value {}), shrunk to the value below; oracle {}: {}. Observed on: {}.",
+        origin.seed,
+        origin.index,
+        finding.oracle.as_str(),
+        finding.detail.chars().take(300).collect::<String>(),
+        pythons.iter().map(|p| p.label.as_str()).collect::<Vec<_>>().join(", ")
+    );
+    let _ = writeln!(out, "description: {}", quote(&description));
+    let _ = writeln!(out, "tags: [explore, {}]", finding.oracle.as_str());
+    let (major, minor) = value.min_version();
+    if (major, minor) > (2, 7) {
+        let _ = writeln!(out, "python: \">={major}.{minor}\"");
+    }
+    let hang = obs
+        .dumps
+        .values()
+        .chain(obs.loads.values())
+        .any(|o| *o == Outcome::Hang);
+    if hang {
+        let _ = writeln!(out, "timeout: 20");
+    }
+    let _ = writeln!(out, "params:\n  protocol: [{protocols}]");
+    let source = value.source();
+    let version = (major, minor);
+    if finding.oracle == Oracle::Parity {
+        block(&mut out, "code", &format!(
+            "{PRELUDE}\nimport pickletools\n{source}c = pickletools.optimize(dumps_with(value, protocol, \"c\"))\npy = pickletools.optimize(dumps_with(value, protocol, \"py\"))\nassert c == py, \"C: %r, Python: %r\" % (c, py)\n"
+        ));
+        out.push_str("expect:\n");
+        for &p in &combos.protocols {
+            parity_rules(&mut out, p, obs, pythons, version);
+        }
+        return out;
+    }
+    let _ = writeln!(out, "  pickler: [{}]", names(&combos.picklers));
+    let unpickler = if combos.unpicklers.is_empty() {
+        "\"py\"".to_string()
+    } else {
+        let _ = writeln!(out, "  unpickler: [{}]", names(&combos.unpicklers));
+        "unpickler".to_string()
+    };
+    block(
+        &mut out,
+        "dump",
+        &format!("{PRELUDE}\n{source}data = dumps_with(value, protocol, pickler)\n"),
+    );
+    block(&mut out, "load", &format!(
+        "{PRELUDE}\ngot = canon(loads_with(data, {unpickler}))\n{source}want = canon(value)\nassert got == want, \"loaded %s, pickled %s\" % (got, want)\n"
+    ));
+    out.push_str("expect:\n");
+    let unpicklers = if combos.unpicklers.is_empty() {
+        vec![None]
+    } else {
+        combos.unpicklers.iter().copied().map(Some).collect()
+    };
+    for &p in &combos.protocols {
+        for &k in &combos.picklers {
+            for &u in &unpicklers {
+                round_trip_rules(&mut out, (p, k, u), obs, pythons, version);
+            }
+        }
+    }
+    out
+}
+
+/// The rules of a round trip, first match winning: producers that were not asked (skip) or
+/// could not pickle (the dump's outcome), consumers that were not asked, then each consumer
+/// that did not load as pickled, for all producers at once where it did the same for all.
+fn round_trip_rules(
+    out: &mut String,
+    (protocol, k, unpickler): (u32, Pickler, Option<Pickler>),
+    obs: &Observation,
+    pythons: &[Interpreter],
+    value_version: (u64, u64),
+) {
+    let u = unpickler.unwrap_or(Pickler::Py);
+    let mut w = format!("{{protocol: {protocol}, pickler: {}", k.as_str());
+    if let Some(u) = unpickler {
+        let _ = write!(w, ", unpickler: {}", u.as_str());
+    }
+    w.push('}');
+    let rule =
+        |out: &mut String, sides: &[(&str, usize)], phase, outcome, exception, reason: &str| {
+            rule(out, sides, pythons, &w, phase, outcome, exception, reason)
+        };
+    let applies = |i: usize| applies(&pythons[i], value_version);
+    let mut dumped = Vec::new();
+    for p in (0..pythons.len()).filter(|&i| applies(i)) {
+        match obs.dumps.get(&(p, protocol, k)) {
+            None => rule(
+                out,
+                &[("dump", p)],
+                None,
+                "skip",
+                None,
+                &not_asked(&pythons[p], protocol, k, "producer"),
+            ),
+            Some(Outcome::Ok(..)) => dumped.push(p),
+            Some(other) => rule(
+                out,
+                &[("dump", p)],
+                Some("dump"),
+                outcome(other),
+                exception(other),
+                "what explore saw this producer do",
+            ),
+        }
+    }
+    for c in (0..pythons.len()).filter(|&i| applies(i)) {
+        let seen: Vec<(usize, &Outcome)> = dumped
+            .iter()
+            .filter_map(|&p| obs.loads.get(&(p, protocol, k, c, u)).map(|o| (p, o)))
+            .collect();
+        if seen.is_empty() {
+            rule(
+                out,
+                &[("load", c)],
+                None,
+                "skip",
+                None,
+                &not_asked(&pythons[c], protocol, u, "consumer"),
+            );
+            continue;
+        }
+        let results: Vec<(usize, Option<&Outcome>)> =
+            seen.iter().map(|&(p, o)| (p, failed(o, obs))).collect();
+        let all_same = results.windows(2).all(|w| same(w[0].1, w[1].1));
+        match (all_same, results[0].1) {
+            (true, None) => {}
+            (true, Some(o)) => rule(
+                out,
+                &[("load", c)],
+                None,
+                outcome(o),
+                exception(o),
+                "what explore saw this consumer do with every producer's pickle",
+            ),
+            (false, _) => {
+                for (p, o) in results {
+                    if let Some(o) = o {
+                        rule(
+                            out,
+                            &[("dump", p), ("load", c)],
+                            None,
+                            outcome(o),
+                            exception(o),
+                            "what explore saw this pair do",
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn parity_rules(
+    out: &mut String,
+    protocol: u32,
+    obs: &Observation,
+    pythons: &[Interpreter],
+    value_version: (u64, u64),
+) {
+    let w = format!("{{protocol: {protocol}}}");
+    let rule =
+        |out: &mut String, sides: &[(&str, usize)], phase, outcome, exception, reason: &str| {
+            rule(out, sides, pythons, &w, phase, outcome, exception, reason)
+        };
+    for i in (0..pythons.len()).filter(|&i| applies(&pythons[i], value_version)) {
+        let c = obs.dumps.get(&(i, protocol, Pickler::C));
+        let py = obs.dumps.get(&(i, protocol, Pickler::Py));
+        match (c, py) {
+            (Some(Outcome::Ok(_, a)), Some(Outcome::Ok(_, b))) if a != b => rule(
+                out,
+                &[("", i)],
+                None,
+                "fail",
+                None,
+                "the two picklers differ here",
+            ),
+            (Some(Outcome::Ok(..)), Some(Outcome::Ok(..))) => {}
+            (Some(o @ (Outcome::Error(..) | Outcome::Hang | Outcome::Crash(_))), _)
+            | (Some(_), Some(o)) => rule(
+                out,
+                &[("", i)],
+                None,
+                outcome(o),
+                exception(o),
+                "what explore saw this interpreter do",
+            ),
+            _ => rule(
+                out,
+                &[("", i)],
+                None,
+                "skip",
+                None,
+                &not_asked(&pythons[i], protocol, Pickler::C, "interpreter"),
+            ),
+        }
+    }
+}
+
+/// The case applies to the interpreter (it can build the value).
+pub fn applies(python: &Interpreter, version: (u64, u64)) -> bool {
+    let r = python.version.release();
+    (r[0], r.get(1).copied().unwrap_or(0)) >= version
+}
+
+/// The consumer's outcome when it is not the pickled value as it was.
+fn failed<'a>(o: &'a Outcome, obs: &Observation) -> Option<&'a Outcome> {
+    match o {
+        Outcome::Ok(canon, _) if Some(canon.as_str()) == super::oracle::reference(obs) => None,
+        other => Some(other),
+    }
+}
+
+fn kind(o: &Outcome) -> (&'static str, Option<String>) {
+    (outcome(o), exception(o).map(str::to_string))
+}
+
+fn same(a: Option<&Outcome>, b: Option<&Outcome>) -> bool {
+    a.map(kind) == b.map(kind)
+}
+
+fn outcome(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Ok(..) => "fail",
+        Outcome::Error(..) => "error",
+        Outcome::Hang => "timeout",
+        Outcome::Crash(_) => "crash",
+    }
+}
+
+fn exception(o: &Outcome) -> Option<&str> {
+    match o {
+        Outcome::Error(t, _) => Some(t),
+        _ => None,
+    }
+}
+
+fn not_asked(python: &Interpreter, protocol: u32, pickler: Pickler, side: &str) -> String {
+    if protocol > super::observe::protocols(python) {
+        format!("this {side} has no protocol {protocol}")
+    } else if !Pickler::of(python).contains(&pickler) {
+        format!("this {side} has no C pickler")
+    } else {
+        format!("explore did not ask this {side}")
+    }
+}
+
+/// One rule naming each interpreter exactly: version, implementation and features, with the
+/// prefix of its side (`dump_`, `load_`, or none).
+#[allow(clippy::too_many_arguments)]
+fn rule(
+    out: &mut String,
+    sides: &[(&str, usize)],
+    pythons: &[Interpreter],
+    where_: &str,
+    phase: Option<&str>,
+    outcome: &str,
+    exception: Option<&str>,
+    reason: &str,
+) {
+    let mut first = true;
+    let mut line = |out: &mut String, text: String| {
+        let _ = writeln!(out, "  {} {text}", if first { "-" } else { " " });
+        first = false;
+    };
+    for &(side, i) in sides {
+        let p = &pythons[i];
+        let prefix = if side.is_empty() {
+            String::new()
+        } else {
+            format!("{side}_")
+        };
+        line(out, format!("{prefix}python: \"=={}\"", p.version));
+        line(out, format!("{prefix}implementation: {}", p.implementation));
+        line(
+            out,
+            format!(
+                "{prefix}features: {{c_pickle: {}, debug: {}, free_threaded: {}}}",
+                p.c_pickle_used, p.debug, p.free_threaded
+            ),
+        );
+    }
+    line(out, format!("where: {where_}"));
+    if let Some(phase) = phase {
+        line(out, format!("phase: {phase}"));
+    }
+    line(out, format!("outcome: {outcome}"));
+    if let Some(e) = exception {
+        line(out, format!("exception: {}", quote(e)));
+    }
+    line(
+        out,
+        format!(
+            "reason: {}",
+            quote(&format!(
+                "{reason} ({})",
+                sides
+                    .iter()
+                    .map(|&(_, i)| pythons[i].label.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" -> ")
+            ))
+        ),
+    );
+}
+
+fn block(out: &mut String, key: &str, text: &str) {
+    let _ = writeln!(out, "{key}: |");
+    for line in text.lines() {
+        if line.is_empty() {
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+}
+
+/// A YAML double-quoted scalar (JSON's quoting is YAML's).
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).expect("a string")
+}

@@ -1,0 +1,427 @@
+//! `crosspickle explore`'s engine: generate values ([`value`], [`source`]), pickle them on every
+//! producer and load them on every consumer in batches ([`observe`], through the embedded
+//! [`worker`]), find the differences ([`oracle`]), shrink each to the smallest value that still
+//! shows it ([`shrink`]), deduplicate by signature and write each as a case file ([`case`]).
+//! The command line (arguments, progress, reports) is `cli/explore.rs`.
+
+pub mod case;
+pub mod observe;
+pub mod oracle;
+pub mod shrink;
+pub mod source;
+pub mod value;
+pub mod worker;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use self::observe::{Bench, Observation};
+use self::oracle::{Finding, Stability};
+use self::value::{Value, Vocabulary};
+use self::worker::Worker;
+use crate::python::Interpreter;
+
+/// What to explore.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub seed: u64,
+    /// Stop after this many values...
+    pub count: Option<u64>,
+    /// ...or once this long has passed (the batch under way is finished).
+    pub time: Option<Duration>,
+    pub vocabulary: Vocabulary,
+    /// Values per batch (a process per interpreter per batch).
+    pub batch: usize,
+    /// Seconds one dump or load may take before it is a hang.
+    pub task_limit: f64,
+    /// Processes at once.
+    pub jobs: usize,
+    /// Findings of one kind (all but the value's shape) shrunk at most this many times.
+    pub shrinks_per_kind: usize,
+}
+
+/// One finding, shrunk and deduplicated.
+#[derive(Debug, Clone)]
+pub struct Reported {
+    /// What tells it apart: oracle, protocol, picklers, observed, producers, consumers, shape.
+    pub signature: String,
+    /// The finding shrinking kept (its protocol and picklers those the value was found with).
+    pub finding: Finding,
+    /// The findings of the same oracle and observation that the shrunk value shows with
+    /// every protocol and pickler (the case's params).
+    pub group: Vec<Finding>,
+    pub combos: case::Combos,
+    /// The keys of `group` (occurrences are counted by them).
+    pub keys: Vec<String>,
+    pub value: Value,
+    /// The value it was found with (its number in the seed's sequence).
+    pub index: u64,
+    /// How many generated values showed this kind of finding.
+    pub occurrences: u64,
+    /// Everything the shrunk value did on every interpreter.
+    pub observation: Observation,
+    /// The case file's text.
+    pub case: String,
+}
+
+/// Stability information: which producers write which bytes.
+#[derive(Debug, Clone)]
+pub struct StabilityReport {
+    pub stability: Stability,
+    /// The first value that showed it.
+    pub value: Value,
+    pub occurrences: u64,
+}
+
+/// What a run found.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub values: u64,
+    /// Time spent on the generated values, and on shrinking.
+    pub exploring: Duration,
+    pub shrinking: Duration,
+    /// Values whose description differed between the interpreters that built them (not
+    /// compared after loading).
+    pub not_comparable: u64,
+    pub not_comparable_example: Option<String>,
+    pub findings: Vec<Reported>,
+    pub stability: Vec<StabilityReport>,
+    pub interrupted: bool,
+}
+
+/// What the caller is told as the run goes.
+pub enum Progress {
+    /// This many values done, this many findings so far.
+    Values(u64, usize),
+    Shrinking(String),
+}
+
+pub async fn explore(
+    pythons: &[Interpreter],
+    options: &Options,
+    cancel: &CancellationToken,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report, String> {
+    let worker = Worker::new(options.task_limit)
+        .map_err(|e| format!("cannot write the explore worker: {e}"))?;
+    let bench = Bench {
+        pythons,
+        worker: &worker,
+        jobs: options.jobs,
+        cancel,
+    };
+    let mut state = State {
+        bench,
+        options,
+        all: (0..pythons.len()).collect(),
+        report: Report::default(),
+        kinds: BTreeMap::new(),
+        found: BTreeMap::new(),
+        stable: BTreeMap::new(),
+        start: Instant::now(),
+    };
+    while !cancel.is_cancelled() {
+        let left = options.count.map_or(options.batch as u64, |c| {
+            c.saturating_sub(state.report.values)
+        });
+        if left == 0 || state.late() {
+            break;
+        }
+        let n = left.min(options.batch as u64);
+        let first = state.report.values;
+        if !state.batch(first, n, progress).await? {
+            break;
+        }
+        state.report.values += n;
+        progress(Progress::Values(state.report.values, state.found.len()));
+    }
+    Ok(state.finish())
+}
+
+/// What a run has seen so far.
+struct State<'a> {
+    bench: Bench<'a>,
+    options: &'a Options,
+    all: Vec<usize>,
+    report: Report,
+    /// Per finding key: how many values showed it, how many times it was shrunk.
+    kinds: BTreeMap<String, (u64, usize)>,
+    found: BTreeMap<String, Reported>,
+    stable: BTreeMap<String, StabilityReport>,
+    start: Instant,
+}
+
+impl State<'_> {
+    /// Past --time.
+    fn late(&self) -> bool {
+        self.options.time.is_some_and(|t| self.start.elapsed() >= t)
+    }
+
+    /// Values `first..first + n`: observed, then each finding shrunk; false when interrupted.
+    async fn batch(
+        &mut self,
+        first: u64,
+        n: u64,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<bool, String> {
+        let options = self.options;
+        let indices: Vec<u64> = (first..first + n).collect();
+        let values: Vec<Value> = indices
+            .iter()
+            .map(|&i| value::generate(options.seed, i, &options.vocabulary))
+            .collect();
+        let began = Instant::now();
+        let observed = match self.bench.observe(&values, &self.all).await {
+            Err(_) if self.bench.cancel.is_cancelled() => return Ok(false),
+            other => other?,
+        };
+        self.report.exploring += began.elapsed();
+        for ((value, &index), obs) in values.iter().zip(&indices).zip(&observed) {
+            self.note(value, obs);
+            let here = oracle::findings(obs);
+            for f in &here {
+                let key = f.key(self.bench.pythons);
+                let entry = self.kinds.entry(key.clone()).or_default();
+                entry.0 += 1;
+                // Past --time, what is left of the batch is counted, not shrunk.
+                if entry.1 >= options.shrinks_per_kind
+                    || self.bench.cancel.is_cancelled()
+                    || self.late()
+                {
+                    continue;
+                }
+                // This value's findings of the same kind (other protocols and picklers) are
+                // shrunk with this one.
+                for g in here
+                    .iter()
+                    .filter(|g| (g.oracle, &g.observed) == (f.oracle, &f.observed))
+                {
+                    self.kinds.entry(g.key(self.bench.pythons)).or_default().1 += 1;
+                }
+                progress(Progress::Shrinking(key));
+                let began = Instant::now();
+                let shrunk = shrink(&self.bench, f, value, &self.all).await?;
+                self.report.shrinking += began.elapsed();
+                if let Some((finding, value, observation)) = shrunk {
+                    self.keep(finding, value, observation, index);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// A value's stability information, and whether it could be compared at all.
+    fn note(&mut self, value: &Value, obs: &Observation) {
+        if oracle::reference(obs).is_none() && !obs.canon.is_empty() {
+            self.report.not_comparable += 1;
+            self.report
+                .not_comparable_example
+                .get_or_insert_with(|| value.source());
+        }
+        for s in oracle::stability(obs) {
+            let key = stability_key(&s, self.bench.pythons);
+            self.stable
+                .entry(key)
+                .or_insert_with(|| StabilityReport {
+                    stability: s,
+                    value: value.clone(),
+                    occurrences: 0,
+                })
+                .occurrences += 1;
+        }
+    }
+
+    /// A shrunk finding, with its group, unless its signature is known.
+    fn keep(&mut self, finding: Finding, value: Value, observation: Observation, index: u64) {
+        let pythons = self.bench.pythons;
+        let group: Vec<Finding> = oracle::findings(&observation)
+            .into_iter()
+            .filter(|g| (g.oracle, &g.observed) == (finding.oracle, &finding.observed))
+            .collect();
+        // What the group shows is known now: values that show it again are counted.
+        for g in &group {
+            let entry = self.kinds.entry(g.key(pythons)).or_default();
+            entry.1 = entry.1.max(self.options.shrinks_per_kind);
+        }
+        let combos = combos(&group);
+        let signature = signature(&finding, &group, &value, pythons);
+        if self.found.contains_key(&signature) {
+            return;
+        }
+        let origin = case::Origin {
+            seed: self.options.seed,
+            index,
+        };
+        let case = case::write(&finding, &combos, &value, &observation, pythons, &origin);
+        let keys = group.iter().map(|g| g.key(pythons)).collect();
+        let reported = Reported {
+            signature: signature.clone(),
+            finding,
+            group,
+            combos,
+            keys,
+            value,
+            index,
+            occurrences: 0,
+            observation,
+            case,
+        };
+        self.found.insert(signature, reported);
+    }
+
+    fn finish(mut self) -> Report {
+        self.report.interrupted = self.bench.cancel.is_cancelled();
+        for r in self.found.values_mut() {
+            r.occurrences = r
+                .keys
+                .iter()
+                .filter_map(|k| self.kinds.get(k))
+                .map(|k| k.0)
+                .max()
+                .unwrap_or(0);
+        }
+        self.report.findings = self.found.into_values().collect();
+        self.report.stability = self.stable.into_values().collect();
+        self.report
+    }
+}
+
+/// The protocols and picklers of a group of findings.
+fn combos(group: &[Finding]) -> case::Combos {
+    fn set<T: Ord>(items: impl Iterator<Item = T>) -> Vec<T> {
+        items.collect::<BTreeSet<T>>().into_iter().collect()
+    }
+    case::Combos {
+        protocols: set(group.iter().map(|g| g.protocol)),
+        picklers: set(group.iter().map(|g| g.pickler)),
+        unpicklers: set(group.iter().filter_map(|g| g.unpickler)),
+    }
+}
+
+/// What tells a finding apart: oracle, observation, the value's shape, and for each protocol
+/// and pickler the producers and consumers that showed it.
+fn signature(
+    finding: &Finding,
+    group: &[Finding],
+    value: &Value,
+    pythons: &[Interpreter],
+) -> String {
+    let labels = |set: &BTreeSet<usize>| {
+        set.iter()
+            .map(|&i| pythons[i].label.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut parts: Vec<String> = group
+        .iter()
+        .map(|g| {
+            format!(
+                "{}/{}/{}:{}>{}",
+                g.protocol,
+                g.pickler.as_str(),
+                g.unpickler.map_or("-", observe::Pickler::as_str),
+                labels(&g.producers),
+                labels(&g.consumers)
+            )
+        })
+        .collect();
+    parts.sort();
+    format!(
+        "{} {} shape={} {}",
+        finding.oracle.as_str(),
+        finding.observed,
+        value.type_path(),
+        parts.join(" ")
+    )
+}
+
+fn stability_key(s: &Stability, pythons: &[Interpreter]) -> String {
+    let groups: Vec<String> = s
+        .groups
+        .iter()
+        .map(|(set, _)| {
+            set.iter()
+                .map(|&i| pythons[i].label.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    format!(
+        "protocol={} pickler={} groups={}",
+        s.protocol,
+        s.pickler.as_str(),
+        groups.join(" | ")
+    )
+}
+
+/// The kind of a finding without the interpreters (which shrinking may change).
+fn same_kind(a: &Finding, b: &Finding) -> bool {
+    (a.oracle, a.protocol, a.pickler, a.unpickler, &a.observed)
+        == (b.oracle, b.protocol, b.pickler, b.unpickler, &b.observed)
+}
+
+/// Shrink `value` while it shows `finding` on the interpreters involved, then observe the
+/// smallest on every interpreter: the finding as it is there, the value, what it did.
+async fn shrink(
+    bench: &Bench<'_>,
+    finding: &Finding,
+    value: &Value,
+    all: &[usize],
+) -> Result<Option<(Finding, Value, Observation)>, String> {
+    const CANDIDATES: usize = 64;
+    const ROUNDS: usize = 60;
+    // Shrunk on one producer and one consumer that show it (and the witness): a process or
+    // two per round instead of one per interpreter; the smallest value is then observed on
+    // every interpreter, which says where else it shows.
+    let first = |set: &BTreeSet<usize>| set.iter().next().copied().into_iter().collect();
+    let pair = Finding {
+        producers: first(&finding.producers),
+        consumers: first(&finding.consumers),
+        ..finding.clone()
+    };
+    let involved = pair.involved();
+    let key = pair.key(bench.pythons);
+    let mut best = value.clone();
+    for _ in 0..ROUNDS {
+        if bench.cancel.is_cancelled() {
+            break;
+        }
+        let candidates: Vec<Value> = best.shrinks().into_iter().take(CANDIDATES).collect();
+        if candidates.is_empty() {
+            break;
+        }
+        let observed = bench.observe(&candidates, &involved).await?;
+        let Some(next) = candidates.into_iter().zip(observed).find(|(_, o)| {
+            oracle::findings(o)
+                .iter()
+                .any(|g| g.key(bench.pythons) == key)
+        }) else {
+            break;
+        };
+        best = next.0;
+    }
+    // The smallest value on every interpreter; should it not show the finding there (a
+    // difference that depends on what ran before it), the value as generated.
+    for v in [best, value.clone()] {
+        let obs = bench
+            .observe(std::slice::from_ref(&v), all)
+            .await?
+            .remove(0);
+        let mut matching: Vec<Finding> = oracle::findings(&obs)
+            .into_iter()
+            .filter(|g| same_kind(g, finding))
+            .collect();
+        matching.sort_by_key(|g| usize::MAX - overlap(g, finding));
+        if let Some(g) = matching.into_iter().next() {
+            return Ok(Some((g, v, obs)));
+        }
+    }
+    Ok(None)
+}
+
+fn overlap(a: &Finding, b: &Finding) -> usize {
+    let inter = |x: &BTreeSet<usize>, y: &BTreeSet<usize>| x.intersection(y).count();
+    inter(&a.producers, &b.producers) + inter(&a.consumers, &b.consumers)
+}

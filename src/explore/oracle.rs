@@ -1,0 +1,242 @@
+//! The oracles: what counts as a difference in an [`Observation`]. *dump differs* (a producer
+//! refuses what another pickles), *load differs* (a consumer refuses, crashes or hangs),
+//! *value differs* (what loaded is not what was pickled, by canonical description),
+//! *parity* (the C and the Python pickler of one interpreter write different pickles once
+//! `pickletools.optimize`d), each a [`Finding`]; and *stability* (the same value, protocol and
+//! pickler give different bytes on different producers), information kept apart.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::observe::{Observation, Outcome, Pickler};
+use crate::python::Interpreter;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Oracle {
+    DumpDiffers,
+    LoadDiffers,
+    ValueDiffers,
+    Parity,
+}
+
+impl Oracle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Oracle::DumpDiffers => "dump-differs",
+            Oracle::LoadDiffers => "load-differs",
+            Oracle::ValueDiffers => "value-differs",
+            Oracle::Parity => "parity",
+        }
+    }
+}
+
+/// One difference, before or after shrinking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub oracle: Oracle,
+    pub protocol: u32,
+    pub pickler: Pickler,
+    /// The unpickler, for load and value findings.
+    pub unpickler: Option<Pickler>,
+    /// The exception's type, `hang`, `crash`, `value` (a different value) or `bytes` (parity).
+    pub observed: String,
+    /// Indices into the selection.
+    pub producers: BTreeSet<usize>,
+    pub consumers: BTreeSet<usize>,
+    /// A producer that pickled what the producers refused (dump differs).
+    pub witness: Option<usize>,
+    /// One message or description that shows it.
+    pub detail: String,
+}
+
+impl Finding {
+    /// What tells this finding apart, but for the value's shape.
+    pub fn key(&self, pythons: &[Interpreter]) -> String {
+        let labels = |set: &BTreeSet<usize>| {
+            set.iter()
+                .map(|&i| pythons[i].label.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        format!(
+            "{} protocol={} pickler={} unpickler={} observed={} producers={} consumers={}",
+            self.oracle.as_str(),
+            self.protocol,
+            self.pickler.as_str(),
+            self.unpickler.map_or("-", Pickler::as_str),
+            self.observed,
+            labels(&self.producers),
+            labels(&self.consumers)
+        )
+    }
+
+    /// The interpreters that showed it, with a witness.
+    pub fn involved(&self) -> Vec<usize> {
+        let mut all: BTreeSet<usize> = self.producers.union(&self.consumers).copied().collect();
+        all.extend(self.witness);
+        all.into_iter().collect()
+    }
+}
+
+/// The bytes for one protocol and pickler, by the producers that wrote them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stability {
+    pub protocol: u32,
+    pub pickler: Pickler,
+    /// Each group wrote the same bytes (hex), in the order of their first producer.
+    pub groups: ByteGroups,
+}
+
+/// The value's description is the same on every producer that built it: what loaded can be
+/// compared with it. Values that build differently are not compared.
+pub fn reference(obs: &Observation) -> Option<&str> {
+    let mut built = obs.canon.values().filter_map(|c| c.as_ref().ok());
+    let first = built.next()?;
+    built.all(|c| c == first).then_some(first.as_str())
+}
+
+pub fn findings(obs: &Observation) -> Vec<Finding> {
+    let mut out = dump_findings(obs);
+    if let Some(reference) = reference(obs) {
+        out.extend(load_findings(obs, reference));
+    }
+    out.extend(parity_findings(obs));
+    out
+}
+
+/// The producers that pickled, and those that did not by what happened (with an example).
+type DumpGroups = (Vec<usize>, BTreeMap<String, (BTreeSet<usize>, String)>);
+
+/// Producers that wrote the same bytes, and the bytes (hex).
+type ByteGroups = Vec<(BTreeSet<usize>, String)>;
+
+fn dump_findings(obs: &Observation) -> Vec<Finding> {
+    let mut by: BTreeMap<(u32, Pickler), DumpGroups> = BTreeMap::new();
+    for (&(p, proto, k), outcome) in &obs.dumps {
+        let entry = by.entry((proto, k)).or_default();
+        match outcome {
+            Outcome::Ok(..) => entry.0.push(p),
+            other => {
+                let group = entry
+                    .1
+                    .entry(other.label())
+                    .or_insert_with(|| (BTreeSet::new(), detail(other)));
+                group.0.insert(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for ((protocol, pickler), (ok, bad)) in by {
+        let Some(&witness) = ok.first() else { continue };
+        for (observed, (producers, detail)) in bad {
+            out.push(Finding {
+                oracle: Oracle::DumpDiffers,
+                protocol,
+                pickler,
+                unpickler: None,
+                observed,
+                producers,
+                consumers: BTreeSet::new(),
+                witness: Some(witness),
+                detail,
+            });
+        }
+    }
+    out
+}
+
+fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
+    let mut groups: BTreeMap<(Oracle, u32, Pickler, Pickler, String), Finding> = BTreeMap::new();
+    for (&(p, protocol, pickler, c, u), outcome) in &obs.loads {
+        let (oracle, observed, detail) = match outcome {
+            Outcome::Ok(canon, _) if canon == reference => continue,
+            Outcome::Ok(canon, _) => (
+                Oracle::ValueDiffers,
+                "value".to_string(),
+                format!("loaded {canon}, pickled {reference}"),
+            ),
+            other => (Oracle::LoadDiffers, other.label(), detail(other)),
+        };
+        let f = groups
+            .entry((oracle, protocol, pickler, u, observed.clone()))
+            .or_insert_with(|| Finding {
+                oracle,
+                protocol,
+                pickler,
+                unpickler: Some(u),
+                observed,
+                producers: BTreeSet::new(),
+                consumers: BTreeSet::new(),
+                witness: None,
+                detail,
+            });
+        f.producers.insert(p);
+        f.consumers.insert(c);
+    }
+    groups.into_values().collect()
+}
+
+fn parity_findings(obs: &Observation) -> Vec<Finding> {
+    let mut by: BTreeMap<u32, Finding> = BTreeMap::new();
+    for (&(p, protocol, k), outcome) in &obs.dumps {
+        let (Pickler::C, Outcome::Ok(_, Some(c_opt))) = (k, outcome) else {
+            continue;
+        };
+        let Some(Outcome::Ok(_, Some(py_opt))) = obs.dumps.get(&(p, protocol, Pickler::Py)) else {
+            continue;
+        };
+        if c_opt == py_opt {
+            continue;
+        }
+        by.entry(protocol)
+            .or_insert_with(|| Finding {
+                oracle: Oracle::Parity,
+                protocol,
+                pickler: Pickler::C,
+                unpickler: None,
+                observed: "bytes".into(),
+                producers: BTreeSet::new(),
+                consumers: BTreeSet::new(),
+                witness: None,
+                detail: format!(
+                    "C pickler (optimized): {c_opt}, Python pickler (optimized): {py_opt}"
+                ),
+            })
+            .producers
+            .insert(p);
+    }
+    by.into_values().collect()
+}
+
+/// The protocols and picklers whose bytes differ between producers.
+pub fn stability(obs: &Observation) -> Vec<Stability> {
+    let mut by: BTreeMap<(u32, Pickler), ByteGroups> = BTreeMap::new();
+    for (&(p, protocol, pickler), outcome) in &obs.dumps {
+        let Outcome::Ok(hex, _) = outcome else {
+            continue;
+        };
+        let groups = by.entry((protocol, pickler)).or_default();
+        match groups.iter_mut().find(|(_, h)| h == hex) {
+            Some((set, _)) => {
+                set.insert(p);
+            }
+            None => groups.push((BTreeSet::from([p]), hex.clone())),
+        }
+    }
+    by.into_iter()
+        .filter(|(_, g)| g.len() > 1)
+        .map(|((protocol, pickler), groups)| Stability {
+            protocol,
+            pickler,
+            groups,
+        })
+        .collect()
+}
+
+fn detail(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Error(t, m) => format!("{t}: {m}"),
+        Outcome::Crash(why) => why.clone(),
+        Outcome::Hang => "did not end within the time limit".into(),
+        Outcome::Ok(..) => String::new(),
+    }
+}

@@ -1,0 +1,243 @@
+# crosspickle explore: the helpers a generated value and its round trip need, the same in the
+# worker and in every case file explore writes (valid on Python 2.7 and every Python 3).
+import sys
+PY2 = sys.version_info[0] == 2
+if PY2:
+    range_ = xrange  # noqa: F821
+else:
+    range_ = range
+
+# The classes explore ships, as module explore_types (made here, so that a case file needs
+# nothing installed): pickled by reference, each a way of customising pickling.
+_EXPLORE_TYPES = """
+import collections
+try:
+    import copyreg
+except ImportError:
+    import copy_reg as copyreg
+
+
+class Plain(object):
+    def __init__(self, a):
+        self.a = a
+
+
+class Reduce(object):
+    def __init__(self, a):
+        self.a = a
+
+    def __reduce__(self):
+        return (Reduce, (self.a,))
+
+
+class ReduceEx(object):
+    def __init__(self, a):
+        self.a = a
+
+    def __reduce_ex__(self, protocol):
+        return (ReduceEx, (self.a,))
+
+
+class State(object):
+    def __init__(self, a):
+        self.a = a
+
+    def __getstate__(self):
+        return {"state": self.a}
+
+    def __setstate__(self, state):
+        self.a = state["state"]
+
+
+class Slots(object):
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+
+class NewArgsEx(object):
+    def __new__(cls, a):
+        self = object.__new__(cls)
+        self.a = a
+        return self
+
+    def __getnewargs_ex__(self):
+        return ((self.a,), {})
+
+
+class Copyreg(object):
+    def __init__(self, a):
+        self.a = a
+
+
+def _reduce_copyreg(obj):
+    return (Copyreg, (obj.a,))
+
+
+copyreg.pickle(Copyreg, _reduce_copyreg)
+Point = collections.namedtuple("Point", "x y")
+try:
+    import enum
+
+    class Color(enum.Enum):
+        RED = 1
+        GREEN = "g"
+except ImportError:
+    pass
+"""
+
+
+def _explore_types():
+    import types
+    if "explore_types" not in sys.modules:
+        module = types.ModuleType("explore_types")
+        exec(_EXPLORE_TYPES, module.__dict__)
+        sys.modules["explore_types"] = module
+
+
+_explore_types()
+
+
+def dumps_with(obj, protocol, which):
+    """Pickle obj with the C pickler ("c": _pickle, 2.7's cPickle) or the Python one ("py")."""
+    import io
+    import pickle
+    if which == "c":
+        if PY2:
+            import cPickle
+            return cPickle.dumps(obj, protocol)
+        import _pickle
+        return _pickle.dumps(obj, protocol)
+    f = io.BytesIO()
+    getattr(pickle, "_Pickler", pickle.Pickler)(f, protocol).dump(obj)
+    return f.getvalue()
+
+
+def loads_with(data, which):
+    """Unpickle data with the C unpickler ("c") or the Python one ("py"), default arguments."""
+    import io
+    import pickle
+    if which == "c":
+        if PY2:
+            import cPickle
+            return cPickle.loads(data)
+        import _pickle
+        return _pickle.loads(data)
+    return getattr(pickle, "_Unpickler", pickle.Unpickler)(io.BytesIO(data)).load()
+
+
+def canon(obj):
+    """A description of obj that reads the same on every interpreter (docs/explore.md)."""
+    import binascii
+    import json
+    ints = (int, long) if PY2 else (int,)  # noqa: F821
+    text_type = unicode if PY2 else str  # noqa: F821
+
+    def hexs(b):
+        return binascii.hexlify(bytes(b)).decode("ascii")
+
+    def flt(x):
+        return "nan" if x != x else x.hex()
+
+    def tz(t):
+        if t is None:
+            return None
+        off = t.utcoffset(None)
+        return [off.days * 86400 + off.seconds, off.microseconds, t.tzname(None)]
+
+    def key(o):
+        return json.dumps(walk(o, None), sort_keys=True)
+
+    def pairs(items, memo):
+        items = sorted(items, key=lambda kv: key(kv[0]))
+        return [[walk(k, None), walk(v, memo)] for k, v in items]
+
+    def seen(o, memo):
+        if memo is None:
+            return None
+        if id(o) in memo:
+            return ["ref", memo[id(o)][0]]
+        memo[id(o)] = (len(memo), o)
+        return None
+
+    def walk(o, memo):
+        t = type(o)
+        name = (t.__module__, t.__name__)
+        if o is None or o is Ellipsis or o is NotImplemented:
+            return [repr(o)]
+        if t is bool:
+            return ["bool", o]
+        if t in ints:
+            return ["int", str(o)]
+        if t is float:
+            return ["float", flt(o)]
+        if t is complex:
+            return ["complex", flt(o.real), flt(o.imag)]
+        if t is text_type:
+            return ["str", hexs(o.encode("utf-8"))]
+        if t is bytes:
+            return ["bytes", hexs(o)]
+        if t is tuple:
+            return ["tuple", [walk(x, memo) for x in o]]
+        if t is frozenset:
+            return ["frozenset", sorted(key(x) for x in o)]
+        if t is slice:
+            return ["slice", walk(o.start, memo), walk(o.stop, memo), walk(o.step, memo)]
+        if t is range_:
+            return ["range", [str(x) for x in o]]
+        if name[0] == "explore_types":
+            return ours(o, memo)
+        if name[1] in ("Pattern", "SRE_Pattern"):
+            return ["Pattern", walk(o.pattern, memo), o.flags & ~32]
+        if name[0] == "array":
+            return ["array", o.typecode, [str(x) for x in o.tolist()]]
+        if name[0].startswith("pathlib"):
+            return ["path", name[1], str(o)]
+        simple = SIMPLE.get(name)
+        if simple is not None:
+            return [name[1]] + simple(o)
+        ref = seen(o, memo)
+        if ref is not None:
+            return ref
+        if t is bytearray:
+            return ["bytearray", hexs(o)]
+        if t is list:
+            return ["list", [walk(x, memo) for x in o]]
+        if t is set:
+            return ["set", sorted(key(x) for x in o)]
+        if t is dict:
+            return ["dict", pairs(o.items(), memo)]
+        if name == ("collections", "OrderedDict"):
+            return ["OrderedDict", [[walk(k, None), walk(v, memo)] for k, v in o.items()]]
+        if name == ("collections", "Counter"):
+            return ["Counter", pairs(o.items(), memo)]
+        if name == ("collections", "defaultdict"):
+            factory = getattr(o.default_factory, "__name__", repr(o.default_factory))
+            return ["defaultdict", factory, pairs(o.items(), memo)]
+        if name == ("collections", "deque"):
+            return ["deque", o.maxlen, [walk(x, memo) for x in o]]
+        return ["object", "%s.%s" % name, repr(o)]
+
+    def ours(o, memo):
+        name = type(o).__name__
+        if name == "Point":
+            return ["Point", [walk(x, memo) for x in o]]
+        if name == "Color":
+            return ["Color", o.name]
+        ref = seen(o, memo)
+        if ref is not None:
+            return ref
+        return [name, walk(o.a, memo)]
+
+    SIMPLE = {
+        ("datetime", "datetime"): lambda o: [o.replace(tzinfo=None).isoformat(), getattr(o, "fold", 0), tz(o.tzinfo)],
+        ("datetime", "time"): lambda o: [o.replace(tzinfo=None).isoformat(), getattr(o, "fold", 0), tz(o.tzinfo)],
+        ("datetime", "date"): lambda o: [o.isoformat()],
+        ("datetime", "timedelta"): lambda o: [o.days, o.seconds, o.microseconds],
+        ("datetime", "timezone"): lambda o: [tz(o)],
+        ("decimal", "Decimal"): lambda o: [str(o)],
+        ("fractions", "Fraction"): lambda o: [str(o.numerator), str(o.denominator)],
+        ("uuid", "UUID"): lambda o: [str(o)],
+    }
+    return json.dumps(walk(obj, {}), sort_keys=True, separators=(",", ":"))
