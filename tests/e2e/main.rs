@@ -6,6 +6,7 @@ mod bisect;
 mod corpus;
 mod cpython_build;
 mod docs;
+mod download;
 mod format2;
 mod hardening;
 mod harness;
@@ -23,6 +24,7 @@ fn main() {
     let mut trials = Vec::new();
     trials.extend(corpus::trials());
     trials.extend(docs::trials());
+    trials.extend(download::trials());
     trials.extend(format2::trials());
     trials.extend(init::trials());
     trials.extend(harness::trials());
