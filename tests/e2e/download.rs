@@ -268,6 +268,43 @@ fn auto_installs() -> TestResult {
     check(
         again["interpreters"][0]["executable"] == interpreters[0]["executable"],
         format!("not found again: {}", again["interpreters"]),
+    )?;
+
+    // `always`, with the pyenv source on and pyenv's 3.12 found: uv is asked all the same
+    // (it has it already), and 3.12 selects both, labelled apart.
+    std::fs::write(
+        d.join("only-uv.toml"),
+        "[discovery]\npath = false\nconda = false\n",
+    )
+    .unwrap();
+    let pyenv_root = install.parent().and_then(Path::parent).unwrap();
+    let run = Run::from(
+        isolated(d, "3.12", Some(&uv))
+            .env("PYENV_ROOT", pyenv_root)
+            .args(["--download-python", "always", "--json"])
+            .arg(&json)
+            .output()
+            .unwrap(),
+    );
+    run.expect_code(0)?;
+    let both = json_at(&json);
+    let executables: Vec<PathBuf> = both["interpreters"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|i| PathBuf::from(i["executable"].as_str().unwrap_or_default()))
+        .collect();
+    check(
+        executables.len() == 2
+            && executables.contains(&exe)
+            && executables.contains(&std::fs::canonicalize(&python).unwrap()),
+        format!("always: {executables:?}\n{}", run.stderr),
+    )?;
+    check(
+        run.stderr
+            .contains("note: --download-python always: installing `3.12`"),
+        format!("always did not ask uv:\n{}", run.stderr),
     )
 }
 
