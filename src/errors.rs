@@ -31,7 +31,7 @@ pub enum Error {
     #[error("invalid version request `{request}`: {reason}")]
     VersionRequest { request: String, reason: String },
 
-    #[error("no interpreter matches {}\n{found}\nInstall it (for instance with `pyenv install` or `uv python install`), name it in pythons.toml, or pass --skip-missing", format_requests(.requests))]
+    #[error("no interpreter matches {}\n{found}\nInstall it (with `pyenv install`, or `--download-python auto` to have uv install it into the cache), name it in pythons.toml, or pass --skip-missing", format_requests(.requests))]
     MissingInterpreters {
         requests: Vec<String>,
         found: String,

@@ -61,6 +61,22 @@ pub struct PythonOptions {
     /// Seconds an interpreter has to answer the probe [default: 20]
     #[arg(long, value_name = "SECONDS", hide = true)]
     pub probe_timeout: Option<f64>,
+    /// Install requested interpreters with `uv python install` into the cache folder: never,
+    /// auto (a --python request nothing found matches), always (every request uv can serve,
+    /// even one found)
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = DownloadPython::Never, env = "CROSSPICKLE_DOWNLOAD_PYTHON")]
+    pub download_python: DownloadPython,
+}
+
+/// `--download-python`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DownloadPython {
+    /// Use what is installed
+    Never,
+    /// Install a request that nothing found matches
+    Auto,
+    /// Install every request uv can serve, also one that something found matches
+    Always,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -289,7 +289,10 @@ async fn bisect_step_inner(args: BisectStepArgs, cancel: &CancellationToken) -> 
         // A path (the usual case under `git bisect run`) is probed alone, without discovery.
         PythonRequest::Path(path) => probe_alone(&path, &args.pythons, &settings).await,
         _ => {
-            let found = super::interpreters::for_running(&args.pythons, &settings, None).await?;
+            let found = super::interpreters::for_running(&args.pythons, &settings, None)
+                .await
+                // bisect-step prints any error and aborts the bisection alike.
+                .map_err(|e| Error::Usage(e.to_string()))?;
             match found.into_iter().find(|i| i.unusable.is_none()) {
                 Some(i) => Ok(i),
                 None => Err(format!("`{request}` is not usable")),

@@ -5,6 +5,7 @@
 
 use crate::bisect::BisectError;
 use crate::errors::Error;
+use crate::sys::process::ToolError;
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
@@ -21,6 +22,9 @@ pub enum Failure {
     Input(#[from] Error),
     #[error(transparent)]
     Bisect(#[from] BisectError),
+    /// A tool crosspickle ran for the user failed (`uv python install`), or Ctrl-C stopped it.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
     /// Something crosspickle needs for itself failed.
     #[error("{context}: {source}")]
     System {
@@ -43,6 +47,8 @@ impl Failure {
             Failure::Input(_) => EXIT_USAGE,
             Failure::Bisect(BisectError::Input(_) | BisectError::Request(_)) => EXIT_USAGE,
             Failure::Bisect(BisectError::Interrupted) => EXIT_INTERRUPTED,
+            Failure::Tool(e) if e.is_cancelled() => EXIT_INTERRUPTED,
+            Failure::Tool(_) => EXIT_SYSTEM,
             Failure::Bisect(
                 BisectError::Tool(_) | BisectError::Listing { .. } | BisectError::Io { .. },
             )
@@ -54,6 +60,7 @@ impl Failure {
     pub fn message(&self) -> String {
         match self {
             Failure::Bisect(BisectError::Interrupted) => "interrupted".to_string(),
+            Failure::Tool(e) if e.is_cancelled() => "interrupted".to_string(),
             other => format!("error: {other}"),
         }
     }

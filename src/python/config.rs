@@ -127,6 +127,9 @@ pub struct PythonsConfig {
     pub sources: Sources,
     /// Named interpreters, paths resolved against the file's folder.
     pub named: IndexMap<String, PathBuf>,
+    /// crosspickle's own folder of uv-installed interpreters (`--download-python`), which the
+    /// uv source searches besides uv's.
+    pub downloads: Option<PathBuf>,
 }
 
 impl PythonsConfig {
@@ -155,6 +158,7 @@ impl PythonsConfig {
             file: Some(path.to_path_buf()),
             sources: raw.discovery,
             named,
+            downloads: None,
         })
     }
 }

@@ -65,8 +65,9 @@ pub fn candidates(config: &PythonsConfig) -> Vec<Candidate> {
                     .or_else(|| home.as_ref().map(|h| h.join(".local/share")))
                     .map(|d| d.join("uv/python"))
             });
-        if let Some(root) = root {
-            install_dirs(&root, Source::Uv, &mut out);
+        // ... and crosspickle's own installs, made by `--download-python`.
+        for root in root.iter().chain(&config.downloads) {
+            install_dirs(root, Source::Uv, &mut out);
         }
     }
     if config.sources.on(Source::Conda) {

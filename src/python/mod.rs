@@ -1,10 +1,11 @@
 //! Python interpreters: what one is ([`Interpreter`], its [`Implementation`]), where they are
 //! found ([`discover`], from which [`Source`]), what each says about itself ([`probe`]), which
-//! ones the user asked for ([`request`]), and the environment every Python process crosspickle
+//! ones the user asked for ([`request`]), which of those uv installs when asked ([`download`]), and the environment every Python process crosspickle
 //! starts gets ([`sanitized_env`]).
 
 pub mod config;
 pub mod discover;
+pub mod download;
 mod environ;
 pub mod probe;
 pub mod request;

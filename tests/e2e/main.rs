@@ -8,6 +8,7 @@ mod cpython_build;
 mod docs;
 mod expected;
 mod explore;
+mod download;
 mod format2;
 mod github;
 mod hardening;
@@ -32,6 +33,7 @@ fn main() {
     trials.extend(docs::trials());
     trials.extend(expected::trials());
     trials.extend(explore::trials());
+    trials.extend(download::trials());
     trials.extend(format2::trials());
     trials.extend(init::trials());
     trials.extend(github::trials());
