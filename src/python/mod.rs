@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::version::PythonVersion;
 
-pub use environ::sanitized_env;
+pub use environ::{isolating_flags, sanitized_env};
 
 /// A Python implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -16,6 +16,7 @@ mod reports;
 mod requires;
 mod roundtrip;
 mod support;
+mod surround;
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
@@ -34,5 +35,6 @@ fn main() {
     trials.extend(cpython_build::trials());
     trials.extend(reports::trials());
     trials.extend(roundtrip::trials());
+    trials.extend(surround::trials());
     libtest_mimic::run(&args, trials).exit();
 }
