@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::args::{IsolationArg, RunArgs};
-use super::failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
 use super::settings::Settings;
 use crate::case::{Case, Isolation, Params};
 use crate::env::EnvOptions;
@@ -30,7 +30,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     let options = execute_options(&args, &settings)?;
     announce_environments(&plan, &options.environments);
 
-    let (cancel, interrupted) = super::interrupt::cancel_on_ctrl_c();
+    let (cancel, interrupted) = super::interrupt::cancel_on_signals();
     let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose);
     let executed = execute(&plan, &options, cancel, &mut |event| {
         terminal.on_event(event)
@@ -42,7 +42,8 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     if was_interrupted {
         results.partial = true;
         results.partial_reason = Some(format!(
-            "interrupted (Ctrl-C) after {} of {} runs",
+            "interrupted ({}) after {} of {} runs",
+            super::interrupt::what(),
             results.runs.len(),
             plan.runs.len()
         ));
@@ -52,7 +53,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     crate::sys::stdout::emit(&terminal.finish(&results));
     written?;
     Ok(if was_interrupted {
-        EXIT_INTERRUPTED
+        super::interrupt::exit_code()
     } else if results.failed() {
         EXIT_FAILED
     } else {

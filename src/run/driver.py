@@ -75,6 +75,8 @@ def _serve():
     me = os.getpid()
     buf = b""
     names, preloaded, cannot_fork = [], [], None
+    # Children started and not reaped yet: each leads a session (and group) of its own.
+    children = set()
     while True:
         nl = buf.find(b"\n")
         if nl < 0:
@@ -86,7 +88,9 @@ def _serve():
                 raise
             if not chunk:
                 # Nothing more to do. The server never ran case code: it has nothing to
-                # finalise that anyone could see, and crosspickle waits for it to be gone.
+                # finalise that anyone could see, and crosspickle waits for it to be gone. A
+                # child still there (crosspickle was killed) ends with its group.
+                _end_groups(children)
                 os._exit(0)
             buf += chunk
             continue
@@ -125,13 +129,28 @@ def _serve():
                 os.setsid()
                 _fresh_stdin()
                 return rest, me, names
+            children.add(pid)
             write(1, b"started " + ident + b" " + _ascii(str(pid)) + b"\n")
         elif verb == b"reap":
+            children.discard(int(rest))
             try:
                 status = waitpid(int(rest), 0)[1]
             except OSError:
                 status = -1
             write(1, b"exited " + rest + b" " + _ascii(str(status)) + b"\n")
+
+
+def _end_groups(children):
+    # Kill each child's group (its pid: it made a session of its own), or the child alone if
+    # it has not made it yet. A child not reaped keeps its pid: no other process has it.
+    for pid in children:
+        try:
+            os.killpg(pid, 9)
+        except OSError:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
 
 
 def _import(names):

@@ -1,7 +1,12 @@
 //! What surrounds a run must not change what crosspickle reports (issue 23): the caller's
 //! folder, signals, a shared cache, huge merges, hostile text.
 
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
 use libtest_mimic::Trial;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 
 use crate::support::*;
 
@@ -9,11 +14,32 @@ pub fn trials() -> Vec<Trial> {
     let t = |name: &str, needs: &[&str], f: fn() -> TestResult| {
         trial(&format!("surround::{name}"), needs, f)
     };
-    vec![t(
+    let mut all = vec![t(
         "the_callers_pickle_and_json_do_not_answer_for_the_interpreter",
         &["2.7", "3.12"],
         callers_folder_does_not_answer,
-    )]
+    )];
+    all.extend(trials_in_both(
+        "surround::sigterm_ends_the_run_as_ctrl_c_does",
+        &["3.12"],
+        |iso| stopped_by(iso, Signal::SIGTERM),
+    ));
+    all.extend(trials_in_both(
+        "surround::sighup_ends_the_run_as_ctrl_c_does",
+        &["3.12"],
+        |iso| stopped_by(iso, Signal::SIGHUP),
+    ));
+    all.extend(trials_in_both(
+        "surround::nothing_outlives_a_killed_crosspickle",
+        &["3.12"],
+        killed,
+    ));
+    all.push(t(
+        "a_pip_install_does_not_outlive_a_killed_crosspickle",
+        &["3.12"],
+        pip_does_not_outlive,
+    ));
+    all
 }
 
 /// A folder of a project with modules of its own named as the standard library's: a
@@ -126,4 +152,228 @@ fn callers_folder_does_not_answer() -> TestResult {
         "the older crosspickle's cache was kept as it was",
     )?;
     Ok(())
+}
+
+/// A folder with a case that passes and one that writes its pid to `spin.pid` and then spins
+/// (its time limit a minute away), and a TMPDIR of its own.
+fn spinning_folder() -> tempfile::TempDir {
+    let dir = folder(&[
+        ("cases/quick.yaml", "title: quick\ncode: pass\n"),
+        ("tmp/.keep", ""),
+    ]);
+    let pid_file = dir.path().join("spin.pid");
+    let spin = format!(
+        "title: spins\ntimeout: 60\ncode: |\n  import os\n  f = open({:?}, 'w')\n  \
+         f.write(str(os.getpid()))\n  f.close()\n  while True:\n      pass\n",
+        path_str(&pid_file)
+    );
+    std::fs::write(dir.path().join("cases/spin.yaml"), spin).unwrap();
+    std::fs::remove_file(dir.path().join("tmp/.keep")).unwrap();
+    dir
+}
+
+/// crosspickle started on the spinning folder, once the spinning case has started: the child
+/// and the case's pid.
+fn start_spinning(
+    dir: &Path,
+    iso: &str,
+) -> Result<(std::process::Child, i32), libtest_mimic::Failed> {
+    let mut args = args_on(&["3.12"], &["cases", "--isolation", iso, "--json"]);
+    args.push(path_str(&dir.join("results.json")));
+    let mut child = crosspickle(dir)
+        .args(&args)
+        .env("TMPDIR", dir.join("tmp"))
+        .stdout(std::fs::File::create(dir.join("stdout"))?)
+        .stderr(std::fs::File::create(dir.join("stderr"))?)
+        .spawn()?;
+    let pid_file = dir.join("spin.pid");
+    let start = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            std::thread::sleep(Duration::from_millis(300));
+            return Ok((child, pid));
+        }
+        if start.elapsed() > Duration::from_secs(60) || child.try_wait()?.is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            let said = std::fs::read_to_string(dir.join("stderr")).unwrap_or_default();
+            return Err(format!("the spinning case never started: {said}").into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Process `pid` is gone (or a zombie) within `within`.
+fn gone_within(pid: i32, within: Duration) -> bool {
+    let start = Instant::now();
+    loop {
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
+            .unwrap_or(true);
+        if kill(Pid::from_raw(pid), None).is_err() || zombie {
+            return true;
+        }
+        if start.elapsed() > within {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `child` ends within `within`: its exit code (a signal's death is 128 and its number).
+fn ended_within(
+    child: &mut std::process::Child,
+    within: Duration,
+) -> Result<i32, libtest_mimic::Failed> {
+    use std::os::unix::process::ExitStatusExt;
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status.code().unwrap_or(128 + status.signal().unwrap_or(0)));
+        }
+        if start.elapsed() > within {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("crosspickle did not end within {within:?}").into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The entries of folder `dir`.
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|e| e.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+/// SIGTERM or SIGHUP while a case spins: the run ends as with Ctrl-C (the spinning case ended
+/// with its group, the report written and marked partial, the temporary folders removed), and
+/// crosspickle exits with 128 and the signal's number.
+fn stopped_by(iso: &str, signal: Signal) -> TestResult {
+    let dir = spinning_folder();
+    let (mut child, spinner) = start_spinning(dir.path(), iso)?;
+    kill(Pid::from_raw(child.id() as i32), signal)?;
+    let code = ended_within(&mut child, Duration::from_secs(20));
+    let spinner_gone = gone_within(spinner, Duration::from_secs(3));
+    if !spinner_gone {
+        let _ = kill(Pid::from_raw(spinner), Signal::SIGKILL);
+    }
+    let code = code?;
+    let stderr = std::fs::read_to_string(dir.path().join("stderr"))?;
+    check(
+        code == 128 + signal as i32,
+        format!(
+            "exit {code} on {signal} (wanted {}): {stderr}",
+            128 + signal as i32
+        ),
+    )?;
+    check(spinner_gone, format!("the spinning case outlived {signal}"))?;
+    let json = json_at(&dir.path().join("results.json"));
+    let reason = json["partial_reason"].as_str().unwrap_or_default();
+    check(
+        json["partial"] == true && reason.contains(signal.as_str()),
+        format!(
+            "the report after {signal}: partial {}, reason {reason:?}",
+            json["partial"]
+        ),
+    )?;
+    let left = entries(&dir.path().join("tmp"));
+    check(left.is_empty(), format!("temporary folders left: {left:?}"))
+}
+
+/// SIGKILL of crosspickle while a case spins (a run of its own, or a fork server's child):
+/// the case does not outlive it by more than a few seconds.
+fn killed(iso: &'static str) -> TestResult {
+    let dir = spinning_folder();
+    let (mut child, spinner) = start_spinning(dir.path(), iso)?;
+    child.kill()?;
+    child.wait()?;
+    let gone = gone_within(spinner, Duration::from_secs(5));
+    if !gone {
+        let _ = kill(Pid::from_raw(spinner), Signal::SIGKILL);
+    }
+    check(
+        gone,
+        format!("the spinning case ({iso}) was still running 5 s after crosspickle was killed"),
+    )
+}
+
+/// The pids of the processes whose command line holds `needle`.
+fn processes_with(needle: &str) -> Vec<i32> {
+    entries(Path::new("/proc"))
+        .iter()
+        .filter_map(|p| {
+            let pid: i32 = p.file_name()?.to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(p.join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline)
+                .contains(needle)
+                .then_some(pid)
+        })
+        .collect()
+}
+
+/// SIGKILL of crosspickle while pip installs the requirements of an environment from an index
+/// that never answers: pip, and the pip it starts for the environment's interpreter (`pip
+/// --python`), are gone within a few seconds.
+fn pip_does_not_outlive() -> TestResult {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let asked_too = asked.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+            asked_too.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let name = format!("crosspickle-never-answers-{}", std::process::id());
+    let dir = folder(&[(
+        "cases/needs.yaml",
+        &format!("title: needs a package\nrequires: [\"{name}==1.0\"]\ncode: pass\n"),
+    )]);
+    let mut args = args_on(&["3.12"], &["cases", "--cache-dir"]);
+    args.push(path_str(&dir.path().join("cache")));
+    let mut child = crosspickle(dir.path())
+        .args(&args)
+        .env("PIP_INDEX_URL", format!("http://127.0.0.1:{port}/simple"))
+        .env("CROSSPICKLE_INSTALLER", "pip")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let start = Instant::now();
+    let pips = loop {
+        // Waiting for the index: pip, and the pip it started for the environment's interpreter.
+        let waiting = asked.load(std::sync::atomic::Ordering::SeqCst);
+        if waiting || start.elapsed() > Duration::from_secs(60) {
+            break processes_with(&name);
+        }
+        if child.try_wait()?.is_some() {
+            return Err("crosspickle ended before pip was installing".into());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill()?;
+    child.wait()?;
+    check(
+        asked.load(std::sync::atomic::Ordering::SeqCst) && !pips.is_empty(),
+        "pip never asked the index",
+    )?;
+    let left: Vec<i32> = pips
+        .iter()
+        .copied()
+        .filter(|&pid| !gone_within(pid, Duration::from_secs(5)))
+        .collect();
+    for &pid in &left {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    check(
+        left.is_empty(),
+        format!("of pip's processes {pips:?}, {left:?} outlived crosspickle by 5 s"),
+    )
 }
