@@ -586,8 +586,9 @@ fn reaper() -> Option<&'static std::sync::Mutex<std::process::ChildStdin>> {
         std::sync::OnceLock::new();
     REAPER_INPUT
         .get_or_init(|| {
+            // (`-f`: the groups' numbers are never taken for file names.)
             let mut child = std::process::Command::new("/bin/sh")
-                .args(["-c", REAPER])
+                .args(["-f", "-c", REAPER])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

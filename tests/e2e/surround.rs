@@ -35,6 +35,11 @@ pub fn trials() -> Vec<Trial> {
         killed,
     ));
     all.push(t(
+        "cache_clean_while_another_crosspickle_runs_changes_no_verdict",
+        &["3.12"],
+        clean_while_running,
+    ));
+    all.push(t(
         "a_pip_install_does_not_outlive_a_killed_crosspickle",
         &["3.12"],
         pip_does_not_outlive,
@@ -376,4 +381,84 @@ fn pip_does_not_outlive() -> TestResult {
         left.is_empty(),
         format!("of pip's processes {pips:?}, {left:?} outlived crosspickle by 5 s"),
     )
+}
+
+/// `cache clean` while another crosspickle runs (each case a run of its own, which boots from
+/// the cache's driver): the runs are not touched (what they need is kept: the runs hold a lease
+/// on the cache), and it is cleaned once they end; a cache whose driver is removed anyway (by
+/// hand, or by a crosspickle that knows no lease) gets it back for the next run.
+fn clean_while_running() -> TestResult {
+    let mut files: Vec<(String, String)> = (0..24)
+        .map(|i| {
+            (
+                format!("cases/slow{i}.yaml"),
+                format!("title: slow {i}\ncode: |\n  import time\n  time.sleep(0.3)\n"),
+            )
+        })
+        .collect();
+    files.push(("cache/.keep".into(), String::new()));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let dir = folder(&files);
+    let cache = dir.path().join("cache");
+    let drivers = cache.join("drivers");
+    for tamper in ["cache clean", "rm -r drivers"] {
+        let mut args = args_on(
+            &["3.12"],
+            &["cases", "--isolation", "exec", "-j", "2", "--cache-dir"],
+        );
+        args.push(path_str(&cache));
+        args.push("--json".into());
+        args.push(path_str(&dir.path().join("results.json")));
+        let mut child = crosspickle(dir.path())
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        // Once the first runs have booted from the cache's driver.
+        let start = Instant::now();
+        while !has_compiled_forms(&drivers) && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let cleaned = if tamper == "cache clean" {
+            cache_command(dir.path(), &cache, &["clean"]).stdout
+        } else {
+            std::fs::remove_dir_all(&drivers)?;
+            String::new()
+        };
+        let code = ended_within(&mut child, Duration::from_secs(120))?;
+        let json = json_at(&dir.path().join("results.json"));
+        let verdicts: Vec<String> = runs(&json)
+            .iter()
+            .map(|r| r["verdict"].as_str().unwrap_or("").to_string())
+            .collect();
+        let ok = verdicts.iter().filter(|v| *v == "ok").count();
+        check(
+            code == 0 && ok == 24,
+            format!("after `{tamper}` under a run: exit {code}, {ok} of 24 ok ({verdicts:?}); clean said: {cleaned}"),
+        )?;
+        if tamper == "cache clean" {
+            check(
+                cleaned.contains("another crosspickle is running"),
+                format!("clean under a run said: {cleaned}"),
+            )?;
+            let after = cache_command(dir.path(), &cache, &["clean"]);
+            check(
+                after.stdout.starts_with("removed ") && !drivers.exists(),
+                format!("clean once the run ended: {}", after.stdout),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// A folder of `drivers/` holds a compiled form of the driver.
+fn has_compiled_forms(drivers: &Path) -> bool {
+    entries(drivers)
+        .iter()
+        .flat_map(|d| entries(d))
+        .any(|f| f.extension().is_some_and(|e| e == "bin"))
 }
