@@ -37,8 +37,9 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
         for c in &results.conflicts {
             let name = c.name();
             out.push_str(&format!(
-                "CONFLICT {name} on {}: {}\n",
-                c.python,
+                "CONFLICT {} on {}: {}\n",
+                crate::report::text::one_line(&name),
+                crate::report::text::one_line(&c.python),
                 crate::report::text::clean(&c.describe())
             ));
         }

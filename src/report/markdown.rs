@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use super::grid::Grid;
-use super::text::{self, escape, is_web_link, Budget};
+use super::text::{self, is_web_link, Budget};
 use super::view::{self, RunView};
 use crate::errors::Error;
 use crate::results::Results;
@@ -187,7 +187,7 @@ fn matrix(results: &Results) -> String {
             .and_then(|i| i.links.iter().find(|l| is_web_link(l)));
         match link {
             Some(url) => {
-                let _ = write!(out, "| [{name}](<{}>) |", url.replace(['<', '>', ' '], ""));
+                let _ = write!(out, "| [{name}]({}) |", text::link_target(url));
             }
             None => {
                 let _ = write!(out, "| {name} |");
@@ -222,7 +222,13 @@ fn matrix(results: &Results) -> String {
         .columns
         .iter()
         .filter(|c| c.header != c.label)
-        .map(|c| format!("{} = {}", escape(&c.header), escape(&c.label)))
+        .map(|c| {
+            format!(
+                "{} = {}",
+                text::html_line(&c.header),
+                text::html_line(&c.label)
+            )
+        })
         .collect();
     if !named.is_empty() {
         let _ = writeln!(out, "<sub>{}</sub>", named.join(" · "));
@@ -241,9 +247,9 @@ fn details(v: &RunView<'_>, allowance: usize) -> String {
     let mut out = format!(
         "<details><summary>{mark} <b>{}</b> <code>{}</code> on <code>{}</code>: {}</summary>\n\n",
         v.status(),
-        escape(&text::clean(&v.name)),
-        escape(&text::clean(v.python())),
-        escape(&text::clean_head(&v.explanation(), 300))
+        text::html_line(&v.name),
+        text::html_line(v.python()),
+        text::html_line(&text::clean_head(&v.explanation(), 300))
     );
     let mut text_block = text::clean_head(&v.plain_facts(), allowance / 4);
     let left = allowance.saturating_sub(text_block.len());
@@ -262,27 +268,10 @@ fn longest_run(text: &str, c: char) -> usize {
     best
 }
 
-/// Plain text for a Markdown table cell: every ASCII punctuation character backslash-escaped
-/// (so `|`, `*`, `<` and `[` stay text), line breaks as spaces.
+/// Plain text for a Markdown table cell ([`text::markdown`]): cleaned, on one line, every ASCII
+/// punctuation character backslash-escaped (so `|`, `*`, `<` and `[` stay text).
 pub fn md_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' | '\r' => out.push(' '),
-            c if c.is_ascii_punctuation()
-                && c != '.'
-                && c != '-'
-                && c != ','
-                && c != '='
-                && c != ':' =>
-            {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    text::markdown(s)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::io::IsTerminal;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::grid::Grid;
+use super::text::one_line;
 use super::view::{self, RunView};
 use crate::results::{Results, RunRecord};
 use crate::run::Event;
@@ -107,7 +108,7 @@ impl TerminalReporter {
                 }
             }
             Event::Notice { text } => {
-                let line = format!("warning: {text}");
+                let line = format!("warning: {}", super::text::clean(text));
                 match &self.progress {
                     Some(bar) => bar.suspend(|| eprintln!("{line}")),
                     None => eprintln!("{line}"),
@@ -132,11 +133,11 @@ impl TerminalReporter {
             .as_ref()
             .map(|o| format!("{:.2}s", o.duration_s))
             .unwrap_or_default();
-        let what: String = r.summary().chars().take(120).collect();
+        let what: String = one_line(&r.summary()).chars().take(120).collect();
         format!(
             "{verdict} {} on {} {} {}",
-            r.name(),
-            r.python,
+            one_line(&r.name()),
+            one_line(&r.python),
             self.style.dim(&time),
             self.style.dim(&what)
         )
@@ -179,7 +180,7 @@ pub fn summary(results: &Results, style: Style) -> String {
         let _ = write!(
             line,
             " — PARTIAL: {}",
-            results.partial_reason.as_deref().unwrap_or("interrupted")
+            one_line(results.partial_reason.as_deref().unwrap_or("interrupted"))
         );
     }
     line
@@ -187,7 +188,14 @@ pub fn summary(results: &Results, style: Style) -> String {
 
 /// Rows: cases with params (round trips: one row per producer); columns: interpreters.
 pub fn matrix(results: &Results, style: Style) -> String {
-    let grid = Grid::new(results);
+    let mut grid = Grid::new(results);
+    // Names and labels from case files and JSON files: no escape sequence reaches the terminal.
+    for row in &mut grid.rows {
+        row.name = one_line(&row.name);
+    }
+    for column in &mut grid.columns {
+        column.header = one_line(&column.header);
+    }
     let name_width = grid
         .rows
         .iter()
@@ -238,9 +246,9 @@ pub fn columns_legend(results: &Results, style: Style) -> String {
         .map(|i| {
             format!(
                 "{} = {} ({})",
-                i.short_label(),
-                i.label,
-                i.executable.display()
+                one_line(&i.short_label()),
+                one_line(&i.label),
+                one_line(&i.executable.display().to_string())
             )
         })
         .collect();
@@ -253,20 +261,25 @@ pub fn details(view: &RunView<'_>, style: Style) -> String {
     let head = format!(
         "{} {} on {}",
         view.status().to_uppercase(),
-        view.name,
-        view.python()
+        one_line(&view.name),
+        one_line(view.python())
     );
     let _ = writeln!(out, "\n{}", style.verdict(view.verdict(), &head));
     for fact in view.brief_facts() {
         let label = format!("{}:", fact.label);
-        let _ = writeln!(out, "  {label:<11}{}", fact.value.plain());
+        let _ = writeln!(
+            out,
+            "  {label:<11}{}",
+            super::text::clean(&fact.value.plain())
+        );
     }
     for section in &view.output {
         let (title, lines) = match section.name {
             "traceback" => ("traceback".to_string(), 12),
             name => (format!("{name} (tail)"), 15),
         };
-        let _ = writeln!(out, "  {title}:\n{}", indent_tail(section.text, lines));
+        let text = super::text::clean(section.text);
+        let _ = writeln!(out, "  {title}:\n{}", indent_tail(&text, lines));
     }
     out
 }

@@ -40,6 +40,11 @@ pub fn trials() -> Vec<Trial> {
         clean_while_running,
     ));
     all.push(t(
+        "hostile_text_is_neutral_in_markdown_and_on_the_terminal",
+        &["3.12"],
+        hostile_text,
+    ));
+    all.push(t(
         "a_pip_install_does_not_outlive_a_killed_crosspickle",
         &["3.12"],
         pip_does_not_outlive,
@@ -461,4 +466,123 @@ fn has_compiled_forms(drivers: &Path) -> bool {
         .iter()
         .flat_map(|d| entries(d))
         .any(|f| f.extension().is_some_and(|e| e == "bin"))
+}
+
+/// An exception whose type name holds blank lines and Markdown, a message with terminal escape
+/// sequences (OSC 52 clipboard, OSC 8 link, CSI), a case link with `|`, `(` and a backtick: the
+/// Markdown keeps each fold and each table row whole and holds no control character, and
+/// neither `run` nor `merge` prints an escape sequence that is not crosspickle's own colour,
+/// with `--color always`.
+fn hostile_text() -> TestResult {
+    let case = [
+        "title: hostile",
+        "links: ['https://example.invalid/a|b(c)`d']",
+        "code: |",
+        "  class E(Exception):",
+        "      pass",
+        "  E.__qualname__ = 'E\\n\\n## Injected heading\\n\\n[click](https://evil.invalid) | x'",
+        "  raise E('osc52 \\x1b]52;c;aGk=\\x07 link \\x1b]8;;https://evil.invalid\\x07here\\x1b]8;;\\x07 csi \\x1b[2J end')",
+        "",
+    ]
+    .join("\n");
+    let dir = folder(&[("cases/hostile.yaml", &case)]);
+    let md = dir.path().join("summary.md");
+    let mut args = args_on(&["3.12"], &["cases", "--color", "always", "--markdown"]);
+    args.push(path_str(&md));
+    let (run, json) = run_json(dir.path(), &args);
+    run.expect_code(1)?;
+    let markdown = std::fs::read_to_string(&md)?;
+    let controls: Vec<char> = markdown
+        .chars()
+        .filter(|c| c.is_control() && *c != '\n')
+        .collect();
+    check(
+        controls.is_empty(),
+        format!("control characters in the Markdown: {controls:?}"),
+    )?;
+    for line in markdown
+        .lines()
+        .filter(|l| l.starts_with("<details><summary>"))
+    {
+        check(
+            line.contains("</summary>"),
+            format!("a fold's summary spans lines: {line}"),
+        )?;
+    }
+    // Outside code blocks, no line of the case's text starts a line of Markdown.
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        }
+        check(
+            in_code || !line.starts_with("## Injected"),
+            format!("a case's text made a heading:\n{markdown}"),
+        )?;
+    }
+    let row = markdown
+        .lines()
+        .find(|l| l.starts_with("| [hostile]"))
+        .ok_or_else(|| format!("no matrix row for the case:\n{markdown}"))?;
+    let cells = row.replace("\\|", "").matches('|').count();
+    check(
+        cells == 3 && row.contains("%7C") && row.contains("%28") && row.contains("%60"),
+        format!("the row of a case whose link has `|`: {row}"),
+    )?;
+    let own_colour_only = |out: &str| {
+        let mut rest = out;
+        while let Some(i) = rest.find('\u{1b}') {
+            rest = &rest[i + 1..];
+            let sgr = rest.strip_prefix('[').is_some_and(|r| {
+                let end = r.find(|c: char| !(c.is_ascii_digit() || c == ';'));
+                end.is_some_and(|e| r[e..].starts_with('m'))
+            });
+            if !sgr {
+                return false;
+            }
+        }
+        !out.contains('\u{7}')
+    };
+    check(
+        own_colour_only(&run.stdout) && own_colour_only(&run.stderr),
+        format!("`run` printed escape sequences: {:?}", run.stdout),
+    )?;
+    check(
+        run.stdout.contains('\u{1b}'),
+        "--color always printed no colour",
+    )?;
+    // Labels from another machine's JSON, with an OSC 8 link in them.
+    let mut hostile = json.clone();
+    let evil = "cpython-3.12.1\u{1b}]8;;https://evil.invalid\u{7}x";
+    for i in hostile["interpreters"]
+        .as_array_mut()
+        .ok_or("interpreters")?
+    {
+        i["label"] = evil.into();
+    }
+    for r in hostile["runs"].as_array_mut().ok_or("runs")? {
+        r["python"] = evil.into();
+    }
+    let input = dir.path().join("other.json");
+    std::fs::write(&input, serde_json::to_vec(&hostile)?)?;
+    let merged = Run::from(
+        crosspickle(dir.path())
+            .arg("merge")
+            .arg(&input)
+            .args(["--color", "always", "--markdown"])
+            .arg(dir.path().join("merged.md"))
+            .output()?,
+    );
+    check(
+        (merged.code == 1) && own_colour_only(&merged.stdout),
+        format!(
+            "`merge` (exit {}) printed: {:?}",
+            merged.code, merged.stdout
+        ),
+    )?;
+    let merged_md = std::fs::read_to_string(dir.path().join("merged.md"))?;
+    check(
+        !merged_md.contains('\u{1b}') && !merged_md.contains('\u{7}'),
+        "control characters in the merged Markdown",
+    )
 }
