@@ -3,8 +3,10 @@
 //! verdict, the conflicts of a merge, then each failing run folded in `<details>`, and why the
 //! skipped runs were skipped (folded, one line per run name and reason).
 //!
-//! GitHub takes at most 1 MiB per step summary: the details stop once the whole text reaches
-//! [`TOTAL`] bytes and the summary says how many failing runs were left out.
+//! GitHub takes at most 1 MiB per step summary: the matrix is kept to [`MATRIX`] bytes (its rows
+//! with a failing run first, then as many others as fit, and a line saying how many were left
+//! out), the details stop once the whole text reaches [`TOTAL`] bytes, and the summary says how
+//! many failing runs were left out.
 
 use std::fmt::Write as _;
 
@@ -19,6 +21,8 @@ use crate::verdict::Verdict;
 pub const TOTAL: usize = 900 * 1024;
 /// Bytes of details of one failing run.
 pub const PER_RUN: usize = 8 * 1024;
+/// Bytes of the matrix's rows.
+pub const MATRIX: usize = 512 * 1024;
 
 /// The symbol of a verdict in the matrix.
 pub fn symbol(v: Verdict) -> &'static str {
@@ -179,7 +183,10 @@ fn matrix(results: &Results) -> String {
         out.push_str(" :-: |");
     }
     out.push('\n');
+    let mut rows = Vec::with_capacity(grid.rows.len());
     for row in &grid.rows {
+        let mut out = String::new();
+        let mut failing = false;
         let name = md_escape(&text::clean(&row.name));
         let link = results
             .cases
@@ -202,13 +209,16 @@ fn matrix(results: &Results) -> String {
                     } else {
                         ""
                     };
+                    failing |= r.verdict.fails_run() || !mark.is_empty();
                     let _ = write!(out, " {}{mark} |", symbol(r.verdict));
                 }
                 None => out.push_str("  |"),
             }
         }
         out.push('\n');
+        rows.push((out, failing));
     }
+    out.push_str(&bounded_rows(rows));
     let legend: Vec<String> = Verdict::ALL
         .iter()
         .map(|v| format!("{} {v}", symbol(*v)))
@@ -233,6 +243,47 @@ fn matrix(results: &Results) -> String {
     if !named.is_empty() {
         let _ = writeln!(out, "<sub>{}</sub>", named.join(" · "));
     }
+    out
+}
+
+/// The matrix's rows within [`MATRIX`] bytes: all of them when they fit; otherwise those with a
+/// failing run, then the others, as many as fit, in their order, and a line saying how many
+/// were left out and where every run is.
+fn bounded_rows(rows: Vec<(String, bool)>) -> String {
+    let all: usize = rows.iter().map(|(r, _)| r.len()).sum();
+    if all <= MATRIX {
+        return rows.into_iter().map(|(r, _)| r).collect();
+    }
+    let mut keep = vec![false; rows.len()];
+    let mut size = 0;
+    for pass in [true, false] {
+        for (i, (row, failing)) in rows.iter().enumerate() {
+            if *failing == pass && !keep[i] && size + row.len() <= MATRIX {
+                keep[i] = true;
+                size += row.len();
+            }
+        }
+    }
+    let left: Vec<bool> = rows
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| !**k)
+        .map(|((_, failing), _)| *failing)
+        .collect();
+    let mut out: String = rows
+        .into_iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|((r, _), _)| r)
+        .collect();
+    let failing_left = left.iter().filter(|f| **f).count();
+    let _ = writeln!(
+        out,
+        "\n{} of {} left out of this matrix to keep the summary under GitHub's 1 MiB ({} with a failing run; rows with one come first): every run is in the JSON, JUnit and HTML reports.",
+        left.len(),
+        text::count(keep.len(), "row", "rows"),
+        failing_left
+    );
     out
 }
 

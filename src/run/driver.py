@@ -386,8 +386,21 @@ def _exception_only(exc_type, exc):
     lines = [name + ": " + text + "\n" if text else name + "\n"]
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, (list, tuple)):
-        for note in notes:
-            lines.append(note + "\n" if isinstance(note, str) else "<note str() failed>\n")
+        # Bounded as the frames are (3.14's pickler adds a note per level of nesting): the
+        # first and last notes, each cut to _MAX_TEXT characters.
+        count = len(notes)
+        keep = _HEAD_FRAMES + _TAIL_FRAMES
+        for i, note in enumerate(notes):
+            if count > keep and _HEAD_FRAMES <= i < count - _TAIL_FRAMES:
+                if i == _HEAD_FRAMES:
+                    lines.append("[... %d notes omitted ...]\n" % (count - keep))
+                continue
+            if not isinstance(note, str):
+                lines.append("<note str() failed>\n")
+                continue
+            if len(note) > _MAX_TEXT:
+                note = note[:_MAX_TEXT] + "[... %d characters omitted]" % (len(note) - _MAX_TEXT)
+            lines.append(note + "\n")
     return lines
 
 

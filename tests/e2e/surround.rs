@@ -45,6 +45,16 @@ pub fn trials() -> Vec<Trial> {
         hostile_text,
     ));
     all.push(t(
+        "reports_of_100000_merged_runs_keep_their_size",
+        &["3.12"],
+        reports_of_many_runs,
+    ));
+    all.push(t(
+        "an_exception_with_200000_notes_writes_a_small_json",
+        &["3.12"],
+        many_notes,
+    ));
+    all.push(t(
         "a_pip_install_does_not_outlive_a_killed_crosspickle",
         &["3.12"],
         pip_does_not_outlive,
@@ -584,5 +594,123 @@ fn hostile_text() -> TestResult {
     check(
         !merged_md.contains('\u{1b}') && !merged_md.contains('\u{7}'),
         "control characters in the merged Markdown",
+    )
+}
+
+/// 100,000 merged runs (5,000 cases on 20 interpreters, 20% failing with a long traceback):
+/// JUnit under 30 MB, Markdown under 1 MiB with its matrix summarised (what was left out said),
+/// HTML bounded (no details for the runs that went as expected, and the page says so).
+fn reports_of_many_runs() -> TestResult {
+    let dir = folder(&[
+        ("cases/ok.yaml", "title: fine\ncode: pass\n"),
+        (
+            "cases/bad.yaml",
+            "title: bad\ncode: |\n  raise ValueError('boom')\n",
+        ),
+    ]);
+    let (run, base) = run_json(dir.path(), &args_on(&["3.12"], &["cases"]));
+    run.expect_code(1)?;
+    let find = |verdict: &str| {
+        runs(&base)
+            .into_iter()
+            .find(|r| r["verdict"] == verdict)
+            .ok_or_else(|| format!("no {verdict} run"))
+    };
+    let (bad, ok) = (find("regression")?, find("ok")?);
+    let interpreter = base["interpreters"][0].clone();
+    let long_traceback: String = (0..30)
+        .map(|k| format!("  File \"/some/long/path/module_{k}.py\", line {k}, in f{k}\n    call(argument_{k})\n"))
+        .collect();
+    let mut merged = base.clone();
+    merged["interpreters"] = (0..20)
+        .map(|i| {
+            let mut x = interpreter.clone();
+            x["label"] = format!("cpython-3.12.{i}").into();
+            x["version"] = format!("3.12.{i}").into();
+            x
+        })
+        .collect();
+    let mut cases = serde_json::Map::new();
+    let mut all = Vec::with_capacity(100_000);
+    for c in 0..5000 {
+        let id = format!("case-number-{c:05}-with-a-longish-name");
+        cases.insert(
+            id.clone(),
+            serde_json::json!({"title": format!("case {c}"), "path": format!("cases/{id}.yaml"),
+                               "links": [format!("https://example.org/issue/{c}")]}),
+        );
+        for i in 0..20 {
+            let mut r = if c % 5 == 0 { bad.clone() } else { ok.clone() };
+            r["case"] = id.clone().into();
+            r["python"] = format!("cpython-3.12.{i}").into();
+            if c % 5 == 0 {
+                let tb = format!("{}{long_traceback}", r["traceback"].as_str().unwrap_or(""));
+                r["traceback"] = tb.into();
+                r["stderr"] = "warning: something\n".repeat(20).into();
+            }
+            all.push(r);
+        }
+    }
+    merged["cases"] = cases.into();
+    merged["runs"] = all.into();
+    let input = dir.path().join("many.json");
+    std::fs::write(&input, serde_json::to_vec(&merged)?)?;
+    let (junit, md, html) = (
+        dir.path().join("many.xml"),
+        dir.path().join("many.md"),
+        dir.path().join("many.html"),
+    );
+    let out = crosspickle(dir.path())
+        .arg("merge")
+        .arg(&input)
+        .arg("--junit-xml")
+        .arg(&junit)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--html")
+        .arg(&html)
+        .stdout(std::process::Stdio::null())
+        .output()?;
+    let code = out.status.code().unwrap_or(-1);
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let (j, m, h) = (size(&junit), size(&md), size(&html));
+    eprintln!("100,000 merged runs: JUnit {j} B, Markdown {m} B, HTML {h} B");
+    check(code == 1, format!("merge exit {code}"))?;
+    check(j > 0 && j < 30_000_000, format!("JUnit {j} bytes"))?;
+    let markdown = std::fs::read_to_string(&md)?;
+    check(
+        m < 1024 * 1024 && markdown.contains("rows left out of this matrix"),
+        format!("Markdown {m} bytes"),
+    )?;
+    let page = std::fs::read_to_string(&html)?;
+    check(
+        h < 80_000_000
+            && page.contains("id=\"holds\"")
+            && page.matches("<section id=\"details-cell-").count() == 20_000,
+        format!("HTML {h} bytes"),
+    )
+}
+
+/// An exception with 200,000 notes (3.14's pickler adds one per nesting level): the JSON keeps
+/// the first and the last of them and says how many it left out.
+fn many_notes() -> TestResult {
+    let case = "title: notes\ncode: |\n  e = ValueError('deep')\n  e.__notes__ = ['note %d' % i for i in range(200000)]\n  raise e\n";
+    let dir = folder(&[("cases/notes.yaml", case)]);
+    let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &["cases"]));
+    run.expect_code(1)?;
+    let size = std::fs::metadata(dir.path().join("results.json"))?.len();
+    let traceback = runs(&json)
+        .first()
+        .and_then(|r| r["traceback"].as_str().map(String::from))
+        .unwrap_or_default();
+    check(
+        size < 200_000
+            && traceback.contains("note 0\n")
+            && traceback.contains("note 199999\n")
+            && traceback.contains("notes omitted"),
+        format!(
+            "{size} bytes of JSON; traceback ends {:?}",
+            &traceback[traceback.len().saturating_sub(300)..]
+        ),
     )
 }
