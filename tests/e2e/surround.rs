@@ -54,6 +54,12 @@ pub fn trials() -> Vec<Trial> {
         &["3.12"],
         many_notes,
     ));
+    all.push(t("a_closed_stderr_keeps_exit_2", &[], closed_stderr));
+    all.push(t(
+        "instance_of_is_shown_wherever_expected_is",
+        &["3.12"],
+        instance_of_shown,
+    ));
     all.push(t(
         "a_pip_install_does_not_outlive_a_killed_crosspickle",
         &["3.12"],
@@ -713,4 +719,54 @@ fn many_notes() -> TestResult {
             &traceback[traceback.len().saturating_sub(300)..]
         ),
     )
+}
+
+/// An error written to a stderr whose reader is gone (`crosspickle -p 3.99 2>&1 | head -2`):
+/// exit 2, as with a stderr that is open, and no panic.
+fn closed_stderr() -> TestResult {
+    let dir = folder(&[("cases/a.yaml", "title: a\ncode: pass\n")]);
+    let (read, write) = nix::unistd::pipe()?;
+    drop(read);
+    let out = crosspickle(dir.path())
+        .args(["-p", "3.99", "--pythons-toml", "/dev/null"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::from(write))
+        .output()?;
+    check(
+        out.status.code() == Some(2),
+        format!(
+            "exit {:?} with a closed stderr (wanted 2)",
+            out.status.code()
+        ),
+    )
+}
+
+/// A rule that expects `instance_of` says so in every report that says what was expected.
+fn instance_of_shown() -> TestResult {
+    let case = "title: io\nexpect:\n  - outcome: error\n    instance_of: KeyError\ncode: |\n  raise ValueError('x')\n";
+    let dir = folder(&[("cases/io.yaml", case)]);
+    let mut args = args_on(&["3.12"], &["cases"]);
+    for (flag, file) in [
+        ("--markdown", "m.md"),
+        ("--junit-xml", "j.xml"),
+        ("--html", "h.html"),
+    ] {
+        args.push(flag.into());
+        args.push(path_str(&dir.path().join(file)));
+    }
+    let (run, _) = run_json(dir.path(), &args);
+    run.expect_code(1)?;
+    check(
+        run.stdout
+            .contains("expected:  error: an instance of KeyError"),
+        format!("terminal: {}", run.stdout),
+    )?;
+    for file in ["m.md", "j.xml", "h.html"] {
+        let text = std::fs::read_to_string(dir.path().join(file))?;
+        check(
+            text.contains("an instance of KeyError"),
+            format!("{file} does not say instance_of"),
+        )?;
+    }
+    Ok(())
 }
