@@ -56,6 +56,11 @@ pub fn trials() -> Vec<Trial> {
     ));
     all.push(t("a_closed_stderr_keeps_exit_2", &[], closed_stderr));
     all.push(t(
+        "version_requests_that_match_nothing_or_mistype_an_operator",
+        &["3.12"],
+        version_requests,
+    ));
+    all.push(t(
         "instance_of_is_shown_wherever_expected_is",
         &["3.12"],
         instance_of_shown,
@@ -766,6 +771,38 @@ fn instance_of_shown() -> TestResult {
         check(
             text.contains("an instance of KeyError"),
             format!("{file} does not say instance_of"),
+        )?;
+    }
+    Ok(())
+}
+
+/// A version range that can match nothing (`<3.1`, a typo for `<3.10`) is an error at its
+/// line and column, in a case file and on the command line; a request with a mistyped operator
+/// says so without a stray colon at its end.
+fn version_requests() -> TestResult {
+    let case = "title: typo\nexpect:\n  - python: \">=3.8,<3.1\"\n    outcome: fail\ncode: pass\n";
+    let dir = folder(&[("cases/typo.yaml", case)]);
+    let (run, _) = run_json(dir.path(), &args_on(&["3.12"], &["cases"]));
+    run.expect_code(2)?;
+    check(
+        run.stderr.contains("cases/typo.yaml:3:13: expect[0].python: invalid version request `>=3.8,<3.1`: its bounds exclude each other"),
+        format!("the case file: {}", run.stderr),
+    )?;
+    let dir = folder(&[("cases/fine.yaml", "title: fine\ncode: pass\n")]);
+    for (request, says) in [
+        (">=3.8,<3.1", "its bounds exclude each other"),
+        ("=3.8", "must be one of ~= == != <= >= < > ==="),
+    ] {
+        let out = Run::from(
+            crosspickle(dir.path())
+                .args(["cases", "--pythons-toml", "/dev/null", "-p", request])
+                .output()?,
+        );
+        out.expect_code(2)?;
+        let line = out.stderr.lines().next().unwrap_or("");
+        check(
+            line.contains(says) && !line.ends_with(':'),
+            format!("-p {request}: {line}"),
         )?;
     }
     Ok(())
