@@ -56,6 +56,11 @@ pub fn trials() -> Vec<Trial> {
     ));
     all.push(t("a_closed_stderr_keeps_exit_2", &[], closed_stderr));
     all.push(t(
+        "yaml_tabs_and_indentation_slips_say_what_to_do",
+        &[],
+        yaml_hints,
+    ));
+    all.push(t(
         "version_requests_that_match_nothing_or_mistype_an_operator",
         &["3.12"],
         version_requests,
@@ -803,6 +808,32 @@ fn version_requests() -> TestResult {
         check(
             line.contains(says) && !line.ends_with(':'),
             format!("-p {request}: {line}"),
+        )?;
+    }
+    Ok(())
+}
+
+/// A tab in a case file's indentation, and an item key one column off: the error names the
+/// slip at its line and column and says what to do.
+fn yaml_hints() -> TestResult {
+    for (text, at, says) in [
+        (
+            "title: t\ncode: |\n\tpass\n",
+            "cases/a.yaml:3:1: ",
+            "YAML indents with spaces only",
+        ),
+        (
+            "title: t\nexpect:\n  - outcome: fail\n   reason: x\ncode: pass\n",
+            "cases/a.yaml:4:4: ",
+            "this line's indentation does not match the lines above",
+        ),
+    ] {
+        let dir = folder(&[("cases/a.yaml", text)]);
+        let run = Run::from(crosspickle(dir.path()).args(["list", "cases"]).output()?);
+        run.expect_code(2)?;
+        check(
+            run.stderr.contains(at) && run.stderr.contains(says),
+            format!("{text:?}: {}", run.stderr),
         )?;
     }
     Ok(())
