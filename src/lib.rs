@@ -14,6 +14,16 @@
 //! and what to touch to add a report format, a case or rule key, a discovery source, a bisect
 //! mode or a platform: `docs/architecture.md`.
 
+/// `eprintln!` for the whole crate: what crosspickle says on stderr, written without a panic
+/// when stderr is closed (`crosspickle ... 2>&1 | head -2`): the exit code stays the one the
+/// command meant. (Defined before the modules, it stands in for the standard macro in all of
+/// them.)
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        $crate::sys::stdout::emit_err(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 pub mod bisect;
 pub mod case;
 pub mod cli;

@@ -202,7 +202,7 @@ impl FromStr for VersionRequest {
         }
         let spec_text = if t.starts_with(|c: char| c.is_ascii_digit()) {
             // A bare version names a series: `3.8` is `==3.8.*`, `3.8.1` is `==3.8.1`.
-            let version = Version::from_str(t).map_err(|e| e.to_string())?;
+            let version = Version::from_str(t).map_err(|e| first_line(&e.to_string()))?;
             if version.release().len() >= 3 || version.any_prerelease() {
                 format!("=={t}")
             } else {
@@ -211,15 +211,28 @@ impl FromStr for VersionRequest {
         } else {
             t.to_string()
         };
-        let specifiers = VersionSpecifiers::from_str(&spec_text).map_err(|e| {
-            let msg = e.to_string();
-            msg.lines().next().unwrap_or("").to_string()
-        })?;
-        Ok(VersionRequest {
+        let specifiers =
+            VersionSpecifiers::from_str(&spec_text).map_err(|e| first_line(&e.to_string()))?;
+        let request = VersionRequest {
             text: t.to_string(),
             specifiers,
-        })
+        };
+        if request.span().is_empty() {
+            return Err(
+                "its bounds exclude each other: no version can match it (a typo, such as \
+                        `<3.1` for `<3.10`?)"
+                    .to_string(),
+            );
+        }
+        Ok(request)
     }
+}
+
+/// The first line of a parser's message, without the colon some end it with (pep440_rs's
+/// `must be one of ~= == != <= >= < > ===:`).
+fn first_line(message: &str) -> String {
+    let line = message.lines().next().unwrap_or("").trim_end();
+    line.trim_end_matches(':').trim_end().to_string()
 }
 
 impl fmt::Display for VersionRequest {

@@ -37,9 +37,16 @@ pub async fn available_versions(
     find_links: &[String],
     cancel: &CancellationToken,
 ) -> Result<Vec<String>, BisectError> {
-    let spec = pip::command(python)
+    // In an empty folder, with `-E -s` (every Python has them): nothing of the caller's folder
+    // stands in for pip.
+    let neutral = tempfile::tempdir().map_err(|e| BisectError::Io {
+        context: "cannot make a temporary folder".into(),
+        source: Box::new(e),
+    })?;
+    let spec = pip::command(python, &["-E", "-s"])
         .args(["index", "versions", name])
-        .args(pip::find_links_args(find_links));
+        .args(pip::find_links_args(find_links))
+        .cwd(neutral.path());
     let listed = match process::output(&spec, &format!("pip index versions {name}"), cancel).await {
         Ok(out) => out
             .lines()
@@ -76,7 +83,8 @@ async fn versions_from_resolver_error(
         context: "cannot make a temporary folder".into(),
         source: Box::new(e),
     })?;
-    let spec = pip::command(python)
+    let spec = pip::command(python, &["-E", "-s"])
+        .cwd(scratch.path())
         .args(["download", "--no-deps", "--dest"])
         .arg(scratch.path())
         .arg(format!("{name}==0+crosspickle.impossible"))

@@ -433,10 +433,42 @@ unsafe fn parse_error(parser: *const unsafe_libyaml::yaml_parser_t, source: &[u8
     if let Some(context) = context {
         message.push_str(&format!(" ({context})"));
     }
-    YamlError {
-        at: position(source, mark.index as usize),
-        message,
+    let at = position(source, mark.index as usize);
+    if let Some(hint) = hint(&message, source, at.0) {
+        message.push_str("; ");
+        message.push_str(hint);
     }
+    YamlError { at, message }
+}
+
+/// What to do about a parser's error that is most often a tab or an indentation slip.
+fn hint(message: &str, source: &[u8], line: usize) -> Option<&'static str> {
+    let tab_here = source
+        .split(|&b| b == b'\n')
+        .nth(line.saturating_sub(1))
+        .is_some_and(|l| {
+            l.iter()
+                .take_while(|b| b.is_ascii_whitespace())
+                .any(|&b| b == b'\t')
+        });
+    if message.contains("tab character") || tab_here {
+        return Some(
+            "YAML indents with spaces only: replace the tabs at the start of this line with \
+             spaces, as many as the lines around it use",
+        );
+    }
+    let slips = [
+        "did not find expected '-' indicator",
+        "did not find expected key",
+        "mapping values are not allowed",
+        "did not find expected <block end>",
+        "could not find expected ':'",
+    ];
+    slips.iter().any(|s| message.contains(s)).then_some(
+        "this line's indentation does not match the lines above: the keys of one mapping start \
+         in one column, and each item of a list (`- outcome: ...`) starts with `- ` in one column, \
+         its keys below it aligned with the first",
+    )
 }
 
 unsafe fn owned(ptr: *const u8) -> Option<String> {

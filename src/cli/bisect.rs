@@ -9,8 +9,8 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use super::args::PythonOptions;
-use super::failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
-use super::interrupt::cancel_on_ctrl_c;
+use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
+use super::interrupt::cancel_on_signals;
 use super::settings::{Given, Settings};
 use crate::bisect::commits::CommitOptions;
 use crate::bisect::package::PackageOptions;
@@ -142,7 +142,7 @@ pub async fn bisect(args: BisectArgs) -> Result<i32, Failure> {
         .target
         .settings(&args.pythons, args.jobs, &args.find_links)?;
     let target = args.target.load(&settings)?;
-    let (cancel, _) = cancel_on_ctrl_c();
+    let (cancel, _) = cancel_on_signals();
     let mut count = 0;
     let mut on_step = |step: &Step| {
         count += 1;
@@ -264,9 +264,9 @@ fn split_shell(text: &str) -> Result<Vec<String>, Error> {
 /// `bisect-step`: exit 0 (old outcome), 1 (changed), 125 (could not run), 128 (bad input),
 /// 130 (interrupted).
 pub async fn bisect_step(args: BisectStepArgs) -> i32 {
-    let (cancel, _) = cancel_on_ctrl_c();
+    let (cancel, _) = cancel_on_signals();
     match bisect_step_inner(args, &cancel).await {
-        _ if cancel.is_cancelled() => EXIT_INTERRUPTED,
+        _ if cancel.is_cancelled() => super::interrupt::exit_code(),
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");

@@ -12,7 +12,7 @@ use super::settings::{Given, Settings};
 use crate::bisect::commits::store as bisects;
 use crate::env::store;
 use crate::report::text::count;
-use crate::run::driver::{other_drivers, prune_forms, DRIVERS_DIR as DRIVERS};
+use crate::run::driver::{other_drivers, prune_forms, DRIVERS_DIR as DRIVERS, LEASE};
 
 #[derive(Debug, Args)]
 pub struct CacheArgs {
@@ -72,10 +72,57 @@ fn cache_into(args: &CacheArgs, out: &mut String) -> Result<i32, Failure> {
     let dir = settings.required_cache_dir()?;
     match &args.action {
         CacheAction::List { json } => list(dir, *json, out),
-        CacheAction::Prune { unused_for } => prune(dir, *unused_for, out)?,
-        CacheAction::Clean { all } => clean(dir, *all, out)?,
+        CacheAction::Prune { unused_for } => match free(dir) {
+            Some(_held) => prune(dir, *unused_for, out)?,
+            None => say_in_use(dir, "pruned", out),
+        },
+        CacheAction::Clean { all } => match free(dir) {
+            Some(_held) => clean(dir, *all, out)?,
+            None => {
+                if *all {
+                    remove_probes(dir)?;
+                    say!(
+                        out,
+                        "removed the interpreters' probe answers from {}",
+                        dir.display()
+                    );
+                }
+                say_in_use(dir, "cleaned", out)
+            }
+        },
     }
     Ok(EXIT_OK)
+}
+
+/// The cache's lease, held exclusively while it is cleaned or pruned (a crosspickle that
+/// starts then waits), when no running crosspickle holds it; `None` while one does. A cache
+/// without a lease file is one no crosspickle of this version has used.
+fn free(dir: &Path) -> Option<Option<crate::sys::lock::Lock>> {
+    let lease = dir.join(LEASE);
+    if !lease.exists() {
+        return Some(None);
+    }
+    crate::sys::lock::try_acquire(&lease).map(Some)
+}
+
+/// Why nothing a run needs was removed.
+fn say_in_use(dir: &Path, verb: &str, out: &mut String) {
+    say!(
+        out,
+        "kept the environments, compiled forms and CPython bisect builds of {}: another crosspickle is running on this cache; it is {verb} when none is (run this again then)",
+        dir.display()
+    );
+}
+
+/// Remove the interpreters' probe answers (interpreters.json), if there are any.
+fn remove_probes(dir: &Path) -> Result<bool, Failure> {
+    let probes = dir.join("interpreters.json");
+    if !probes.exists() {
+        return Ok(false);
+    }
+    std::fs::remove_file(&probes)
+        .map_err(|e| Failure::system(format!("removing {}", probes.display()), e))?;
+    Ok(true)
 }
 
 /// The environments, as a table or as JSON.
@@ -194,13 +241,8 @@ fn clean(dir: &Path, all: bool, out: &mut String) -> Result<(), Failure> {
             count(removed.kept, "interpreter", "interpreters")
         ));
     }
-    if all {
-        let probes = dir.join("interpreters.json");
-        if probes.exists() {
-            std::fs::remove_file(&probes)
-                .map_err(|e| Failure::system(format!("removing {}", probes.display()), e))?;
-            said.push_str(" and the interpreters' probe answers");
-        }
+    if all && remove_probes(dir)? {
+        said.push_str(" and the interpreters' probe answers");
     }
     say!(out, "{said} from {}", dir.display());
     Ok(())

@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{json, Value as Json};
 
 use super::args::PythonOptions;
-use super::failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
 use super::settings::{seconds, Given, Settings};
 use crate::errors::Error;
 use crate::explore::observe::Outcome;
@@ -76,7 +76,7 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         None => BTreeSet::new(),
     };
     let pythons = super::interpreters::for_running(&args.pythons, &settings, None).await?;
-    let (cancel, _) = super::interrupt::cancel_on_ctrl_c();
+    let (cancel, _) = super::interrupt::cancel_on_signals();
     let bar = progress_bar(options.count);
     let started = std::time::Instant::now();
     let cpu_before = cpu_ticks();
@@ -127,7 +127,7 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         own_cpu,
     ));
     Ok(if report.interrupted {
-        EXIT_INTERRUPTED
+        super::interrupt::exit_code()
     } else if new.is_empty() {
         EXIT_OK
     } else {

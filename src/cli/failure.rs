@@ -1,6 +1,7 @@
 //! Why a command stopped, turned into its exit code and its message here and nowhere else:
 //! **2** for bad input (the user's to fix), **3** when crosspickle could not do its work (a tool
-//! it runs failed, its cache or a temporary folder could not be written), **130** for Ctrl-C.
+//! it runs failed, its cache or a temporary folder could not be written), **130** for Ctrl-C (**143** SIGTERM,
+//! **129** SIGHUP: [`super::interrupt::exit_code`]).
 //! (**0** and **1** are the verdicts' answer, not failures.)
 
 use crate::bisect::BisectError;
@@ -11,6 +12,7 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_SYSTEM: i32 = 3;
+/// Ctrl-C (SIGTERM and SIGHUP: 143 and 129).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Why a command stopped without its answer.
@@ -46,8 +48,8 @@ impl Failure {
         match self {
             Failure::Input(_) => EXIT_USAGE,
             Failure::Bisect(BisectError::Input(_) | BisectError::Request(_)) => EXIT_USAGE,
-            Failure::Bisect(BisectError::Interrupted) => EXIT_INTERRUPTED,
-            Failure::Tool(e) if e.is_cancelled() => EXIT_INTERRUPTED,
+            Failure::Bisect(BisectError::Interrupted) => super::interrupt::exit_code(),
+            Failure::Tool(e) if e.is_cancelled() => super::interrupt::exit_code(),
             Failure::Tool(_) => EXIT_SYSTEM,
             Failure::Bisect(
                 BisectError::Tool(_) | BisectError::Listing { .. } | BisectError::Io { .. },

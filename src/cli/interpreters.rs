@@ -122,7 +122,7 @@ async fn download_requested(
         uv.display(),
         folder.display()
     );
-    let (cancel, _) = super::interrupt::cancel_on_ctrl_c();
+    let (cancel, _) = super::interrupt::cancel_on_signals();
     download::install(&uv, folder, &wanted, &cancel).await?;
     Ok((true, cannot))
 }

@@ -337,7 +337,7 @@ fn render_markdown(cases: &[Case]) -> String {
         let links = case
             .links
             .iter()
-            .map(|l| format!("[{}]({l})", link_label(l)))
+            .map(|l| format!("[{}]({})", link_label(l), text::link_target(l)))
             .collect::<Vec<_>>()
             .join(" ");
         out.push_str(&format!(

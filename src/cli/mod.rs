@@ -2,7 +2,7 @@
 //! interpreters every command works with (`interpreters.rs`); one module per command wiring
 //! load → discover → plan → execute → report; and the one place where a [`Failure`] becomes an
 //! exit code and a message. Exit codes: 0 all as expected, 1 a verdict failed, 2 bad input,
-//! 3 crosspickle could not do its work, 130 interrupted.
+//! 3 crosspickle could not do its work, 130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP).
 
 mod args;
 mod bisect;
@@ -36,7 +36,7 @@ pub use self::settings::{ColorChoice, Settings};
     version,
     about = "Run pickle behaviour cases on every installed Python and compare what happened with what was expected",
     args_conflicts_with_subcommands = true,
-    after_help = "Without a subcommand, `crosspickle [PATHS] [OPTIONS]` is `crosspickle run`.\nExit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 3 crosspickle could not do its work (a tool it runs, its cache), 130 interrupted."
+    after_help = "Without a subcommand, `crosspickle [PATHS] [OPTIONS]` is `crosspickle run`.\nExit codes: 0 all as expected, 1 a verdict failed, 2 bad input, 3 crosspickle could not do its work (a tool it runs, its cache), 130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP)."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::args::{IsolationArg, RunArgs};
-use super::failure::{Failure, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
+use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
 use super::settings::Settings;
 use crate::case::{Case, Isolation, Params};
 use crate::env::EnvOptions;
@@ -35,7 +35,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     let options = execute_options(&args, &settings)?;
     announce_environments(&plan, &options.environments);
 
-    let (cancel, interrupted) = super::interrupt::cancel_on_ctrl_c();
+    let (cancel, interrupted) = super::interrupt::cancel_on_signals();
     let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose)
         .with_closing(args.quiet, args.durations);
     let executed = execute(&plan, &options, cancel, &mut |event| {
@@ -49,7 +49,8 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     if was_interrupted {
         results.partial = true;
         results.partial_reason = Some(format!(
-            "interrupted (Ctrl-C) after {} of {} runs",
+            "interrupted ({}) after {} of {} runs",
+            super::interrupt::what(),
             results.runs.len(),
             plan.runs.len()
         ));
@@ -65,7 +66,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     ));
     written?;
     Ok(if was_interrupted {
-        EXIT_INTERRUPTED
+        super::interrupt::exit_code()
     } else if args.flaky.failed(&results) {
         EXIT_FAILED
     } else {

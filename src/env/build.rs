@@ -117,21 +117,37 @@ pub async fn build(
         })?;
     let venv = tmp.path();
     let python = python_in(venv);
+    // Every step runs here, an empty folder of crosspickle's, isolated (`-I`, or `-E -s` on
+    // Python 2): no `pip.py` or `venv.py` of the caller's folder stands in for the installer.
+    let neutral = tempfile::Builder::new()
+        .prefix(".work-")
+        .tempdir_in(envs)
+        .map_err(|e| {
+            io(
+                format!("cannot make a temporary folder in {}", envs.display()),
+                e,
+            )
+        })?;
+    let major = interpreter.version.release().first().copied().unwrap_or(3);
     let steps = Steps {
         options,
         cancel,
         label: &interpreter.label,
+        flags: crate::python::isolating_flags(major),
+        cwd: neutral.path(),
     };
     let requirements = &key.meta.requirements;
     match &installer {
         Installer::Uv(uv) => steps.uv(uv, interpreter, venv, requirements).await?,
         Installer::VenvPip
-            if pip::version(&interpreter.executable, cancel).await >= Some((22, 3)) =>
+            if pip::version(&interpreter.executable, steps.flags, steps.cwd, cancel).await
+                >= Some((22, 3)) =>
         {
             steps.outside_pip(interpreter, venv, requirements).await?
         }
         Installer::VenvPip => {
             let venv_step = ProcessSpec::new(&interpreter.executable, Some(pip::STEP_TIME_LIMIT))
+                .args(steps.flags.iter().copied())
                 .args(["-m", "venv"])
                 .arg(venv)
                 .env(installer_env());
@@ -180,6 +196,10 @@ struct Steps<'a> {
     options: &'a EnvOptions,
     cancel: &'a CancellationToken,
     label: &'a str,
+    /// What every Python step starts with ([`crate::python::isolating_flags`]).
+    flags: &'static [&'static str],
+    /// The empty folder every step runs in.
+    cwd: &'a Path,
 }
 
 impl Steps<'_> {
@@ -220,11 +240,12 @@ impl Steps<'_> {
         requirements: &[String],
     ) -> Result<(), EnvError> {
         let make = ProcessSpec::new(&interpreter.executable, Some(pip::STEP_TIME_LIMIT))
+            .args(self.flags.iter().copied())
             .args(["-m", "venv", "--without-pip"])
             .arg(venv)
             .env(installer_env());
         self.run("python -m venv", make).await?;
-        let install = pip::command(&interpreter.executable)
+        let install = pip::command(&interpreter.executable, self.flags)
             .arg("--python")
             .arg(python_in(venv))
             .arg("install")
@@ -242,8 +263,15 @@ impl Steps<'_> {
     ) -> Result<(), EnvError> {
         let tool = virtualenv_tool(cache_dir, self, &interpreter.executable).await?;
         let app_data = store::tools_dir(cache_dir).join("virtualenv-app-data");
+        // `-s`, not `-E`: virtualenv is found through PYTHONPATH.
         let make = ProcessSpec::new(&interpreter.executable, Some(pip::STEP_TIME_LIMIT))
-            .args(["-m", "virtualenv", "--no-periodic-update", "--app-data"])
+            .args([
+                "-s",
+                "-m",
+                "virtualenv",
+                "--no-periodic-update",
+                "--app-data",
+            ])
             .arg(app_data)
             .arg(venv)
             .env(installer_env())
@@ -253,7 +281,7 @@ impl Steps<'_> {
 
     /// `python -m pip install` the requirements, as the user's pip is configured.
     async fn pip_install(&self, python: &Path, requirements: &[String]) -> Result<(), EnvError> {
-        let install = pip::command(python)
+        let install = pip::command(python, self.flags)
             .arg("install")
             .args(self.index_args())
             .args(requirements);
@@ -266,7 +294,7 @@ impl Steps<'_> {
 
     /// Run one installer step; its failure is an `env-error` with the tail of what it said.
     async fn run(&self, what: &str, spec: ProcessSpec) -> Result<(), EnvError> {
-        let spec = spec.output(Output::Capture(64 * 1024));
+        let spec = spec.cwd(self.cwd).output(Output::Capture(64 * 1024));
         let finished = process::run(&spec, self.cancel)
             .await
             .map_err(|e| EnvError::Start {
@@ -327,7 +355,7 @@ async fn virtualenv_tool(
                 e,
             )
         })?;
-    let install = pip::command(executable)
+    let install = pip::command(executable, steps.flags)
         .args(["install", "--target"])
         .arg(tmp.path())
         .args(steps.index_args())

@@ -70,17 +70,25 @@ pub fn offline_args(offline: bool, find_links: &[String]) -> Vec<OsString> {
     args
 }
 
-/// `python -m pip` in the installer's environment, with the step time limit.
-pub fn command(python: &Path) -> ProcessSpec {
+/// `python -m pip` in the installer's environment, with the step time limit, started with
+/// `flags` ([`crate::python::isolating_flags`]: no file of the caller's folder is a module).
+pub fn command(python: &Path, flags: &[&str]) -> ProcessSpec {
     ProcessSpec::new(python, Some(STEP_TIME_LIMIT))
+        .args(flags.iter().copied())
         .args(["-m", "pip"])
         .env(installer_env())
 }
 
-/// The (major, minor) version of `python`'s own pip, if it has one.
-pub async fn version(python: &Path, cancel: &CancellationToken) -> Option<(u64, u64)> {
-    let mut spec = command(python)
+/// The (major, minor) version of `python`'s own pip, if it has one (asked in folder `cwd`).
+pub async fn version(
+    python: &Path,
+    flags: &[&str],
+    cwd: &Path,
+    cancel: &CancellationToken,
+) -> Option<(u64, u64)> {
+    let mut spec = command(python, flags)
         .arg("--version")
+        .cwd(cwd)
         .output(Output::Capture(4096));
     spec.time_limit = Some(Duration::from_secs(60));
     let finished = process::run(&spec, cancel).await.ok()?;

@@ -25,3 +25,15 @@ pub fn sanitized_env(extra: &BTreeMap<String, String>) -> Vec<(OsString, OsStrin
     }
     env.into_iter().collect()
 }
+
+/// The flags that keep a Python process crosspickle starts for itself (an installer, a probe)
+/// from the caller's site: isolated mode (`-I`, 3.4 and later), or, on Python 2, which has no
+/// `-I`, no `PYTHON*` variable and no user site-packages (`-E -s`). With a working directory
+/// of crosspickle's, no file of the user's folder can then stand in for a module.
+pub fn isolating_flags(major: u64) -> &'static [&'static str] {
+    if major >= 3 {
+        &["-I"]
+    } else {
+        &["-E", "-s"]
+    }
+}

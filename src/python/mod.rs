@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::version::PythonVersion;
 
-pub use environ::sanitized_env;
+pub use environ::{isolating_flags, sanitized_env};
 pub use source::Source;
 
 /// A Python implementation.

@@ -1,5 +1,8 @@
 //! Asking an interpreter about itself: one embedded script (`probe.py`, for 2.7 and every 3.x)
-//! run once per executable, its answer cached and keyed by the executable's metadata.
+//! run once per executable, isolated from the caller's folder and environment (`-I`, or `-E -s`
+//! where there is no `-I`, in an empty working directory: no `pickle.py` or `json.py` of the
+//! user's can answer for the interpreter), its answer cached and keyed by the executable's
+//! metadata and the probe's identity (its script and how it is started).
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -14,8 +17,14 @@ use crate::sys::process::{self, Exit, Output, ProcessSpec};
 
 const PROBE_SCRIPT: &str = include_str!("probe.py");
 const MARKER: &str = "CROSSPICKLE-PROBE ";
-/// Bump when the probe's answer changes shape, to leave old cache entries behind.
-const CACHE_VERSION: u32 = 2;
+/// Bump when the probe's answer changes shape, to leave old cache entries behind (3: the
+/// probe is isolated; the answers of older crosspickles, which ran it in the caller's folder,
+/// may be a user's file's and are probed again).
+const CACHE_VERSION: u32 = 3;
+/// How the probe is started, best first: isolated mode (3.4 and later), else no `PYTHON*`
+/// variable and no user site-packages (2.7, which has no `-I`). Either way it runs in an empty
+/// working directory, so the `''` that `-c` puts first on `sys.path` holds nothing.
+const ISOLATIONS: [&[&str]; 2] = [&["-I"], &["-E", "-s"]];
 
 /// Why a candidate is not a usable interpreter (listed as unusable with this reason).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -102,7 +111,21 @@ impl Key {
 #[derive(Debug, Serialize, Deserialize)]
 struct CacheEntry {
     key: Key,
+    /// The [`probe_identity`] of the probe that answered (empty in older caches: probed again).
+    #[serde(default)]
+    probe: String,
     info: ProbeInfo,
+}
+
+/// What else the answer depends on besides the executable: the probe's script and the flags
+/// it is started with.
+fn probe_identity() -> String {
+    let mut bytes = PROBE_SCRIPT.as_bytes().to_vec();
+    for flags in ISOLATIONS {
+        bytes.push(0);
+        bytes.extend_from_slice(flags.join(" ").as_bytes());
+    }
+    crate::sys::hash::short_hex(&bytes, 16)
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -159,7 +182,7 @@ impl Prober {
         if !self.refresh {
             let cache = self.cache.lock().unwrap();
             if let Some(entry) = cache.entries.get(exe) {
-                if entry.key == key {
+                if entry.key == key && entry.probe == probe_identity() {
                     return Ok(entry.info.clone());
                 }
             }
@@ -170,6 +193,7 @@ impl Prober {
             exe.to_path_buf(),
             CacheEntry {
                 key,
+                probe: probe_identity(),
                 info: info.clone(),
             },
         );
@@ -177,14 +201,35 @@ impl Prober {
         Ok(info)
     }
 
+    /// Run the probe isolated (`-I`); an interpreter that has no `-I` (2.7 says `Unknown
+    /// option: -I`) is asked again with `-E -s`.
     async fn run_probe(&self, exe: &Path) -> Result<ProbeInfo, ProbeError> {
-        let spec = ProcessSpec::new(exe, Some(self.timeout))
-            .args(["-c", PROBE_SCRIPT])
-            .env(crate::python::sanitized_env(&Default::default()))
-            .output(Output::Capture(16 * 1024));
-        let finished = process::run(&spec, &CancellationToken::new())
-            .await
+        let neutral = tempfile::Builder::new()
+            .prefix("crosspickle-probe-")
+            .tempdir()
             .map_err(|e| ProbeError::Start(Arc::new(e)))?;
+        let mut finished = None;
+        for flags in ISOLATIONS {
+            let spec = ProcessSpec::new(exe, Some(self.timeout))
+                .args(flags.iter().copied())
+                .args(["-c", PROBE_SCRIPT])
+                .env(crate::python::sanitized_env(&Default::default()))
+                .cwd(neutral.path())
+                .output(Output::Capture(16 * 1024));
+            let done = process::run(&spec, &CancellationToken::new())
+                .await
+                .map_err(|e| ProbeError::Start(Arc::new(e)))?;
+            let unknown_flag = done.exit == Exit::Code(2)
+                && done
+                    .stderr
+                    .text()
+                    .contains(&format!("nknown option: {}", flags[0]));
+            finished = Some(done);
+            if !unknown_flag {
+                break;
+            }
+        }
+        let finished = finished.expect("one probe ran");
         // The last three lines it printed, each cut to 300 characters, ` | `-joined.
         let last_lines = || {
             let text = finished.stderr.text();

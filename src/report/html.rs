@@ -25,6 +25,13 @@ pub const PER_RUN: usize = 96 * 1024;
 /// Bytes of text the whole page may carry before each run is cut to [`MIN_PER_RUN`].
 pub const TOTAL: usize = 24 * 1024 * 1024;
 pub const MIN_PER_RUN: usize = 2 * 1024;
+/// Above this many runs, the runs that went as expected (ok) get no details of their own: their
+/// cell says how they ended, and one shared section shows it.
+pub const OK_DETAILS_UP_TO: usize = 1000;
+/// Bytes the page is kept to, about: the matrix (some 300 bytes a cell) first, the details of
+/// the runs that did not go as expected in what is left, each at least [`FLOOR`].
+pub const PAGE: usize = 48 * 1000 * 1000;
+const FLOOR: usize = 256;
 
 pub fn write(path: &std::path::Path, results: &Results) -> Result<(), Error> {
     crate::sys::fs::write_atomic(path, render(results).as_bytes())
@@ -80,6 +87,14 @@ pub fn render(results: &Results) -> String {
         );
     }
     out.push_str(&summary(results));
+    let omit_ok = results.runs.len() > OK_DETAILS_UP_TO;
+    if omit_ok {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\" id=\"holds\">This page holds the details of every run that did not go as expected ({} runs in all: the details of those that went as expected are left out, their cells say so); every run is in the JSON report.</p>",
+            results.runs.len()
+        );
+    }
     out.push_str(&conflicts(results, &ids));
     out.push_str("</header>\n");
     out.push_str(&filters(results));
@@ -87,15 +102,31 @@ pub fn render(results: &Results) -> String {
     out.push_str(&interpreters(results));
 
     out.push_str("<aside id=\"details-panel\" hidden aria-live=\"polite\">\n<button type=\"button\" id=\"close-details\" aria-label=\"Close\">×</button>\n");
-    let mut budget = Budget::new(TOTAL, PER_RUN, MIN_PER_RUN);
+    let detailed = |v: &RunView<'_>| !omit_ok || v.verdict() != Verdict::Ok || v.conflict.is_some();
+    let mut budget = details_budget(results, view::views(results).filter(detailed).count());
     for (v, id) in view::views(results).zip(&ids) {
+        if !detailed(&v) {
+            continue;
+        }
         let section = details(&v, id, budget.allowance());
         budget.spend(section.len());
         out.push_str(&section);
     }
+    if omit_ok {
+        out.push_str("<section id=\"details-ok\" class=\"details\" hidden>\n<h2><span class=\"chip v-ok\">ok</span> <span class=\"what\"></span></h2>\n<p>This run went as expected; its details are left out of a page of this many runs (they are in the JSON report).</p>\n</section>\n");
+    }
     out.push_str("</aside>\n");
     let _ = writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>");
     out
+}
+
+/// The budget of the details' text: [`TOTAL`], or what the matrix leaves of [`PAGE`], with at
+/// least [`FLOOR`] (up to [`MIN_PER_RUN`]) set aside for each of the `detailed` runs.
+fn details_budget(results: &Results, detailed: usize) -> Budget {
+    let room = PAGE.saturating_sub(results.runs.len() * 300);
+    let floor = (room / 2 / detailed.max(1)).clamp(FLOOR, MIN_PER_RUN);
+    let total = TOTAL.min(room.saturating_sub(floor * detailed));
+    Budget::new(total, PER_RUN.min(total.max(floor)), floor)
 }
 
 /// The id of each run's cell, unique, in run order.
@@ -417,6 +448,11 @@ const SCRIPT: &str = r#"
     cells().forEach(function (c) { c.classList.remove('selected'); c.setAttribute('aria-expanded', 'false'); });
     Array.prototype.forEach.call(panel.querySelectorAll('section.details'), function (s) { s.hidden = true; });
     var section = document.getElementById(cell.dataset.details);
+    if (!section && cell.dataset.verdict === 'ok') {
+      // A page of many runs: a run that went as expected has no details of its own.
+      section = document.getElementById('details-ok');
+      if (section) section.querySelector('.what').textContent = cell.title;
+    }
     if (!section) return;
     section.hidden = false;
     panel.hidden = false;

@@ -10,8 +10,9 @@
 //! `<failure>` of type `conflict`.
 //!
 //! Text from the cases is cleaned ([`text::clean`]) and bounded: each testcase gets at most
-//! [`PER_RUN`] bytes while the file's [`TOTAL`] lasts, then [`MIN_PER_RUN`], so the file stays
-//! well under the 30 MB GitLab accepts.
+//! [`PER_RUN`] bytes while the file's [`TOTAL`] lasts, then [`MIN_PER_RUN`], and less when the
+//! testcases themselves (their names, one per run) leave less of [`FILE`]: the file stays
+//! under the 30 MB GitLab accepts up to about 150,000 runs (each testcase costs its name).
 
 use std::time::Duration;
 
@@ -33,6 +34,14 @@ pub const TOTAL: usize = 16 * 1024 * 1024;
 pub const MIN_PER_RUN: usize = 2 * 1024;
 /// Bytes of a `message` attribute.
 const MESSAGE: usize = 1024;
+/// Bytes the whole file is kept to: the testcases' names and tags first, the text of failing
+/// runs in what is left.
+pub const FILE: usize = 28 * 1000 * 1000;
+/// Bytes a testcase takes besides its name and classname (its tags, time, indentation; a
+/// failure's tags).
+const TESTCASE_TAGS: usize = 100;
+/// Bytes of text a failing run gets at least, however many runs there are.
+const FLOOR: usize = 96;
 
 pub fn write(path: &std::path::Path, results: &Results) -> Result<(), Error> {
     let xml = render(results);
@@ -53,7 +62,7 @@ pub fn render(results: &Results) -> String {
     if let Some(t) = seconds(results.duration_s) {
         report.set_time(t);
     }
-    let mut budget = Budget::new(TOTAL, PER_RUN, MIN_PER_RUN);
+    let mut budget = text_budget(results);
     let mut labels: Vec<&str> = results
         .interpreters
         .iter()
@@ -95,6 +104,26 @@ pub fn render(results: &Results) -> String {
         .to_string()
         .expect("a JUnit report serializes to a string");
     strip_root_skipped(xml)
+}
+
+/// The budget of the failing runs' text: [`TOTAL`], or what the testcases leave of [`FILE`],
+/// with [`MIN_PER_RUN`] (or less, to [`FLOOR`]) set aside for each failing run.
+fn text_budget(results: &Results) -> Budget {
+    let skeleton: usize = results
+        .runs
+        .iter()
+        .map(|r| 2 * (r.case.len() + r.python.len()) + 24 + TESTCASE_TAGS)
+        .sum::<usize>()
+        + results.interpreters.len() * 2048;
+    let failing = results
+        .runs
+        .iter()
+        .filter(|r| r.verdict != Verdict::Ok)
+        .count();
+    let room = FILE.saturating_sub(skeleton);
+    let floor = (room / 2 / failing.max(1)).clamp(FLOOR, MIN_PER_RUN);
+    let total = TOTAL.min(room.saturating_sub(floor * failing));
+    Budget::new(total, PER_RUN.min(total.max(floor)), floor)
 }
 
 /// The schema allows no `skipped` attribute on `<testsuites>`, which quick-junit always writes:
@@ -170,10 +199,12 @@ fn test_case(v: &RunView<'_>, budget: &mut Budget) -> TestCase {
         ),
         (None, Verdict::Skipped) => {
             let mut status = TestCaseStatus::skipped();
-            status.set_message(text::clean_head(
+            let reason = text::clean_head(
                 r.reason.as_deref().unwrap_or("skipped"),
-                MESSAGE,
-            ));
+                allowance.clamp(FLOOR, MESSAGE),
+            );
+            budget.spend(text::escaped_size(&reason));
+            status.set_message(reason);
             status
         }
         (None, Verdict::Ok | Verdict::Xfail | Verdict::Flaky) => TestCaseStatus::success(),
@@ -240,7 +271,9 @@ fn reruns(r: &RunRecord, allowance: usize) -> Vec<TestRerun> {
 fn non_success(kind: NonSuccessKind, ty: &str, message: &str, body: &str) -> TestCaseStatus {
     let mut status = TestCaseStatus::non_success(kind);
     status.set_type(ty);
-    status.set_message(text::clean_head(message, MESSAGE));
+    // As long as the body may be, and never more than MESSAGE.
+    let room = body.len().clamp(FLOOR, MESSAGE);
+    status.set_message(text::clean_head(message, room));
     status.set_description(body.to_string());
     status
 }

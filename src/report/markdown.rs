@@ -3,13 +3,15 @@
 //! verdict, the conflicts of a merge, then each failing run folded in `<details>`, and why the
 //! skipped runs were skipped (folded, one line per run name and reason).
 //!
-//! GitHub takes at most 1 MiB per step summary: the details stop once the whole text reaches
-//! [`TOTAL`] bytes and the summary says how many failing runs were left out.
+//! GitHub takes at most 1 MiB per step summary: the matrix is kept to [`MATRIX`] bytes (its rows
+//! with a failing run first, then as many others as fit, and a line saying how many were left
+//! out), the details stop once the whole text reaches [`TOTAL`] bytes, and the summary says how
+//! many failing runs were left out.
 
 use std::fmt::Write as _;
 
 use super::grid::Grid;
-use super::text::{self, escape, is_web_link, Budget};
+use super::text::{self, is_web_link, Budget};
 use super::view::{self, RunView};
 use crate::errors::Error;
 use crate::results::Results;
@@ -19,6 +21,8 @@ use crate::verdict::Verdict;
 pub const TOTAL: usize = 900 * 1024;
 /// Bytes of details of one failing run.
 pub const PER_RUN: usize = 8 * 1024;
+/// Bytes of the matrix's rows.
+pub const MATRIX: usize = 512 * 1024;
 
 /// The symbol of a verdict in the matrix.
 pub fn symbol(v: Verdict) -> &'static str {
@@ -220,7 +224,10 @@ fn matrix(results: &Results) -> String {
         out.push_str(" :-: |");
     }
     out.push('\n');
+    let mut rows = Vec::with_capacity(grid.rows.len());
     for row in &grid.rows {
+        let mut out = String::new();
+        let mut failing = false;
         let name = md_escape(&text::clean(&row.name));
         let link = results
             .cases
@@ -228,7 +235,7 @@ fn matrix(results: &Results) -> String {
             .and_then(|i| i.links.iter().find(|l| is_web_link(l)));
         match link {
             Some(url) => {
-                let _ = write!(out, "| [{name}](<{}>) |", url.replace(['<', '>', ' '], ""));
+                let _ = write!(out, "| [{name}]({}) |", text::link_target(url));
             }
             None => {
                 let _ = write!(out, "| {name} |");
@@ -243,13 +250,16 @@ fn matrix(results: &Results) -> String {
                     } else {
                         ""
                     };
+                    failing |= r.verdict.fails_run() || !mark.is_empty();
                     let _ = write!(out, " {}{mark} |", symbol(r.verdict));
                 }
                 None => out.push_str("  |"),
             }
         }
         out.push('\n');
+        rows.push((out, failing));
     }
+    out.push_str(&bounded_rows(rows));
     let legend: Vec<String> = Verdict::ALL
         .iter()
         .map(|v| format!("{} {v}", symbol(*v)))
@@ -263,11 +273,58 @@ fn matrix(results: &Results) -> String {
         .columns
         .iter()
         .filter(|c| c.header != c.label)
-        .map(|c| format!("{} = {}", escape(&c.header), escape(&c.label)))
+        .map(|c| {
+            format!(
+                "{} = {}",
+                text::html_line(&c.header),
+                text::html_line(&c.label)
+            )
+        })
         .collect();
     if !named.is_empty() {
         let _ = writeln!(out, "<sub>{}</sub>", named.join(" · "));
     }
+    out
+}
+
+/// The matrix's rows within [`MATRIX`] bytes: all of them when they fit; otherwise those with a
+/// failing run, then the others, as many as fit, in their order, and a line saying how many
+/// were left out and where every run is.
+fn bounded_rows(rows: Vec<(String, bool)>) -> String {
+    let all: usize = rows.iter().map(|(r, _)| r.len()).sum();
+    if all <= MATRIX {
+        return rows.into_iter().map(|(r, _)| r).collect();
+    }
+    let mut keep = vec![false; rows.len()];
+    let mut size = 0;
+    for pass in [true, false] {
+        for (i, (row, failing)) in rows.iter().enumerate() {
+            if *failing == pass && !keep[i] && size + row.len() <= MATRIX {
+                keep[i] = true;
+                size += row.len();
+            }
+        }
+    }
+    let left: Vec<bool> = rows
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| !**k)
+        .map(|((_, failing), _)| *failing)
+        .collect();
+    let mut out: String = rows
+        .into_iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|((r, _), _)| r)
+        .collect();
+    let failing_left = left.iter().filter(|f| **f).count();
+    let _ = writeln!(
+        out,
+        "\n{} of {} left out of this matrix to keep the summary under GitHub's 1 MiB ({} with a failing run; rows with one come first): every run is in the JSON, JUnit and HTML reports.",
+        left.len(),
+        text::count(keep.len(), "row", "rows"),
+        failing_left
+    );
     out
 }
 
@@ -282,9 +339,9 @@ fn details(v: &RunView<'_>, allowance: usize) -> String {
     let mut out = format!(
         "<details><summary>{mark} <b>{}</b> <code>{}</code> on <code>{}</code>: {}</summary>\n\n",
         v.status(),
-        escape(&text::clean(&v.name)),
-        escape(&text::clean(v.python())),
-        escape(&text::clean_head(&v.explanation(), 300))
+        text::html_line(&v.name),
+        text::html_line(v.python()),
+        text::html_line(&text::clean_head(&v.explanation(), 300))
     );
     let mut text_block = text::clean_head(&v.plain_facts(), allowance / 4);
     let left = allowance.saturating_sub(text_block.len());
@@ -303,27 +360,10 @@ fn longest_run(text: &str, c: char) -> usize {
     best
 }
 
-/// Plain text for a Markdown table cell: every ASCII punctuation character backslash-escaped
-/// (so `|`, `*`, `<` and `[` stay text), line breaks as spaces.
+/// Plain text for a Markdown table cell ([`text::markdown`]): cleaned, on one line, every ASCII
+/// punctuation character backslash-escaped (so `|`, `*`, `<` and `[` stay text).
 pub fn md_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' | '\r' => out.push(' '),
-            c if c.is_ascii_punctuation()
-                && c != '.'
-                && c != '-'
-                && c != ','
-                && c != '='
-                && c != ':' =>
-            {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    text::markdown(s)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! executable alone), the producer and consumer of a round trip with `--dump-python` and
 //! `--load-python`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::case::run_name;
@@ -38,21 +38,43 @@ fn haystack(results: &Results, case: &str, name: &str) -> String {
     format!("{name} {path} {tags}").to_lowercase()
 }
 
+/// Every case with its params in `results`, once: its name (lower-cased) and what `-k` is
+/// matched against. Made once for a whole summary, so that each run's expression costs one
+/// pass over the distinct names, not over every run.
+pub struct Names(BTreeMap<String, String>);
+
+impl Names {
+    pub fn of(results: &Results) -> Names {
+        let mut names = BTreeMap::new();
+        for r in &results.runs {
+            let name = run_name(&r.case, &r.params, None, None);
+            if let std::collections::btree_map::Entry::Vacant(slot) = names.entry(name) {
+                let hay = haystack(results, &r.case, slot.key());
+                slot.insert(hay);
+            }
+        }
+        Names(
+            names
+                .into_iter()
+                .map(|(n, h)| (n.to_lowercase(), h))
+                .collect(),
+        )
+    }
+}
+
 /// The `-k` expression that selects `run`'s case with its params and no other case of
-/// `results`.
-pub fn keyword(results: &Results, run: &RunRecord) -> String {
+/// `results` (`names`: [`Names::of`] the same results).
+pub fn keyword(results: &Results, names: &Names, run: &RunRecord) -> String {
     let name = run_name(&run.case, &run.params, None, None);
     let word = name.to_lowercase();
     let own = haystack(results, &run.case, &name);
-    let others: BTreeSet<String> = results
-        .runs
+    let others: BTreeSet<&str> = names
+        .0
         .iter()
-        .map(|r| (r.case.as_str(), run_name(&r.case, &r.params, None, None)))
-        .filter(|(_, n)| *n != name)
-        .filter(|(case, n)| haystack(results, case, n).contains(&word))
-        .map(|(_, n)| n.to_lowercase())
+        .filter(|(n, hay)| **n != word && hay.contains(&word))
         // `not other` must keep this case: other's name is not in this one's haystack.
-        .filter(|n| !own.contains(n.as_str()))
+        .filter(|(n, _)| !own.contains(n.as_str()))
+        .map(|(n, _)| n.as_str())
         .collect();
     let mut expr = name;
     for other in others {
@@ -63,7 +85,7 @@ pub fn keyword(results: &Results, run: &RunRecord) -> String {
 
 /// The arguments that run `run` alone again, after the same case paths: `-k EXPR -p PATH`, or
 /// for a round trip `-k EXPR -p P -p C --dump-python P --load-python C`.
-pub fn rerun_args(results: &Results, run: &RunRecord) -> String {
+pub fn rerun_args(results: &Results, names: &Names, run: &RunRecord) -> String {
     let path = |label: &str| {
         results
             .interpreters
@@ -72,7 +94,7 @@ pub fn rerun_args(results: &Results, run: &RunRecord) -> String {
             .map(|i| shell_quote(&i.executable.display().to_string()))
             .unwrap_or_else(|| shell_quote(label))
     };
-    let mut args = format!("-k {}", shell_quote(&keyword(results, run)));
+    let mut args = format!("-k {}", shell_quote(&keyword(results, names, run)));
     match (&run.dump_python, &run.load_python) {
         (Some(d), Some(l)) => {
             let (d, l) = (path(d), path(l));
@@ -142,13 +164,14 @@ mod tests {
             );
             results.runs.push(record(id));
         }
+        let names = Names::of(&results);
         assert_eq!(
-            keyword(&results, &results.runs[0]),
+            keyword(&results, &names, &results.runs[0]),
             "a and not ab and not x"
         );
-        assert_eq!(keyword(&results, &results.runs[1]), "ab");
+        assert_eq!(keyword(&results, &names, &results.runs[1]), "ab");
         assert_eq!(
-            rerun_args(&results, &results.runs[1]),
+            rerun_args(&results, &names, &results.runs[1]),
             "-k ab -p cpython-3.12.1"
         );
     }

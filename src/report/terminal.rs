@@ -8,6 +8,7 @@ use std::io::IsTerminal;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::grid::Grid;
+use super::text::one_line;
 use super::view::{self, RunView};
 use crate::results::{Results, RunRecord};
 use crate::run::Event;
@@ -121,7 +122,7 @@ impl TerminalReporter {
                 }
             }
             Event::Notice { text } => {
-                let line = format!("warning: {text}");
+                let line = format!("warning: {}", super::text::clean(text));
                 match &self.progress {
                     Some(bar) => bar.suspend(|| eprintln!("{line}")),
                     None => eprintln!("{line}"),
@@ -146,11 +147,11 @@ impl TerminalReporter {
             .as_ref()
             .map(|o| format!("{:.2}s", o.duration_s))
             .unwrap_or_default();
-        let what: String = r.summary().chars().take(120).collect();
+        let what: String = one_line(&r.summary()).chars().take(120).collect();
         format!(
             "{verdict} {} on {} {} {}",
-            r.name(),
-            r.python,
+            one_line(&r.name()),
+            one_line(&r.python),
             self.style.dim(&time),
             self.style.dim(&what)
         )
@@ -234,17 +235,35 @@ pub fn short_summary(results: &Results, failing: &[RunView<'_>], style: Style) -
             "Short summary (each with the arguments that run it again, after the same paths)"
         )
     );
-    for v in failing {
-        let what: String = super::text::clean(&v.explanation())
+    let names = super::rerun::Names::of(results);
+    for v in failing.iter().take(SHORT_SUMMARY_RUNS) {
+        let what: String = super::text::one_line(&v.explanation())
             .chars()
             .take(160)
             .collect();
-        let head = format!("{} {} on {}", v.status().to_uppercase(), v.name, v.python());
+        let head = super::text::one_line(&format!(
+            "{} {} on {}",
+            v.status().to_uppercase(),
+            v.name,
+            v.python()
+        ));
         let _ = writeln!(out, "{}: {what}", style.verdict(v.verdict(), &head));
-        let _ = writeln!(out, "  {}", super::rerun::rerun_args(results, v.record));
+        let args = super::rerun::rerun_args(results, &names, v.record);
+        let _ = writeln!(out, "  {}", super::text::one_line(&args));
+    }
+    if failing.len() > SHORT_SUMMARY_RUNS {
+        let _ = writeln!(
+            out,
+            "... and {} more failing runs (each is in the failures above and in the report files)",
+            failing.len() - SHORT_SUMMARY_RUNS
+        );
     }
     out
 }
+
+/// The failing runs the short summary lists at most: past that, a count (as the details,
+/// every one of them is in the failures above and the report files).
+const SHORT_SUMMARY_RUNS: usize = 200;
 
 /// The conflicts between merged inputs (none for a run), a line each after a heading.
 pub fn conflicts(results: &Results, style: Style) -> String {
@@ -261,8 +280,8 @@ pub fn conflicts(results: &Results, style: Style) -> String {
         let _ = writeln!(
             out,
             "CONFLICT {} on {}: {}",
-            c.name(),
-            c.python,
+            super::text::one_line(&c.name()),
+            super::text::one_line(&c.python),
             super::text::clean(&c.describe())
         );
     }
@@ -282,7 +301,7 @@ pub fn summary(results: &Results, style: Style) -> String {
         let _ = write!(
             line,
             " — PARTIAL: {}",
-            results.partial_reason.as_deref().unwrap_or("interrupted")
+            one_line(results.partial_reason.as_deref().unwrap_or("interrupted"))
         );
     }
     line
@@ -290,7 +309,14 @@ pub fn summary(results: &Results, style: Style) -> String {
 
 /// Rows: cases with params (round trips: one row per producer); columns: interpreters.
 pub fn matrix(results: &Results, style: Style) -> String {
-    let grid = Grid::new(results);
+    let mut grid = Grid::new(results);
+    // Names and labels from case files and JSON files: no escape sequence reaches the terminal.
+    for row in &mut grid.rows {
+        row.name = one_line(&row.name);
+    }
+    for column in &mut grid.columns {
+        column.header = one_line(&column.header);
+    }
     let name_width = grid
         .rows
         .iter()
@@ -341,9 +367,9 @@ pub fn columns_legend(results: &Results, style: Style) -> String {
         .map(|i| {
             format!(
                 "{} = {} ({})",
-                i.short_label(),
-                i.label,
-                i.executable.display()
+                one_line(&i.short_label()),
+                one_line(&i.label),
+                one_line(&i.executable.display().to_string())
             )
         })
         .collect();
@@ -356,20 +382,25 @@ pub fn details(view: &RunView<'_>, style: Style) -> String {
     let head = format!(
         "{} {} on {}",
         view.status().to_uppercase(),
-        view.name,
-        view.python()
+        one_line(&view.name),
+        one_line(view.python())
     );
     let _ = writeln!(out, "\n{}", style.verdict(view.verdict(), &head));
     for fact in view.brief_facts() {
         let label = format!("{}:", fact.label);
-        let _ = writeln!(out, "  {label:<11}{}", fact.value.plain());
+        let _ = writeln!(
+            out,
+            "  {label:<11}{}",
+            super::text::clean(&fact.value.plain())
+        );
     }
     for section in &view.output {
         let (title, lines) = match section.name {
             "traceback" => ("traceback".to_string(), 12),
             name => (format!("{name} (tail)"), 15),
         };
-        let _ = writeln!(out, "  {title}:\n{}", indent_tail(section.text, lines));
+        let text = super::text::clean(section.text);
+        let _ = writeln!(out, "  {title}:\n{}", indent_tail(&text, lines));
     }
     out
 }

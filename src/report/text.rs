@@ -61,6 +61,51 @@ pub fn clean(text: &str) -> String {
     out
 }
 
+/// [`clean`]ed, on one line: line breaks and tabs as spaces. For a field that a report shows on
+/// one line (a name, a label, a summary), whatever a case or a JSON file put in it.
+pub fn one_line(text: &str) -> String {
+    clean(text).replace(['\n', '\r', '\t'], " ")
+}
+
+/// Plain text anywhere in Markdown (a table cell, a list item, a heading, a link's text):
+/// [`one_line`], then every ASCII punctuation character but `.`, `-`, `,`, `=` and `:`
+/// backslash-escaped, so that `|` cannot split a table row, `<` open HTML, a backtick open code,
+/// `[` a link, and no line break end the block it is in.
+pub fn markdown(text: &str) -> String {
+    let line = one_line(text);
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        if c.is_ascii_punctuation() && !matches!(c, '.' | '-' | ',' | '=' | ':') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// [`one_line`], HTML-escaped: for an HTML element on one line, such as the `<summary>` of a
+/// Markdown fold (a line break there could end the HTML block, and what follows would be
+/// Markdown).
+pub fn html_line(text: &str) -> String {
+    escape(&one_line(text))
+}
+
+/// A URL as a Markdown link target: every byte but ASCII letters, digits and
+/// `-._~:/?#@!$&'*+,;=%` percent-encoded (`|`, spaces, `<`, `>`, parentheses, backticks,
+/// backslashes, control and non-ASCII characters), so that it can end neither the link nor the
+/// table cell it is in.
+pub fn link_target(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    for b in url.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~:/?#@!$&'*+,;=%".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// `&`, `<`, `>`, `"` and `'` as character references, for HTML and XML alike.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -325,5 +370,27 @@ mod tests {
         b.spend(60);
         assert_eq!(b.allowance(), 10);
         assert!(b.exhausted());
+    }
+}
+
+#[cfg(test)]
+mod neutral_text_tests {
+    use super::*;
+
+    #[test]
+    fn hostile_text_stays_text() {
+        assert_eq!(one_line("a\n\nb\x1b]52;c;x\x07c\td"), "a  bc d");
+        assert_eq!(
+            markdown("x|y\n\n# h `z` <b>"),
+            "x\\|y  \\# h \\`z\\` \\<b\\>"
+        );
+        assert_eq!(
+            html_line("<x>\n\n## not a heading"),
+            "&lt;x&gt;  ## not a heading"
+        );
+        assert_eq!(
+            link_target("https://e.x/a|b c(d)<e>`\u{e9}"),
+            "https://e.x/a%7Cb%20c%28d%29%3Ce%3E%60%C3%A9"
+        );
     }
 }

@@ -256,9 +256,14 @@ fn sections(o: &Observed) -> Vec<Section<'_>> {
     .collect()
 }
 
-/// `error: ValueError matching /boom/`
+/// `error: ValueError matching /boom/`, `error: an instance of pickle.PicklingError`, `error:
+/// ValueError, an instance of Exception`.
 fn describe_expected(e: &Expected) -> String {
     let mut s = crate::outcome::head(e.outcome, e.signal.as_deref(), e.exception.as_deref());
+    if let Some(base) = &e.instance_of {
+        let sep = if e.exception.is_some() { ", " } else { ": " };
+        s.push_str(&format!("{sep}an instance of {base}"));
+    }
     if let Some(m) = &e.pattern {
         s.push_str(&format!(" matching /{m}/"));
     }

@@ -75,6 +75,8 @@ def _serve():
     me = os.getpid()
     buf = b""
     names, preloaded, cannot_fork = [], [], None
+    # Children started and not reaped yet: each leads a session (and group) of its own.
+    children = set()
     while True:
         nl = buf.find(b"\n")
         if nl < 0:
@@ -86,7 +88,9 @@ def _serve():
                 raise
             if not chunk:
                 # Nothing more to do. The server never ran case code: it has nothing to
-                # finalise that anyone could see, and crosspickle waits for it to be gone.
+                # finalise that anyone could see, and crosspickle waits for it to be gone. A
+                # child still there (crosspickle was killed) ends with its group.
+                _end_groups(children)
                 os._exit(0)
             buf += chunk
             continue
@@ -125,13 +129,28 @@ def _serve():
                 os.setsid()
                 _fresh_stdin()
                 return rest, me, names
+            children.add(pid)
             write(1, b"started " + ident + b" " + _ascii(str(pid)) + b"\n")
         elif verb == b"reap":
+            children.discard(int(rest))
             try:
                 status = waitpid(int(rest), 0)[1]
             except OSError:
                 status = -1
             write(1, b"exited " + rest + b" " + _ascii(str(status)) + b"\n")
+
+
+def _end_groups(children):
+    # Kill each child's group (its pid: it made a session of its own), or the child alone if
+    # it has not made it yet. A child not reaped keeps its pid: no other process has it.
+    for pid in children:
+        try:
+            os.killpg(pid, 9)
+        except OSError:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
 
 
 def _import(names):
@@ -367,8 +386,21 @@ def _exception_only(exc_type, exc):
     lines = [name + ": " + text + "\n" if text else name + "\n"]
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, (list, tuple)):
-        for note in notes:
-            lines.append(note + "\n" if isinstance(note, str) else "<note str() failed>\n")
+        # Bounded as the frames are (3.14's pickler adds a note per level of nesting): the
+        # first and last notes, each cut to _MAX_TEXT characters.
+        count = len(notes)
+        keep = _HEAD_FRAMES + _TAIL_FRAMES
+        for i, note in enumerate(notes):
+            if count > keep and _HEAD_FRAMES <= i < count - _TAIL_FRAMES:
+                if i == _HEAD_FRAMES:
+                    lines.append("[... %d notes omitted ...]\n" % (count - keep))
+                continue
+            if not isinstance(note, str):
+                lines.append("<note str() failed>\n")
+                continue
+            if len(note) > _MAX_TEXT:
+                note = note[:_MAX_TEXT] + "[... %d characters omitted]" % (len(note) - _MAX_TEXT)
+            lines.append(note + "\n")
     return lines
 
 

@@ -36,7 +36,14 @@ pub struct Workspace {
     driver: PathBuf,
     runs: std::sync::atomic::AtomicU64,
     spare: Spare,
+    /// The lease on the cache folder ([`LEASE`]) while the workspace lives.
+    _lease: Option<crate::sys::lock::Lock>,
 }
+
+/// The lease file of a cache folder: every crosspickle that runs cases holds it shared while
+/// it may read the cache (the driver, compiled forms, environments); `cache clean` and `cache
+/// prune` spare what a run needs while anyone holds it.
+pub const LEASE: &str = "in-use.lock";
 
 /// The places of one run: its working directory (where its code is written) and files in the
 /// workspace's private folder, which the case is not told about: its result file and output
@@ -149,6 +156,10 @@ impl Workspace {
         for dir in ["dumps", "servers"] {
             std::fs::create_dir(root.path().join(dir))?;
         }
+        // Taken before the driver is written: a `cache clean` under way is waited for.
+        let lease = cache_dir
+            .filter(|dir| std::fs::create_dir_all(dir).is_ok())
+            .and_then(|dir| crate::sys::lock::share_blocking(&dir.join(LEASE)).ok());
         let (drivers, driver) = match cache_dir.and_then(|dir| kept_driver(dir).ok()) {
             Some(kept) => kept,
             None => {
@@ -170,12 +181,24 @@ impl Workspace {
             driver,
             runs: 0.into(),
             spare: Default::default(),
+            _lease: lease,
         })
+    }
+
+    /// Write the driver's source again if it is gone (a cache removed by hand, or cleaned by a
+    /// crosspickle that knows no lease): the next boot compiles it from there.
+    fn keep_driver(&self) -> std::io::Result<()> {
+        if self.driver.is_file() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.drivers)?;
+        crate::sys::fs::write_atomic(&self.driver, DRIVER_SOURCE.as_bytes())
     }
 
     /// The places of a new run: a working directory that is new, or that an earlier run left
     /// as it was given (see [`RunDirs`]).
     pub fn run_dirs(&self) -> std::io::Result<RunDirs> {
+        self.keep_driver()?;
         let n = self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let spare = self.spare.lock().unwrap().pop();
         let (cwd, cwd_mode) = match spare {

@@ -1,5 +1,7 @@
-//! Exclusive file locks between crosspickle processes (advisory `flock`, released when the
-//! holder exits, even by a crash), so that one environment is made by one process at a time.
+//! File locks between crosspickle processes (advisory `flock`, released when the holder exits,
+//! even by a crash): exclusive, so that one environment is made by one process at a time, and
+//! shared ([`share_blocking`]), a lease that many hold at once and that an exclusive lock waits
+//! for or, tried, finds taken.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -51,6 +53,20 @@ pub fn acquire_blocking(path: &Path) -> Result<Lock, LockError> {
     Ok(Lock { _file: file })
 }
 
+/// A shared lock on `path` (made if missing): held with others' shared locks, never with an
+/// exclusive one (this waits for that to be released).
+pub fn share_blocking(path: &Path) -> Result<Lock, LockError> {
+    let file = open(path).map_err(|source| LockError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    FileExt::lock_shared(&file).map_err(|source| LockError::Lock {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(Lock { _file: file })
+}
+
 /// The lock on `path` if nobody holds it now.
 pub fn try_acquire(path: &Path) -> Option<Lock> {
     let file = open(path).ok()?;
@@ -79,6 +95,16 @@ mod tests {
         let held = acquire_blocking(&path).unwrap();
         assert!(try_acquire(&path).is_none());
         drop(held);
+        assert!(try_acquire(&path).is_some());
+        let (a, b) = (
+            share_blocking(&path).unwrap(),
+            share_blocking(&path).unwrap(),
+        );
+        assert!(
+            try_acquire(&path).is_none(),
+            "a lease excludes an exclusive lock"
+        );
+        drop((a, b));
         assert!(try_acquire(&path).is_some());
         let e = acquire_blocking(&dir.path().join("no/such/folder/x.lock")).unwrap_err();
         assert!(

@@ -7,6 +7,13 @@
 //! one crosspickle did not start itself (a fork server's child, whose end a pidfd tells:
 //! [`exited`]); [`spawn_service`] starts a long-lived child that crosspickle talks to through
 //! its standard streams.
+//!
+//! Should crosspickle be killed (SIGKILL, which nothing can catch), nothing it started outlives
+//! it: each child it starts gets a parent-death signal ([`dies_with_parent`]), and every group
+//! being watched is known to a reaper, a small shell started with the first, that kills the
+//! groups it was told of and not told are gone when its input ends, which is when crosspickle
+//! is gone (a `pip` that pip started, in its group, included). A service ends, with what it
+//! started, when its input ends.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -255,7 +262,8 @@ async fn capture(
 }
 
 /// The command of `spec`, its streams set up: piped when captured, the log file otherwise.
-fn command(spec: &ProcessSpec) -> std::io::Result<tokio::process::Command> {
+/// One that is not `a_service` dies with crosspickle ([`dies_with_parent`]).
+fn command(spec: &ProcessSpec, a_service: bool) -> std::io::Result<tokio::process::Command> {
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args)
         .env_clear()
@@ -270,6 +278,9 @@ fn command(spec: &ProcessSpec) -> std::io::Result<tokio::process::Command> {
     // run of its own.)
     if !spec.makes_own_session {
         cmd.process_group(0);
+    }
+    if !a_service {
+        dies_with_parent(&mut cmd);
     }
     match &spec.output {
         Output::Capture(_) => {
@@ -289,10 +300,34 @@ fn command(spec: &ProcessSpec) -> std::io::Result<tokio::process::Command> {
     Ok(cmd)
 }
 
+/// The child is sent SIGKILL when crosspickle dies, even by SIGKILL, which nothing can catch
+/// (Linux's parent-death signal: it fires when the thread that started the child ends, and
+/// crosspickle runs on one thread that lives as long as it does). A child that finds
+/// crosspickle already gone as it sets this up does not start. (This makes the standard library
+/// fork crosspickle to start the child, not posix_spawn.)
+#[cfg(target_os = "linux")]
+fn dies_with_parent(cmd: &mut tokio::process::Command) {
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure runs in the forked child before exec and makes only two system
+    // calls (prctl, getppid): async-signal-safe, no allocation, no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            if rustix::process::getppid() != Some(parent) {
+                return Err(std::io::Error::from_raw_os_error(3)); // ESRCH: no parent
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn dies_with_parent(_cmd: &mut tokio::process::Command) {}
+
 /// Run `spec` to its end, its time limit, or `cancel`. Whatever it started is killed with it.
 pub async fn run(spec: &ProcessSpec, cancel: &CancellationToken) -> std::io::Result<Finished> {
     let start = Instant::now();
-    let mut child = command(spec)?.spawn()?;
+    let mut child = command(spec, false)?.spawn()?;
     let pid = child.id().unwrap_or(0);
     if let (Stdin::Bytes(bytes), Some(mut stdin)) = (&spec.stdin, child.stdin.take()) {
         let bytes = bytes.clone();
@@ -393,6 +428,8 @@ where
         stderr,
         hold,
     } = watched;
+    // Known to the reaper until its group has been killed below (dropped at the end).
+    let _reaped = Reaped::new(pid);
     let stop = CancellationToken::new();
     let stdout = stdout.map(|s| tokio::spawn(capture(s, limit, stop.clone())));
     let stderr = stderr.map(|s| tokio::spawn(capture(s, limit, stop.clone())));
@@ -453,9 +490,11 @@ where
 
 /// A long-lived child that crosspickle talks to: `spec`'s program, environment and folder, in
 /// its own process group, with all three standard streams piped (take them from the child).
-/// Its time limit and output settings do not apply: the caller decides when it ends.
+/// Its time limit and output settings do not apply: the caller decides when it ends. It gets
+/// no parent-death signal: it ends, with what it started, when its input ends (also when
+/// crosspickle is killed).
 pub fn spawn_service(spec: &ProcessSpec) -> std::io::Result<tokio::process::Child> {
-    let mut cmd = command(spec)?;
+    let mut cmd = command(spec, true)?;
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -523,6 +562,72 @@ async fn drained(
         _ = tokio::time::sleep(DRAIN) => stop.cancel(),
     }
     both.await
+}
+
+/// The reaper's program: it keeps the groups it is told of (`+PID`) and forgets those it is
+/// told are gone (`-PID`); when its input ends, it kills each group it still knows (or the
+/// process alone, where it has not made its group yet). Deaf to Ctrl-C and SIGHUP, which are
+/// crosspickle's to handle.
+const REAPER: &str = r#"trap '' INT HUP
+g=' '
+while read -r l; do
+  case $l in
+    +*) g="$g${l#+} " ;;
+    -*) p=${l#-}; case $g in *" $p "*) g="${g%% $p *} ${g#* $p }" ;; esac ;;
+  esac
+done
+for p in $g; do kill -9 -$p 2>/dev/null || kill -9 $p 2>/dev/null; done
+"#;
+
+/// The input of the reaper (started with the first group it is told of), if it could start.
+fn reaper() -> Option<&'static std::sync::Mutex<std::process::ChildStdin>> {
+    use std::os::unix::process::CommandExt;
+    static REAPER_INPUT: std::sync::OnceLock<Option<std::sync::Mutex<std::process::ChildStdin>>> =
+        std::sync::OnceLock::new();
+    REAPER_INPUT
+        .get_or_init(|| {
+            // (`-f`: the groups' numbers are never taken for file names.)
+            let mut child = std::process::Command::new("/bin/sh")
+                .args(["-f", "-c", REAPER])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .process_group(0)
+                .spawn()
+                .ok()?;
+            child.stdin.take().map(std::sync::Mutex::new)
+        })
+        .as_ref()
+}
+
+/// Tell the reaper a line; a reaper that is gone is no error.
+fn tell_reaper(line: String) {
+    use std::io::Write;
+    if let Some(input) = reaper() {
+        if let Ok(mut input) = input.lock() {
+            let _ = input.write_all(line.as_bytes());
+        }
+    }
+}
+
+/// A group the reaper knows of while this is alive.
+struct Reaped(u32);
+
+impl Reaped {
+    fn new(pid: u32) -> Reaped {
+        if pid > 0 {
+            tell_reaper(format!("+{pid}\n"));
+        }
+        Reaped(pid)
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if self.0 > 0 {
+            tell_reaper(format!("-{}\n", self.0));
+        }
+    }
 }
 
 /// How long the output of a process that has ended is read for, at most.

@@ -1,4 +1,5 @@
-//! Printing to standard output when the reader may be gone (`crosspickle list | head`).
+//! Printing to standard output and standard error when the reader may be gone (`crosspickle
+//! list | head`, `crosspickle -p 3.99 2>&1 | head -2`).
 
 use std::io::Write;
 
@@ -6,4 +7,11 @@ use std::io::Write;
 pub fn emit(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
+/// Print `text` to stderr; a closed pipe is not an error worth a panic (the crate's
+/// `eprintln!`).
+pub fn emit_err(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|_| err.flush());
 }

@@ -566,7 +566,7 @@ fn failures() -> TestResult {
     let broken = dir.path().join("broken-pip");
     std::fs::create_dir_all(&broken)?;
     let wrapper = format!(
-        "#!/bin/sh\nif [ \"$1\" = -m ] && [ \"$2\" = pip ]; then echo 'pip is broken here' >&2; exit 1; fi\nexec '{real}' \"$@\"\n"
+        "#!/bin/sh\ncase \" $* \" in *' -m pip '*) echo 'pip is broken here' >&2; exit 1;; esac\nexec '{real}' \"$@\"\n"
     );
     std::fs::write(broken.join("python"), wrapper)?;
     use std::os::unix::fs::PermissionsExt;

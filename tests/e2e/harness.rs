@@ -824,9 +824,9 @@ fn interpreter_breaks_during_runs(iso: &'static str) -> TestResult {
     let real = py("3.11");
     let dir = folder(&[
         ("cases/a.yaml", "title: a\ncode: pass\n"),
-        ("fake/garbage", &format!("#!/bin/sh\ncase \"$2\" in *'interpreter probe'*) exec {real} \"$@\";; esac\necho 'garbage'\nexit 0\n")),
-        ("fake/hangs", &format!("#!/bin/sh\ncase \"$2\" in *'interpreter probe'*) exec {real} \"$@\";; esac\nsleep 300\n")),
-        ("fake/signal", &format!("#!/bin/sh\ncase \"$2\" in *'interpreter probe'*) exec {real} \"$@\";; esac\nkill -KILL $$\n")),
+        ("fake/garbage", &format!("#!/bin/sh\ncase \"$*\" in *'interpreter probe'*) exec {real} \"$@\";; esac\necho 'garbage'\nexit 0\n")),
+        ("fake/hangs", &format!("#!/bin/sh\ncase \"$*\" in *'interpreter probe'*) exec {real} \"$@\";; esac\nsleep 300\n")),
+        ("fake/signal", &format!("#!/bin/sh\ncase \"$*\" in *'interpreter probe'*) exec {real} \"$@\";; esac\nkill -KILL $$\n")),
     ]);
     for f in ["garbage", "hangs", "signal"] {
         make_executable(&dir.path().join("fake").join(f));

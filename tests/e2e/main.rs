@@ -6,9 +6,9 @@ mod bisect;
 mod corpus;
 mod cpython_build;
 mod docs;
+mod download;
 mod expected;
 mod explore;
-mod download;
 mod format2;
 mod github;
 mod hardening;
@@ -23,6 +23,7 @@ mod retries;
 mod roundtrip;
 mod shards;
 mod support;
+mod surround;
 mod workflow;
 
 fn main() {
@@ -50,5 +51,6 @@ fn main() {
     trials.extend(shards::trials());
     trials.extend(retries::trials());
     trials.extend(rerun::trials());
+    trials.extend(surround::trials());
     libtest_mimic::run(&args, trials).exit();
 }

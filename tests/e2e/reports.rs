@@ -365,7 +365,7 @@ fn hostile_output() -> TestResult {
     )?;
     check(
         md.contains("| case | 3.12.")
-            && md.contains("| [hostile](<https://example.org/issue/1>) | ❌ | 💥 |"),
+            && md.contains("| [hostile](https://example.org/issue/1) | ❌ | 💥 |"),
         &md,
     )?;
     check(
