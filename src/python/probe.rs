@@ -14,8 +14,9 @@ use crate::sys::process::{self, Exit, Output, ProcessSpec};
 
 const PROBE_SCRIPT: &str = include_str!("probe.py");
 const MARKER: &str = "CROSSPICKLE-PROBE ";
-/// Bump when the probe's answer changes shape, to leave old cache entries behind.
-const CACHE_VERSION: u32 = 2;
+/// Bump when the probe's answer changes shape, to leave old cache entries behind (3:
+/// `gil_enabled`).
+const CACHE_VERSION: u32 = 3;
 
 /// Why a candidate is not a usable interpreter (listed as unusable with this reason).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -69,6 +70,9 @@ pub struct ProbeInfo {
     pub prefix: String,
     pub debug: bool,
     pub free_threaded: bool,
+    /// `sys._is_gil_enabled()` where it exists, else `!free_threaded`. Required: an answer
+    /// without it (a cache entry of an older crosspickle) is probed again.
+    pub gil_enabled: bool,
     pub c_pickle: Option<String>,
     /// `_pickle` imports and pickle's Pickler, Unpickler, dump(s) and load(s) are its objects.
     #[serde(default)]
