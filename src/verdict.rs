@@ -41,6 +41,20 @@ impl Verdict {
         Verdict::Flaky,
     ];
 
+    /// How bad a verdict is, for the worst of a repeated run's attempts: a failing verdict
+    /// is worse than any other, `env-error` and `regression` the worst.
+    pub fn severity(self) -> u8 {
+        match self {
+            Verdict::Ok | Verdict::Skipped => 0,
+            Verdict::Xfail => 1,
+            Verdict::Flaky => 2,
+            Verdict::Fixed => 3,
+            Verdict::Changed => 4,
+            Verdict::Regression => 5,
+            Verdict::EnvError => 6,
+        }
+    }
+
     pub fn fails_run(self) -> bool {
         matches!(
             self,

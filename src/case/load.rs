@@ -167,6 +167,9 @@ pub fn parse_case(path: &Path, text: &str) -> Result<Case, Vec<CaseError>> {
 /// The longest time limit a case or the command line may give a run: a week.
 pub const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
 
+/// The most attempts a case's `repeat` (or `--repeat`) may ask of each run.
+pub const MAX_REPEAT: u32 = 10_000;
+
 /// The most param combinations a case may have (each is a run per interpreter).
 pub const MAX_COMBINATIONS: usize = 10_000;
 
@@ -280,6 +283,13 @@ impl Validator<'_> {
                 );
             }
         }
+        if let Some(n) = raw.repeat.filter(|n| !(1..=MAX_REPEAT).contains(n)) {
+            let at = self.loc.top_key("repeat");
+            self.err(
+                at,
+                format!("`repeat` must be from 1 to {MAX_REPEAT} attempts, not {n}"),
+            );
+        }
         for (i, link) in raw.links.iter().enumerate() {
             if !(link.starts_with("https://") || link.starts_with("http://")) {
                 let at = self.loc.top_item("links", i);
@@ -350,6 +360,7 @@ impl Validator<'_> {
             requires: raw.requires,
             env: raw.env,
             timeout: raw.timeout,
+            repeat: raw.repeat,
             isolation: raw.isolation,
             preload: raw.preload,
             params,

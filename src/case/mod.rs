@@ -42,6 +42,8 @@ pub struct Case {
     pub requires: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub timeout: Option<f64>,
+    /// `repeat`: attempts of each run (the larger of this and `--repeat`).
+    pub repeat: Option<u32>,
     /// `isolation: exec`: every run of the case starts an interpreter of its own, whatever the
     /// command line says; `fork` (or nothing): the command line decides.
     pub isolation: Option<Isolation>,

@@ -61,6 +61,10 @@ pub(super) struct RawCase {
     /// Seconds each run may take (default 60).
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub timeout: Option<f64>,
+    /// Attempts of each run, each in a fresh process (1 to 10000; `--repeat` counts when
+    /// larger): the verdict is the worst of them. For races that show one time in N.
+    #[schemars(range(min = 1, max = 10000))]
+    pub repeat: Option<u32>,
     /// `exec` when every run of the case needs a real interpreter start.
     pub isolation: Option<Isolation>,
     /// Modules imported before the code starts (dotted names): by a fork server before it

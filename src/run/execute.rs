@@ -39,6 +39,9 @@ pub struct ExecuteOptions {
     /// How many times a run whose verdict fails is run again (`--retries`), each time in a
     /// fresh process (a round trip with a fresh dump of its own).
     pub retries: u32,
+    /// How many times every run is attempted (`--repeat`; a case's `repeat` counts when
+    /// larger), each time in a fresh process: the verdict is the worst attempt's.
+    pub repeat: u32,
 }
 
 /// Fork servers where the platform can watch a process that is not its child (Linux's pidfd),
@@ -63,6 +66,7 @@ impl ExecuteOptions {
             environments: EnvOptions::default(),
             isolation: default_isolation(),
             retries: 0,
+            repeat: 1,
         }
     }
 }
@@ -240,7 +244,7 @@ pub async fn execute(
                 .producer
                 .as_ref()
                 .and_then(|p| dumps.get(&dump_key(run, p)).cloned());
-            async move { (run, judge_with_retries(&ctx, run, dump).await) }
+            async move { (run, judge_repeated(&ctx, run, dump).await) }
         })
         .buffer_unordered(options.jobs.max(1) * 4);
     while let Some((run, record)) = stream.next().await {
@@ -320,6 +324,53 @@ fn dump_future(
     fut.boxed().shared()
 }
 
+/// Attempt `run` as many times as `--repeat` or its case's `repeat` say (the larger), each in
+/// a fresh process: the record is the first of the worst attempts, the others are kept in it
+/// in the order they ran. A repeated run is not retried (its attempts are its evidence); a
+/// single attempt is, as [`judge_with_retries`] says.
+async fn judge_repeated(
+    ctx: &Arc<Context>,
+    run: &PlannedRun,
+    dump: Option<DumpFuture>,
+) -> Option<RunRecord> {
+    let n = ctx.options.repeat.max(run.case.repeat.unwrap_or(1)).max(1) as usize;
+    if n == 1 {
+        return judge_with_retries(ctx, run, dump).await;
+    }
+    let first = judge_run(ctx, run, dump).await?;
+    if first.observed.is_none() {
+        return Some(first);
+    }
+    let mut all = vec![first];
+    while all.len() < n && !ctx.cancel.is_cancelled() {
+        // Cancelled while it ran: the attempts made so far stand.
+        let Some(again) = judge_run(ctx, run, fresh_dump(ctx, run)).await else {
+            break;
+        };
+        all.push(again);
+    }
+    let worst = (0..all.len())
+        .rev()
+        .max_by_key(|&i| all[i].verdict.severity())
+        .unwrap_or(0);
+    let mut record = all[worst].clone();
+    record.attempts = all
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != worst)
+        .map(|(_, r)| r.as_attempt())
+        .collect();
+    Some(record)
+}
+
+/// A dump of its own for one more attempt of a round trip (none for a single run).
+fn fresh_dump(ctx: &Arc<Context>, run: &PlannedRun) -> Option<DumpFuture> {
+    match (&run.producer, &run.case.body) {
+        (Some(p), Body::RoundTrip { dump, .. }) => Some(dump_future(ctx, run, p, dump)),
+        _ => None,
+    }
+}
+
 /// Judge `run`, and run it again while its verdict fails, up to `retries` times, each time in
 /// a fresh process (a round trip with a dump of its own): the last attempt is the record, the
 /// earlier ones are kept in it, and one that then matches its expectation is `flaky`. A run
@@ -336,12 +387,8 @@ async fn judge_with_retries(
         && record.observed.is_some()
         && !ctx.cancel.is_cancelled()
     {
-        let dump = match (&run.producer, &run.case.body) {
-            (Some(p), Body::RoundTrip { dump, .. }) => Some(dump_future(ctx, run, p, dump)),
-            _ => None,
-        };
         // Cancelled while it ran again: the failing attempt stands.
-        let Some(again) = judge_run(ctx, run, dump).await else {
+        let Some(again) = judge_run(ctx, run, fresh_dump(ctx, run)).await else {
             break;
         };
         attempts.push(record.as_attempt());

@@ -13,6 +13,7 @@ mod harness;
 mod init;
 mod isolation;
 mod newest;
+mod repeat;
 mod reports;
 mod requires;
 mod rerun;
@@ -44,5 +45,6 @@ fn main() {
     trials.extend(shards::trials());
     trials.extend(retries::trials());
     trials.extend(rerun::trials());
+    trials.extend(repeat::trials());
     libtest_mimic::run(&args, trials).exit();
 }
