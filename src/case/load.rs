@@ -541,7 +541,7 @@ impl Validator<'_> {
             }
         }
         if let Some(sig) = &raw.signal {
-            if raw.outcome != OutcomeKind::Crash {
+            if !raw.outcome.has(OutcomeKind::Crash) {
                 let at = here(&self.loc, "signal");
                 self.err(
                     at,
@@ -552,7 +552,7 @@ impl Validator<'_> {
                 self.err(at, format!("expect[{index}].signal `{sig}` is not a signal name (like SIGSEGV or SIGABRT)"));
             }
         }
-        if raw.outcome == OutcomeKind::Pass || raw.outcome == OutcomeKind::Timeout {
+        if raw.outcome.raises_nothing() {
             for (key, value) in [
                 ("exception", raw.exception.as_deref()),
                 ("match", raw.pattern.as_deref()),
@@ -602,7 +602,8 @@ impl Validator<'_> {
             where_,
             phase: raw.phase,
             expected: Expected {
-                outcome: raw.outcome,
+                outcome: raw.outcome.first,
+                also: raw.outcome.also,
                 exception: raw.exception,
                 instance_of: raw.instance_of,
                 signal: raw.signal,

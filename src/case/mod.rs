@@ -84,6 +84,10 @@ pub struct Rule {
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Expected {
     pub outcome: OutcomeKind,
+    /// `outcome: [pass, error]`: the list's other outcomes (every attempt must show one of
+    /// them); empty for one outcome.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<OutcomeKind>,
     /// The exception's type: the very class (resolved where the case ran), or the same name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exception: Option<String>,
@@ -108,6 +112,7 @@ impl Expected {
     pub fn default_pass() -> Self {
         Expected {
             outcome: OutcomeKind::Pass,
+            also: Vec::new(),
             exception: None,
             instance_of: None,
             signal: None,

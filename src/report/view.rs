@@ -293,6 +293,19 @@ fn sections(o: &Observed) -> Vec<Section<'_>> {
 /// `error: ValueError matching /boom/`
 fn describe_expected(e: &Expected) -> String {
     let mut s = crate::outcome::head(e.outcome, e.signal.as_deref(), e.exception.as_deref());
+    if !e.also.is_empty() {
+        // `outcome: [pass, error]`: `pass or error: RuntimeError, each attempt`.
+        let others: Vec<String> = e.also.iter().map(|k| format!(" or {k}")).collect();
+        s = format!(
+            "{}{}{}, each attempt",
+            e.outcome,
+            others.concat(),
+            e.exception
+                .as_deref()
+                .map(|x| format!(": {x}"))
+                .unwrap_or_default()
+        );
+    }
     if let Some(m) = &e.pattern {
         s.push_str(&format!(" matching /{m}/"));
     }

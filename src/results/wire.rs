@@ -226,6 +226,9 @@ enum WireExact {
 #[derive(Serialize, Deserialize)]
 struct WireExpected {
     outcome: WireOutcome,
+    /// `outcome: [pass, error]`: the whole list (`outcome` is its first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    any_of: Vec<WireOutcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exception: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -624,6 +627,14 @@ impl From<&Expected> for WireExpected {
     fn from(e: &Expected) -> Self {
         WireExpected {
             outcome: e.outcome.into(),
+            any_of: if e.also.is_empty() {
+                Vec::new()
+            } else {
+                std::iter::once(e.outcome)
+                    .chain(e.also.iter().copied())
+                    .map(Into::into)
+                    .collect()
+            },
             exception: e.exception.clone(),
             instance_of: e.instance_of.clone(),
             signal: e.signal.clone(),
@@ -638,6 +649,7 @@ impl From<WireExpected> for Expected {
     fn from(w: WireExpected) -> Self {
         Expected {
             outcome: w.outcome.into(),
+            also: w.any_of.into_iter().skip(1).map(Into::into).collect(),
             exception: w.exception,
             instance_of: w.instance_of,
             signal: w.signal,

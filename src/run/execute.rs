@@ -20,7 +20,7 @@ use crate::env::{EnvError, EnvOptions, Environments};
 use crate::outcome::Observed;
 use crate::python::Interpreter;
 use crate::sys::process::{self, Exit, Finished, Output, ProcessSpec, Stdin, DEFAULT_CAPTURE};
-use crate::verdict::{judge, Verdict};
+use crate::verdict::{judge, passed_as_sometimes, Verdict};
 
 #[derive(Debug, Clone)]
 pub struct ExecuteOptions {
@@ -349,6 +349,15 @@ async fn judge_repeated(
         };
         all.push(again);
     }
+    // `outcome: [pass, …]` and every attempt passed: fixed.
+    if all
+        .iter()
+        .all(|r| passed_as_sometimes(&r.expected, r.observed.as_ref()))
+    {
+        for r in &mut all {
+            r.verdict = Verdict::Fixed;
+        }
+    }
     let worst = (0..all.len())
         .rev()
         .max_by_key(|&i| all[i].verdict.severity())
@@ -380,7 +389,7 @@ async fn judge_with_retries(
     run: &PlannedRun,
     dump: Option<DumpFuture>,
 ) -> Option<RunRecord> {
-    let mut record = judge_run(ctx, run, dump).await?;
+    let mut record = settle_single(judge_run(ctx, run, dump).await?);
     let mut attempts = Vec::new();
     while attempts.len() < ctx.options.retries as usize
         && record.verdict.fails_run()
@@ -391,6 +400,7 @@ async fn judge_with_retries(
         let Some(again) = judge_run(ctx, run, fresh_dump(ctx, run)).await else {
             break;
         };
+        let again = settle_single(again);
         attempts.push(record.as_attempt());
         record = again;
     }
@@ -399,6 +409,15 @@ async fn judge_with_retries(
     }
     record.attempts = attempts;
     Some(record)
+}
+
+/// A run attempted once whose rule's outcome is a list with `pass` in it, and that passed:
+/// every attempt passed, so it is `fixed`.
+fn settle_single(mut record: RunRecord) -> RunRecord {
+    if passed_as_sometimes(&record.expected, record.observed.as_ref()) {
+        record.verdict = Verdict::Fixed;
+    }
+    record
 }
 
 /// The record of `run`, before its timings.

@@ -21,6 +21,11 @@ pub fn trials() -> Vec<Trial> {
             &["3.12"],
             case_repeat,
         ),
+        trial(
+            "repeat::a_known_race_is_xfail_and_its_fix_is_fixed",
+            &["2.7", "3.12", "pypy"],
+            outcome_list,
+        ),
     ]
 }
 
@@ -36,6 +41,112 @@ code: |
   if n % 4 == 1:
       os.abort()
 "#;
+
+/// A "race": attempts 2, 5, 8… (n % 3 == 1) raise `@RAISES@`, the others pass, unless the
+/// race is `@FIXED@`; its rule says it sometimes raises RuntimeError.
+const KNOWN_RACE: &str = r#"title: a known race
+@REPEAT@env:
+  MARKS: "@MARKS@"
+code: |
+  import os
+  marks = os.environ["MARKS"]
+  n = len(os.listdir(marks))
+  open(os.path.join(marks, "attempt-%d" % n), "w").close()
+  if n % 3 == 1 and not @FIXED@:
+      raise @RAISES@("lost the race")
+expect:
+  - outcome: [pass, error]
+    exception: RuntimeError
+    match: "^lost the race$"
+"#;
+
+fn race(repeat: &str, fixed: bool, raises: &str) -> (tempfile::TempDir, PathBuf) {
+    let text = KNOWN_RACE
+        .replace("@FIXED@", if fixed { "True" } else { "False" })
+        .replace("@RAISES@", raises);
+    setup(&text, repeat)
+}
+
+fn outcome_list() -> TestResult {
+    for p in ["2.7", "3.12", "pypy"] {
+        let on = |dir: &Path, extra: &[&str]| {
+            let mut args = python_args(&[p]);
+            args.extend(extra.iter().map(|a| a.to_string()));
+            let out = crosspickle(dir)
+                .args(&args)
+                .args(["cases", "--json", "out.json", "-v"])
+                .output()
+                .unwrap();
+            (Run::from(out), json_at(&dir.join("out.json")))
+        };
+        // The race shows: every attempt one of the list, so xfail, and counted.
+        let (dir, marks) = race("repeat: 6\n", false, "RuntimeError");
+        let (run, json) = on(dir.path(), &[]);
+        run.expect_code(0)?;
+        let r = &runs(&json)[0];
+        check(
+            markers(&marks) == 6
+                && r["verdict"] == "xfail"
+                && r["expected"]["any_of"] == serde_json::json!(["pass", "error"]),
+            format!("{p}: the race is xfail: {r}"),
+        )?;
+        // Its fix: every attempt passes, so fixed (and the run fails).
+        let (dir, _) = race("repeat: 6\n", true, "RuntimeError");
+        let (run, json) = on(dir.path(), &[]);
+        run.expect_code(1)?;
+        check(
+            runs(&json)[0]["verdict"] == "fixed"
+                && run.stdout.contains("counts:    6/6 pass")
+                && run
+                    .stdout
+                    .contains("expected:  pass or error: RuntimeError, each attempt"),
+            format!("{p}: the fix is fixed:\n{}", run.stdout),
+        )?;
+        // Another exception than the rule's is changed, with the attempts counted.
+        let (dir, _) = race("repeat: 6\n", false, "ValueError");
+        let (run, json) = on(dir.path(), &[]);
+        run.expect_code(1)?;
+        check(
+            runs(&json)[0]["verdict"] == "changed"
+                && runs(&json)[0]["exception"] == "ValueError"
+                && run.stdout.contains("counts:    4/6 pass, 2/6 error"),
+            format!("{p}: another error is changed:\n{}", run.stdout),
+        )?;
+    }
+    // One attempt that passes: every attempt passed, so fixed too; with --retries, a later
+    // attempt that loses the race makes it flaky.
+    let (dir, _) = race("", false, "RuntimeError");
+    let (run, json) = run_with(dir.path(), &[])?;
+    run.expect_code(1)?;
+    check(
+        runs(&json)[0]["verdict"] == "fixed",
+        runs(&json)[0].to_string(),
+    )?;
+    let (dir, _) = race("", false, "RuntimeError");
+    let (run, json) = run_with(dir.path(), &["--retries", "1"])?;
+    run.expect_code(0)?;
+    check(
+        runs(&json)[0]["verdict"] == "flaky",
+        runs(&json)[0].to_string(),
+    )?;
+    // A list of one, or with skip, is bad input with its place.
+    for (list, says) in [
+        ("[pass]", "a list of outcomes needs two or more"),
+        ("[pass, skip]", "`skip` cannot be in a list of outcomes"),
+        ("[error, error]", "`error` is twice in the list of outcomes"),
+        ("[pass, bogus]", "unknown variant `bogus`"),
+    ] {
+        let text = KNOWN_RACE.replace("[pass, error]", list);
+        let (dir, _) = setup(&text, "");
+        let (run, _) = run_with(dir.path(), &[])?;
+        run.expect_code(2)?;
+        check(
+            run.stderr.contains("c.yaml:") && run.stderr.contains(says),
+            format!("{list}: {}", run.stderr),
+        )?;
+    }
+    Ok(())
+}
 
 /// A case folder with `text` (its `@MARKS@` the marker folder, `@REPEAT@` the `repeat` line).
 pub fn setup(template: &str, repeat: &str) -> (tempfile::TempDir, PathBuf) {
