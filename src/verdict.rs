@@ -41,6 +41,20 @@ impl Verdict {
         Verdict::Flaky,
     ];
 
+    /// How bad a verdict is, for the worst of a repeated run's attempts: a failing verdict
+    /// is worse than any other, `env-error` and `regression` the worst.
+    pub fn severity(self) -> u8 {
+        match self {
+            Verdict::Ok | Verdict::Skipped => 0,
+            Verdict::Xfail => 1,
+            Verdict::Flaky => 2,
+            Verdict::Fixed => 3,
+            Verdict::Changed => 4,
+            Verdict::Regression => 5,
+            Verdict::EnvError => 6,
+        }
+    }
+
     pub fn fails_run(self) -> bool {
         matches!(
             self,
@@ -133,12 +147,15 @@ pub fn exception_matches(want: &str, got: &str) -> bool {
     want.len() <= got.len() && got[got.len() - want.len()..] == want[..]
 }
 
-/// The verdict for a run that happened.
+/// The verdict for a run that happened (one attempt of it: see [`passed_as_sometimes`]).
 pub fn judge(expected: &Expected, observed: &Observed) -> Verdict {
     if expected.outcome == OutcomeKind::Skip {
         // The run loop does not execute what a `skip` rule decides; should one be judged
         // anyway, it is still skipped.
         return Verdict::Skipped;
+    }
+    if !expected.also.is_empty() {
+        return judge_sometimes(expected, observed);
     }
     if matches(expected, observed) {
         if expected.outcome == OutcomeKind::Pass {
@@ -153,6 +170,48 @@ pub fn judge(expected: &Expected, observed: &Observed) -> Verdict {
     } else {
         Verdict::Changed
     }
+}
+
+/// One attempt against `outcome: [a, b, …]`: one of them, with the rule's `exception`,
+/// `instance_of` and `match` holding for an `error` or `fail` and its `signal` for a `crash`,
+/// is `xfail` (a `pass` too, when the list has it: whether every attempt passed is the run
+/// loop's to settle, [`passed_as_sometimes`]); a `pass` the list lacks is `fixed`; anything
+/// else `changed`.
+fn judge_sometimes(expected: &Expected, observed: &Observed) -> Verdict {
+    let listed = std::iter::once(expected.outcome)
+        .chain(expected.also.iter().copied())
+        .any(|k| k == observed.outcome);
+    let holds = match observed.outcome {
+        OutcomeKind::Error | OutcomeKind::Fail => matches(
+            &Expected {
+                outcome: observed.outcome,
+                signal: None,
+                ..expected.clone()
+            },
+            observed,
+        ),
+        OutcomeKind::Crash => expected
+            .signal
+            .as_deref()
+            .is_none_or(|want| observed.signal.as_deref() == Some(want)),
+        _ => true,
+    };
+    if listed && holds {
+        Verdict::Xfail
+    } else if observed.outcome == OutcomeKind::Pass {
+        Verdict::Fixed
+    } else {
+        Verdict::Changed
+    }
+}
+
+/// Whether this attempt passed where the rule's outcome is a list with `pass` in it: when
+/// every attempt of a run did, the run is `fixed` (the race, or whatever made it vary, is
+/// gone), not `xfail`.
+pub fn passed_as_sometimes(expected: &Expected, observed: Option<&Observed>) -> bool {
+    !expected.also.is_empty()
+        && (expected.outcome == OutcomeKind::Pass || expected.also.contains(&OutcomeKind::Pass))
+        && observed.is_some_and(|o| o.outcome == OutcomeKind::Pass)
 }
 
 #[cfg(test)]
@@ -170,6 +229,7 @@ mod tests {
     fn expected(outcome: OutcomeKind, exception: Option<&str>, pattern: Option<&str>) -> Expected {
         Expected {
             outcome,
+            also: Vec::new(),
             exception: exception.map(String::from),
             instance_of: None,
             signal: None,
@@ -210,6 +270,49 @@ mod tests {
             Verdict::Changed
         );
         assert_eq!(judge(&expected(Fail, None, None), &err), Verdict::Changed);
+    }
+
+    #[test]
+    fn a_list_of_outcomes() {
+        use OutcomeKind::*;
+        let sometimes = |also: Vec<OutcomeKind>, exception: Option<&str>| Expected {
+            also,
+            ..expected(Pass, exception, None)
+        };
+        let err = observed(Error, Some("RuntimeError"), Some("race"));
+        let pass = observed(Pass, None, None);
+        let crash = Observed {
+            signal: Some("SIGSEGV".into()),
+            ..observed(Crash, None, None)
+        };
+        let race = sometimes(vec![Error], Some("RuntimeError"));
+        assert_eq!(judge(&race, &err), Verdict::Xfail);
+        assert_eq!(judge(&race, &pass), Verdict::Xfail);
+        assert!(passed_as_sometimes(&race, Some(&pass)));
+        assert!(!passed_as_sometimes(&race, Some(&err)));
+        assert_eq!(judge(&race, &crash), Verdict::Changed);
+        // The exception is the error's, not asked of a pass.
+        let other = observed(Error, Some("ValueError"), None);
+        assert_eq!(judge(&race, &other), Verdict::Changed);
+        // Without pass in the list, a pass is fixed on the spot.
+        let no_pass = Expected {
+            also: vec![Crash],
+            ..expected(Error, None, None)
+        };
+        assert_eq!(judge(&no_pass, &pass), Verdict::Fixed);
+        assert_eq!(judge(&no_pass, &crash), Verdict::Xfail);
+        assert!(!passed_as_sometimes(&no_pass, Some(&pass)));
+        let sigabrt = Expected {
+            signal: Some("SIGABRT".into()),
+            ..no_pass.clone()
+        };
+        assert_eq!(judge(&sigabrt, &crash), Verdict::Changed);
+        assert_eq!(judge(&sigabrt, &err), Verdict::Xfail);
+        // One outcome alone is judged as before.
+        assert!(!passed_as_sometimes(
+            &expected(Pass, None, None),
+            Some(&pass)
+        ));
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub(super) fn rule(index: usize, raw: &RawRule, round_trip: bool) -> Vec<Problem
         }
     }
     if let Some(class) = &raw.instance_of {
-        if matches!(raw.outcome, OutcomeKind::Pass | OutcomeKind::Timeout) {
+        if raw.outcome.raises_nothing() {
             out.push(problem(
                 "instance_of",
                 format!("expect[{index}].instance_of `{class}` cannot go with `outcome: {}`: no exception is raised", raw.outcome),

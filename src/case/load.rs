@@ -162,6 +162,9 @@ pub fn parse_case(path: &Path, text: &str) -> Result<Case, Vec<CaseError>> {
 /// The longest time limit a case or the command line may give a run: a week.
 pub const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
 
+/// The most attempts a case's `repeat` (or `--repeat`) may ask of each run.
+pub const MAX_REPEAT: u32 = 10_000;
+
 /// The most param combinations a case may have (each is a run per interpreter).
 pub const MAX_COMBINATIONS: usize = 10_000;
 
@@ -275,6 +278,13 @@ impl Validator<'_> {
                 );
             }
         }
+        if let Some(n) = raw.repeat.filter(|n| !(1..=MAX_REPEAT).contains(n)) {
+            let at = self.loc.top_key("repeat");
+            self.err(
+                at,
+                format!("`repeat` must be from 1 to {MAX_REPEAT} attempts, not {n}"),
+            );
+        }
         for (i, link) in raw.links.iter().enumerate() {
             if !(link.starts_with("https://") || link.starts_with("http://")) {
                 let at = self.loc.top_item("links", i);
@@ -347,6 +357,7 @@ impl Validator<'_> {
             requires: raw.requires,
             env: raw.env,
             timeout: raw.timeout,
+            repeat: raw.repeat,
             isolation: raw.isolation,
             preload: raw.preload,
             params,
@@ -527,7 +538,7 @@ impl Validator<'_> {
             }
         }
         if let Some(sig) = &raw.signal {
-            if raw.outcome != OutcomeKind::Crash {
+            if !raw.outcome.has(OutcomeKind::Crash) {
                 let at = here(&self.loc, "signal");
                 self.err(
                     at,
@@ -538,7 +549,7 @@ impl Validator<'_> {
                 self.err(at, format!("expect[{index}].signal `{sig}` is not a signal name (like SIGSEGV or SIGABRT)"));
             }
         }
-        if raw.outcome == OutcomeKind::Pass || raw.outcome == OutcomeKind::Timeout {
+        if raw.outcome.raises_nothing() {
             for (key, value) in [
                 ("exception", raw.exception.as_deref()),
                 ("match", raw.pattern.as_deref()),
@@ -600,7 +611,8 @@ impl Validator<'_> {
             where_,
             phase: raw.phase,
             expected: Expected {
-                outcome: raw.outcome,
+                outcome: raw.outcome.first,
+                also: raw.outcome.also,
                 exception: raw.exception,
                 instance_of: raw.instance_of,
                 signal: raw.signal,

@@ -47,6 +47,8 @@ pub struct Case {
     pub requires: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub timeout: Option<f64>,
+    /// `repeat`: attempts of each run (the larger of this and `--repeat`).
+    pub repeat: Option<u32>,
     /// `isolation: exec`: every run of the case starts an interpreter of its own, whatever the
     /// command line says; `fork` (or nothing): the command line decides.
     pub isolation: Option<Isolation>,
@@ -89,6 +91,10 @@ pub struct Rule {
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Expected {
     pub outcome: OutcomeKind,
+    /// `outcome: [pass, error]`: the list's other outcomes (every attempt must show one of
+    /// them); empty for one outcome.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<OutcomeKind>,
     /// The exception's type: the very class (resolved where the case ran), or the same name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exception: Option<String>,
@@ -113,6 +119,7 @@ impl Expected {
     pub fn default_pass() -> Self {
         Expected {
             outcome: OutcomeKind::Pass,
+            also: Vec::new(),
             exception: None,
             instance_of: None,
             signal: None,

@@ -62,6 +62,10 @@ pub(super) struct RawCase {
     /// Seconds each run may take (default 60).
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub timeout: Option<f64>,
+    /// Attempts of each run, each in a fresh process (1 to 10000; `--repeat` counts when
+    /// larger): the verdict is the worst of them. For races that show one time in N.
+    #[schemars(range(min = 1, max = 10000))]
+    pub repeat: Option<u32>,
     /// `exec` when every run of the case needs a real interpreter start.
     pub isolation: Option<Isolation>,
     /// Modules imported before the code starts (dotted names): by a fork server before it
@@ -145,8 +149,11 @@ pub(super) struct RawRule {
     pub pairs: Option<Vec<(VersionRequests, VersionRequests)>>,
     /// Round trips: the phase that decided the outcome.
     pub phase: Option<Phase>,
-    /// What the run must show, or `skip`: the run is not executed.
-    pub outcome: OutcomeKind,
+    /// What the run must show, or `skip`: the run is not executed; or a list of two or more
+    /// outcomes (no `skip`) when it sometimes shows one, sometimes another: every attempt
+    /// must show one of them.
+    #[schemars(with = "OutcomeOrList")]
+    pub outcome: RuleOutcome,
     /// The exception's type: the same class (an alias names it too) or the same dotted name;
     /// a bare name matches the last part of a dotted one.
     #[schemars(pattern(r"^[^.\s]+(\.[^.\s]+)*$"))]
@@ -220,6 +227,103 @@ impl fmt::Display for OutcomeKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// `outcome:` as written: one outcome, or a list of two or more (`[pass, error]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleOutcome {
+    /// The first (or only) one.
+    pub first: OutcomeKind,
+    /// The others of a list, in its order.
+    pub also: Vec<OutcomeKind>,
+}
+
+impl RuleOutcome {
+    pub fn all(&self) -> impl Iterator<Item = OutcomeKind> + '_ {
+        std::iter::once(self.first).chain(self.also.iter().copied())
+    }
+
+    pub fn has(&self, kind: OutcomeKind) -> bool {
+        self.all().any(|k| k == kind)
+    }
+
+    /// Every outcome it names raises no exception (`pass`, `timeout`).
+    pub fn raises_nothing(&self) -> bool {
+        self.all()
+            .all(|k| matches!(k, OutcomeKind::Pass | OutcomeKind::Timeout))
+    }
+}
+
+/// True when it is this one outcome alone.
+impl PartialEq<OutcomeKind> for RuleOutcome {
+    fn eq(&self, other: &OutcomeKind) -> bool {
+        self.also.is_empty() && self.first == *other
+    }
+}
+
+impl fmt::Display for RuleOutcome {
+    /// `error`, or `[pass, error]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.also.is_empty() {
+            return write!(f, "{}", self.first);
+        }
+        let names: Vec<&str> = self.all().map(|k| k.as_str()).collect();
+        write!(f, "[{}]", names.join(", "))
+    }
+}
+
+impl<'de> Deserialize<'de> for RuleOutcome {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RuleOutcomeVisitor)
+    }
+}
+
+struct RuleOutcomeVisitor;
+
+impl<'de> serde::de::Visitor<'de> for RuleOutcomeVisitor {
+    type Value = RuleOutcome;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an outcome (`pass`, `fail`, `error`, `crash`, `timeout`, `skip`) or a list of two or more")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<RuleOutcome, E> {
+        let first = OutcomeKind::deserialize(serde::de::value::StrDeserializer::<E>::new(s))?;
+        Ok(RuleOutcome {
+            first,
+            also: Vec::new(),
+        })
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<RuleOutcome, A::Error> {
+        use serde::de::Error;
+        let mut all: Vec<OutcomeKind> = Vec::new();
+        while let Some(kind) = seq.next_element::<OutcomeKind>()? {
+            if kind == OutcomeKind::Skip {
+                return Err(A::Error::custom("`skip` cannot be in a list of outcomes: a skipped run is not executed, give `outcome: skip` alone"));
+            }
+            if all.contains(&kind) {
+                return Err(A::Error::custom(format!(
+                    "`{kind}` is twice in the list of outcomes"
+                )));
+            }
+            all.push(kind);
+        }
+        if all.len() < 2 {
+            return Err(A::Error::custom("a list of outcomes needs two or more (every attempt must show one of them); for one, give it alone: `outcome: pass`"));
+        }
+        let first = all.remove(0);
+        Ok(RuleOutcome { first, also: all })
+    }
+}
+
+/// One outcome, or a list of two or more, none twice and no `skip`.
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum OutcomeOrList {
+    One(OutcomeKind),
+    Any(#[schemars(length(min = 2))] Vec<OutcomeKind>),
 }
 
 /// How a run's process is made: a fresh interpreter started for it (`exec`), or a child forked

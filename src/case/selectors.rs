@@ -149,6 +149,7 @@ pub enum Feature {
     CPickle,
     Debug,
     FreeThreaded,
+    GilEnabled,
 }
 
 impl Feature {
@@ -157,6 +158,7 @@ impl Feature {
             Feature::CPickle => "c_pickle",
             Feature::Debug => "debug",
             Feature::FreeThreaded => "free_threaded",
+            Feature::GilEnabled => "gil_enabled",
         }
     }
 
@@ -166,6 +168,7 @@ impl Feature {
             Feature::CPickle => interpreter.c_pickle_used,
             Feature::Debug => interpreter.debug,
             Feature::FreeThreaded => interpreter.free_threaded,
+            Feature::GilEnabled => interpreter.gil_enabled,
         }
     }
 }
@@ -186,6 +189,11 @@ pub struct Features {
     /// A free-threaded build (`Py_GIL_DISABLED`), such as python3.13t.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free_threaded: Option<bool>,
+    /// The GIL is on, as the probe found it (`sys._is_gil_enabled()`; before 3.13, exactly
+    /// when the build is not free-threaded). False only on a free-threaded build that runs
+    /// without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gil_enabled: Option<bool>,
 }
 
 impl Features {
@@ -195,6 +203,7 @@ impl Features {
             (Feature::CPickle, self.c_pickle),
             (Feature::Debug, self.debug),
             (Feature::FreeThreaded, self.free_threaded),
+            (Feature::GilEnabled, self.gil_enabled),
         ]
         .into_iter()
         .filter_map(|(f, v)| v.map(|v| (f, v)))

@@ -111,6 +111,11 @@ pub struct RunArgs {
     /// that then matches its expectation is `flaky` [default: 0]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100))]
     pub retries: Option<u32>,
+    /// Run every selected run N times, each in a fresh process (1 to 10000; a case's own
+    /// `repeat` counts when larger): its verdict is the worst of them and reports count what
+    /// the attempts did (`7/20 crash`). A repeated run is not retried [default: 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub repeat: Option<u32>,
     #[command(flatten)]
     pub flaky: FlakyOptions,
     /// Stop at the first run whose verdict fails

@@ -184,7 +184,15 @@ fn params_text(case: &Case, combos: &[Params], left: &[usize]) -> String {
 fn describe_outcome(expected: &Expected) -> String {
     let mut outcome = match expected.outcome {
         OutcomeKind::Skip => "skipped".to_string(),
-        other => other.to_string(),
+        other if expected.also.is_empty() => other.to_string(),
+        // `outcome: [pass, error]`, as written.
+        other => {
+            let all: Vec<String> = std::iter::once(other)
+                .chain(expected.also.iter().copied())
+                .map(|k| k.to_string())
+                .collect();
+            format!("[{}]", all.join(", "))
+        }
     };
     if let Some(e) = &expected.exception {
         outcome.push_str(&format!(" {e}"));

@@ -41,6 +41,9 @@ pub async fn pythons(options: &PythonOptions, json: bool, verbose: bool) -> Resu
         }
         if i.free_threaded {
             flags.push("free-threaded".to_string());
+            flags.push(if i.gil_enabled { "GIL on" } else { "GIL off" }.to_string());
+        } else if !i.gil_enabled {
+            flags.push("GIL off".to_string());
         }
         flags.push(match (&i.c_pickle, i.c_pickle_used) {
             (Some(m), true) => m.clone(),

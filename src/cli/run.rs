@@ -163,6 +163,7 @@ fn execute_options(args: &RunArgs, settings: &Settings) -> Result<ExecuteOptions
             jobs: settings.jobs,
         },
         retries: args.retries.unwrap_or(0),
+        repeat: args.repeat.unwrap_or(1),
         isolation: match args.isolation {
             Some(IsolationArg::Exec) => Isolation::Exec,
             Some(IsolationArg::Fork) => Isolation::Fork,

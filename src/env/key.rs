@@ -100,6 +100,7 @@ mod tests {
             executable: exe.into(),
             debug: false,
             free_threaded: false,
+            gil_enabled: true,
             c_pickle: None,
             c_pickle_used: false,
             pickle_highest_protocol: None,

@@ -365,6 +365,7 @@ pub fn interpreter_from(
         executable: exe.to_path_buf(),
         debug: info.debug,
         free_threaded: info.free_threaded,
+        gil_enabled: info.gil_enabled,
         c_pickle: info.c_pickle,
         c_pickle_used: info.c_pickle_used,
         pickle_highest_protocol: info.pickle_highest_protocol,

@@ -52,6 +52,10 @@ impl fmt::Display for Implementation {
     }
 }
 
+fn gil_by_default() -> bool {
+    true
+}
+
 /// A usable interpreter, as probed.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Interpreter {
@@ -68,6 +72,10 @@ pub struct Interpreter {
     pub executable: PathBuf,
     pub debug: bool,
     pub free_threaded: bool,
+    /// The GIL is on in the interpreter's processes (`sys._is_gil_enabled()`; before 3.13,
+    /// `!free_threaded`). True when not recorded (results of older versions).
+    #[serde(default = "gil_by_default")]
+    pub gil_enabled: bool,
     /// The C accelerator of pickle: `_pickle` (3.x), `cPickle` (2.x), or none.
     pub c_pickle: Option<String>,
     /// The case format's feature `c_pickle`: `_pickle` is there and `pickle.Pickler`,
@@ -106,6 +114,7 @@ impl Interpreter {
             executable: broken.path.clone(),
             debug: false,
             free_threaded: false,
+            gil_enabled: true,
             c_pickle: None,
             c_pickle_used: false,
             pickle_highest_protocol: None,

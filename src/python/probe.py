@@ -39,6 +39,14 @@ def _probe():
         free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
     except Exception:
         free_threaded = False
+    # The case format's feature `gil_enabled`: whether the GIL is on in this process (a
+    # free-threaded build turns it back on with PYTHON_GIL=1 or for an extension that needs it).
+    # sys._is_gil_enabled() from 3.13; before, the GIL is on exactly when the build has one.
+    is_gil_enabled = getattr(sys, "_is_gil_enabled", None)
+    if is_gil_enabled is not None:
+        gil_enabled = bool(is_gil_enabled())
+    else:
+        gil_enabled = not free_threaded
     try:
         import pickle
 
@@ -59,6 +67,7 @@ def _probe():
         "prefix": sys.prefix,
         "debug": hasattr(sys, "gettotalrefcount"),
         "free_threaded": free_threaded,
+        "gil_enabled": gil_enabled,
         "c_pickle": accelerator,
         "c_pickle_used": _c_pickle_used(),
         "pickle_highest_protocol": highest,

@@ -19,8 +19,8 @@ const PROBE_SCRIPT: &str = include_str!("probe.py");
 const MARKER: &str = "CROSSPICKLE-PROBE ";
 /// Bump when the probe's answer changes shape, to leave old cache entries behind (3: the
 /// probe is isolated; the answers of older crosspickles, which ran it in the caller's folder,
-/// may be a user's file's and are probed again).
-const CACHE_VERSION: u32 = 3;
+/// may be a user's file's and are probed again; 4: `gil_enabled`).
+const CACHE_VERSION: u32 = 4;
 /// How the probe is started, best first: isolated mode (3.4 and later), else no `PYTHON*`
 /// variable and no user site-packages (2.7, which has no `-I`). Either way it runs in an empty
 /// working directory, so the `''` that `-c` puts first on `sys.path` holds nothing.
@@ -78,6 +78,9 @@ pub struct ProbeInfo {
     pub prefix: String,
     pub debug: bool,
     pub free_threaded: bool,
+    /// `sys._is_gil_enabled()` where it exists, else `!free_threaded`. Required: an answer
+    /// without it (a cache entry of an older crosspickle) is probed again.
+    pub gil_enabled: bool,
     pub c_pickle: Option<String>,
     /// `_pickle` imports and pickle's Pickler, Unpickler, dump(s) and load(s) are its objects.
     #[serde(default)]

@@ -210,9 +210,10 @@ fn test_case(v: &RunView<'_>, budget: &mut Budget) -> TestCase {
         (None, Verdict::Ok | Verdict::Xfail | Verdict::Flaky) => TestCaseStatus::success(),
     };
     // `--retries`: the earlier attempts, `<flakyFailure>` when it then passed, else
-    // `<rerunFailure>` (Maven Surefire's elements).
+    // `<rerunFailure>` (Maven Surefire's elements); with `--repeat`, the other attempts that
+    // failed.
     let mut status = status;
-    if !r.attempts.is_empty() {
+    if r.attempts.iter().any(|a| a.verdict.fails_run()) {
         status.add_reruns(reruns(r, allowance));
         status.set_rerun_kind(FlakyOrRerun::Rerun);
     }
@@ -247,6 +248,7 @@ fn reruns(r: &RunRecord, allowance: usize) -> Vec<TestRerun> {
     r.attempts
         .iter()
         .enumerate()
+        .filter(|(_, a)| a.verdict.fails_run())
         .map(|(i, a)| {
             let kind = if a.verdict == Verdict::EnvError {
                 NonSuccessKind::Error

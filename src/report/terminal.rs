@@ -147,7 +147,11 @@ impl TerminalReporter {
             .as_ref()
             .map(|o| format!("{:.2}s", o.duration_s))
             .unwrap_or_default();
-        let what: String = one_line(&r.summary()).chars().take(120).collect();
+        let mut what: String = one_line(&r.summary()).chars().take(120).collect();
+        if !r.attempts.is_empty() {
+            // Tried more than once (`--repeat`, `--retries`): what the attempts did.
+            what.push_str(&format!(" [{}]", view::counts_text(r)));
+        }
         format!(
             "{verdict} {} on {} {} {}",
             one_line(&r.name()),

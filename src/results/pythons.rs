@@ -36,6 +36,7 @@ struct Python {
     executable: String,
     debug: bool,
     free_threaded: bool,
+    gil_enabled: bool,
     c_pickle: Option<String>,
     c_pickle_used: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,6 +81,7 @@ impl From<&Interpreter> for Python {
             executable: i.executable.to_string_lossy().into_owned(),
             debug: i.debug,
             free_threaded: i.free_threaded,
+            gil_enabled: i.gil_enabled,
             c_pickle: i.c_pickle.clone(),
             c_pickle_used: i.c_pickle_used,
             pickle_highest_protocol: i.pickle_highest_protocol,
@@ -126,6 +128,7 @@ mod tests {
             executable: "/opt/pypy/bin/pypy3".into(),
             debug: true,
             free_threaded: true,
+            gil_enabled: false,
             c_pickle: Some("_pickle".into()),
             c_pickle_used: true,
             pickle_highest_protocol: Some(5),
@@ -170,6 +173,7 @@ mod tests {
                 "executable",
                 "debug",
                 "free_threaded",
+                "gil_enabled",
                 "c_pickle",
                 "c_pickle_used",
                 "pickle_highest_protocol",
@@ -193,11 +197,13 @@ mod tests {
                 "executable",
                 "debug",
                 "free_threaded",
+                "gil_enabled",
                 "c_pickle",
                 "c_pickle_used",
                 "sources"
             ]
         );
+        assert_eq!(pythons[0]["gil_enabled"], false);
         assert_eq!(pythons[1]["c_pickle"], serde_json::Value::Null);
         assert_eq!(pythons[1]["c_pickle_used"], false);
         let unusable = &json["unusable"];

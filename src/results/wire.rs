@@ -133,6 +133,10 @@ struct WireInterpreter {
     executable: String,
     debug: bool,
     free_threaded: bool,
+    /// Absent (older versions, or what the build implies): the GIL is on exactly when the
+    /// build has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gil_enabled: Option<bool>,
     c_pickle: Option<String>,
     /// Written when true only, so that results of older versions write back unchanged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -222,6 +226,9 @@ enum WireExact {
 #[derive(Serialize, Deserialize)]
 struct WireExpected {
     outcome: WireOutcome,
+    /// `outcome: [pass, error]`: the whole list (`outcome` is its first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    any_of: Vec<WireOutcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exception: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -432,6 +439,9 @@ impl From<&Interpreter> for WireInterpreter {
             executable: i.executable.to_string_lossy().into_owned(),
             debug: i.debug,
             free_threaded: i.free_threaded,
+            // Written only when it is not what the build implies (a free-threaded build with
+            // its GIL on, or a GIL build without), so that older results write back unchanged.
+            gil_enabled: (i.gil_enabled == i.free_threaded).then_some(i.gil_enabled),
             c_pickle: i.c_pickle.clone(),
             c_pickle_used: i.c_pickle_used,
             pickle_highest_protocol: i.pickle_highest_protocol,
@@ -465,6 +475,7 @@ impl TryFrom<WireInterpreter> for Interpreter {
             executable: PathBuf::from(w.executable),
             debug: w.debug,
             free_threaded: w.free_threaded,
+            gil_enabled: w.gil_enabled.unwrap_or(!w.free_threaded),
             c_pickle: w.c_pickle,
             c_pickle_used: w.c_pickle_used,
             pickle_highest_protocol: w.pickle_highest_protocol,
@@ -616,6 +627,14 @@ impl From<&Expected> for WireExpected {
     fn from(e: &Expected) -> Self {
         WireExpected {
             outcome: e.outcome.into(),
+            any_of: if e.also.is_empty() {
+                Vec::new()
+            } else {
+                std::iter::once(e.outcome)
+                    .chain(e.also.iter().copied())
+                    .map(Into::into)
+                    .collect()
+            },
             exception: e.exception.clone(),
             instance_of: e.instance_of.clone(),
             signal: e.signal.clone(),
@@ -630,6 +649,7 @@ impl From<WireExpected> for Expected {
     fn from(w: WireExpected) -> Self {
         Expected {
             outcome: w.outcome.into(),
+            also: w.any_of.into_iter().skip(1).map(Into::into).collect(),
             exception: w.exception,
             instance_of: w.instance_of,
             signal: w.signal,

@@ -20,7 +20,7 @@ use crate::env::{EnvError, EnvOptions, Environments};
 use crate::outcome::Observed;
 use crate::python::Interpreter;
 use crate::sys::process::{self, Exit, Finished, Output, ProcessSpec, Stdin, DEFAULT_CAPTURE};
-use crate::verdict::{judge, Verdict};
+use crate::verdict::{judge, passed_as_sometimes, Verdict};
 
 #[derive(Debug, Clone)]
 pub struct ExecuteOptions {
@@ -39,6 +39,9 @@ pub struct ExecuteOptions {
     /// How many times a run whose verdict fails is run again (`--retries`), each time in a
     /// fresh process (a round trip with a fresh dump of its own).
     pub retries: u32,
+    /// How many times every run is attempted (`--repeat`; a case's `repeat` counts when
+    /// larger), each time in a fresh process: the verdict is the worst attempt's.
+    pub repeat: u32,
 }
 
 /// Fork servers where the platform can watch a process that is not its child (Linux's pidfd),
@@ -63,6 +66,7 @@ impl ExecuteOptions {
             environments: EnvOptions::default(),
             isolation: default_isolation(),
             retries: 0,
+            repeat: 1,
         }
     }
 }
@@ -240,7 +244,7 @@ pub async fn execute(
                 .producer
                 .as_ref()
                 .and_then(|p| dumps.get(&dump_key(run, p)).cloned());
-            async move { (run, judge_with_retries(&ctx, run, dump).await) }
+            async move { (run, judge_repeated(&ctx, run, dump).await) }
         })
         .buffer_unordered(options.jobs.max(1) * 4);
     while let Some((run, record)) = stream.next().await {
@@ -320,6 +324,62 @@ fn dump_future(
     fut.boxed().shared()
 }
 
+/// Attempt `run` as many times as `--repeat` or its case's `repeat` say (the larger), each in
+/// a fresh process: the record is the first of the worst attempts, the others are kept in it
+/// in the order they ran. A repeated run is not retried (its attempts are its evidence); a
+/// single attempt is, as [`judge_with_retries`] says.
+async fn judge_repeated(
+    ctx: &Arc<Context>,
+    run: &PlannedRun,
+    dump: Option<DumpFuture>,
+) -> Option<RunRecord> {
+    let n = ctx.options.repeat.max(run.case.repeat.unwrap_or(1)).max(1) as usize;
+    if n == 1 {
+        return judge_with_retries(ctx, run, dump).await;
+    }
+    let first = judge_run(ctx, run, dump).await?;
+    if first.observed.is_none() {
+        return Some(first);
+    }
+    let mut all = vec![first];
+    while all.len() < n && !ctx.cancel.is_cancelled() {
+        // Cancelled while it ran: the attempts made so far stand.
+        let Some(again) = judge_run(ctx, run, fresh_dump(ctx, run)).await else {
+            break;
+        };
+        all.push(again);
+    }
+    // `outcome: [pass, …]` and every attempt passed: fixed.
+    if all
+        .iter()
+        .all(|r| passed_as_sometimes(&r.expected, r.observed.as_ref()))
+    {
+        for r in &mut all {
+            r.verdict = Verdict::Fixed;
+        }
+    }
+    let worst = (0..all.len())
+        .rev()
+        .max_by_key(|&i| all[i].verdict.severity())
+        .unwrap_or(0);
+    let mut record = all[worst].clone();
+    record.attempts = all
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != worst)
+        .map(|(_, r)| r.as_attempt())
+        .collect();
+    Some(record)
+}
+
+/// A dump of its own for one more attempt of a round trip (none for a single run).
+fn fresh_dump(ctx: &Arc<Context>, run: &PlannedRun) -> Option<DumpFuture> {
+    match (&run.producer, &run.case.body) {
+        (Some(p), Body::RoundTrip { dump, .. }) => Some(dump_future(ctx, run, p, dump)),
+        _ => None,
+    }
+}
+
 /// Judge `run`, and run it again while its verdict fails, up to `retries` times, each time in
 /// a fresh process (a round trip with a dump of its own): the last attempt is the record, the
 /// earlier ones are kept in it, and one that then matches its expectation is `flaky`. A run
@@ -329,21 +389,18 @@ async fn judge_with_retries(
     run: &PlannedRun,
     dump: Option<DumpFuture>,
 ) -> Option<RunRecord> {
-    let mut record = judge_run(ctx, run, dump).await?;
+    let mut record = settle_single(judge_run(ctx, run, dump).await?);
     let mut attempts = Vec::new();
     while attempts.len() < ctx.options.retries as usize
         && record.verdict.fails_run()
         && record.observed.is_some()
         && !ctx.cancel.is_cancelled()
     {
-        let dump = match (&run.producer, &run.case.body) {
-            (Some(p), Body::RoundTrip { dump, .. }) => Some(dump_future(ctx, run, p, dump)),
-            _ => None,
-        };
         // Cancelled while it ran again: the failing attempt stands.
-        let Some(again) = judge_run(ctx, run, dump).await else {
+        let Some(again) = judge_run(ctx, run, fresh_dump(ctx, run)).await else {
             break;
         };
+        let again = settle_single(again);
         attempts.push(record.as_attempt());
         record = again;
     }
@@ -352,6 +409,15 @@ async fn judge_with_retries(
     }
     record.attempts = attempts;
     Some(record)
+}
+
+/// A run attempted once whose rule's outcome is a list with `pass` in it, and that passed:
+/// every attempt passed, so it is `fixed`.
+fn settle_single(mut record: RunRecord) -> RunRecord {
+    if passed_as_sometimes(&record.expected, record.observed.as_ref()) {
+        record.verdict = Verdict::Fixed;
+    }
+    record
 }
 
 /// The record of `run`, before its timings.

@@ -31,6 +31,11 @@ pub fn trials() -> Vec<Trial> {
             features,
         ),
         trial(
+            "format2::a_probe_cache_without_gil_enabled_is_probed_again",
+            &["3.12"],
+            old_probe_cache_is_not_served,
+        ),
+        trial(
             "format2::round_trip_implementation_and_features",
             &["2.7", "3.12", "pypy"],
             round_trip_sides,
@@ -426,6 +431,16 @@ expect:
             "cases/free-threaded.yaml",
             "title: no free-threaded build here\ncode: pass\nexpect:\n  - features: {free_threaded: true}\n    outcome: fail\n",
         ),
+        (
+            // Every build here has its GIL: the rule for GIL-less processes selects none of
+            // them, and the case-level feature lets them all run.
+            "cases/gil.yaml",
+            "title: the GIL is on here\nfeatures: {gil_enabled: true}\ncode: pass\nexpect:\n  - features: {gil_enabled: false}\n    outcome: fail\n",
+        ),
+        (
+            "cases/no-gil-only.yaml",
+            "title: only without the GIL\nfeatures: {gil_enabled: false}\ncode: pass\n",
+        ),
     ]);
     let all = ["2.7", "3.12", "pypy", "debug"];
     let (run, json) = run_on(dir.path(), &all, &[]);
@@ -434,6 +449,8 @@ expect:
     for p in all {
         want.push(("features", "", None, p, "xfail"));
         want.push(("free-threaded", "", None, p, "ok"));
+        want.push(("gil", "", None, p, "ok"));
+        want.push(("no-gil-only", "", None, p, "skipped"));
         want.push((
             "debug-only",
             "",
@@ -462,8 +479,60 @@ expect:
         let label = i["label"].as_str().unwrap_or("");
         let want = label.starts_with("cpython-3.");
         check(i["c_pickle_used"] == want, format!("{label}: {i}"))?;
+        // No free-threaded build here: each has its GIL on.
+        check(
+            i["gil_enabled"] == true && i["free_threaded"] == false,
+            format!("{label}: {i}"),
+        )?;
     }
+    let skipped = find(&json, "no-gil-only", "", None, "3.12")?;
+    check(
+        skipped["reason"] == "case applies to interpreters without gil_enabled",
+        skipped,
+    )?;
     Ok(())
+}
+
+fn old_probe_cache_is_not_served() -> TestResult {
+    // A cache written before `gil_enabled` was probed (format 2) holds a made-up answer: it is
+    // left behind, the interpreter probed again, and its answer has the field.
+    let dir = folder(&[]);
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let exe = std::fs::canonicalize(python("3.12").expect("3.12 is here")).unwrap();
+    let m = std::fs::metadata(&exe).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    let old = serde_json::json!({
+        "version": 2,
+        "entries": {exe.to_string_lossy(): {
+            "key": {"size": m.size(), "mtime_ns": m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+                    "inode": m.ino(), "device": m.dev()},
+            "info": {"implementation": "cpython", "version_info": [3, 99, 0, "final", 0],
+                     "version": "3.99.0", "implementation_version": null, "executable": exe,
+                     "prefix": "/", "debug": false, "free_threaded": true, "c_pickle": "_pickle",
+                     "c_pickle_used": true, "pickle_highest_protocol": 5,
+                     "pickle_default_protocol": 5, "platform": "linux"}}}
+    });
+    std::fs::write(cache.join("interpreters.json"), old.to_string()).unwrap();
+    let out = Run::from(
+        crosspickle(dir.path())
+            .env("CROSSPICKLE_CACHE_DIR", &cache)
+            .args(["pythons", "--json", "--python"])
+            .arg(&exe)
+            .output()
+            .unwrap(),
+    );
+    out.expect_code(0)?;
+    let value: serde_json::Value = serde_json::from_str(&out.stdout).map_err(|e| e.to_string())?;
+    let i = &value["interpreters"][0];
+    check(
+        i["version"].as_str().is_some_and(|v| v.starts_with("3.12"))
+            && i["free_threaded"] == false
+            && i["gil_enabled"] == true,
+        i,
+    )?;
+    let written = std::fs::read_to_string(cache.join("interpreters.json")).unwrap();
+    check(written.contains("\"gil_enabled\": true"), written)
 }
 
 fn round_trip_sides() -> TestResult {

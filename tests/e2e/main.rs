@@ -16,6 +16,7 @@ mod harness;
 mod init;
 mod isolation;
 mod newest;
+mod repeat;
 mod reports;
 mod requires;
 mod rerun;
@@ -52,5 +53,6 @@ fn main() {
     trials.extend(retries::trials());
     trials.extend(rerun::trials());
     trials.extend(surround::trials());
+    trials.extend(repeat::trials());
     libtest_mimic::run(&args, trials).exit();
 }
