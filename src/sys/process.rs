@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
+
+use super::os;
 
 /// How much of each stream is kept by default: this many bytes of its head and as many of its
 /// tail.
@@ -265,11 +265,8 @@ fn command(spec: &ProcessSpec) -> std::io::Result<tokio::process::Command> {
             Stdin::Bytes(_) => Stdio::piped(),
         })
         .kill_on_drop(true);
-    // (Not setsid in a pre_exec hook: that would make the standard library fork crosspickle
-    // instead of using posix_spawn, a fork that costs a third of what crosspickle spends on a
-    // run of its own.)
     if !spec.makes_own_session {
-        cmd.process_group(0);
+        os::own_group(&mut cmd);
     }
     match &spec.output {
         Output::Capture(_) => {
@@ -294,6 +291,7 @@ pub async fn run(spec: &ProcessSpec, cancel: &CancellationToken) -> std::io::Res
     let start = Instant::now();
     let mut child = command(spec)?.spawn()?;
     let pid = child.id().unwrap_or(0);
+    os::adopt(&child)?;
     if let (Stdin::Bytes(bytes), Some(mut stdin)) = (&spec.stdin, child.stdin.take()) {
         let bytes = bytes.clone();
         // A child that does not read its input closes the pipe: that is not an error here.
@@ -332,43 +330,27 @@ pub struct Watched<E> {
     pub hold: Box<dyn Send>,
 }
 
-/// The [`Exit`] of a wait(2) status.
+/// The [`Exit`] of a child's exit status: its code, or on Unix the signal that killed it.
 pub fn exit_of(status: std::process::ExitStatus) -> Exit {
-    use std::os::unix::process::ExitStatusExt;
-    match status.signal() {
-        Some(sig) => Exit::Signal(sig),
-        None => Exit::Code(status.code().unwrap_or(-1)),
-    }
+    os::exit_of(status)
 }
 
 /// The [`Exit`] of a raw wait(2) status, as a process's parent read it.
 pub fn exit_of_raw(raw: i32) -> Exit {
-    use std::os::unix::process::ExitStatusExt;
-    exit_of(std::process::ExitStatus::from_raw(raw))
+    os::exit_of_raw(raw)
 }
 
-/// Kill the process group `pid` leads, or, when there is no such group, the process alone (one
-/// that has not made its group or session yet). Only for a process not yet waited for: the
-/// pid of one that was could be another process's by now.
+/// Kill the process group `pid` leads (on Windows, the Job Object its tree is in), or, when
+/// there is no such group, the process alone (one that has not made its group or session yet).
+/// Only for a process not yet waited for: the pid of one that was could be another process's
+/// by now.
 pub fn kill_group(pid: u32) {
-    let Some(pid) = nix_pid(pid) else { return };
-    if killpg(pid, Signal::SIGKILL) == Err(nix::errno::Errno::ESRCH) {
-        let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
-    }
+    os::kill_group(pid)
 }
 
 /// Kill what is left of the process group `pid` led, once that process has ended.
 fn kill_leftovers(pid: u32) {
-    if let Some(pid) = nix_pid(pid) {
-        let _ = killpg(pid, Signal::SIGKILL);
-    }
-}
-
-fn nix_pid(pid: u32) -> Option<Pid> {
-    i32::try_from(pid)
-        .ok()
-        .filter(|&raw| raw > 0)
-        .map(Pid::from_raw)
+    os::kill_leftovers(pid)
 }
 
 /// Watch `watched` to its end, its time limit, or `cancel`, capturing its output (each stream
@@ -459,47 +441,21 @@ pub fn spawn_service(spec: &ProcessSpec) -> std::io::Result<tokio::process::Chil
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    cmd.spawn()
+    let child = cmd.spawn()?;
+    os::adopt(&child)?;
+    Ok(child)
 }
 
 /// Resolves once process `pid` has ended (it may be a zombie still, or reaped), also when it
 /// is not crosspickle's child: Linux tells it through a pidfd. An error when the process cannot
-/// be watched (it is already gone and reaped, or the system has no pidfd).
-#[cfg(target_os = "linux")]
+/// be watched (it is already gone and reaped, or the system cannot tell).
 pub async fn exited(pid: u32) -> std::io::Result<()> {
-    use rustix::process::{pidfd_open, PidfdFlags};
-    let raw = i32::try_from(pid).map_err(|_| std::io::Error::other("pid out of range"))?;
-    let pid = rustix::process::Pid::from_raw(raw).ok_or_else(|| std::io::Error::other("pid 0"))?;
-    let fd = pidfd_open(pid, PidfdFlags::NONBLOCK)?;
-    // SAFETY: `fd` is an OwnedFd the AsyncFd takes and owns to its end: it stays open and
-    // the same descriptor for the AsyncFd's whole life.
-    let fd = unsafe {
-        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
-    }
-    .map_err(|e| e.into_parts().1)?;
-    let _ready = fd.readable().await?;
-    Ok(())
-}
-
-#[cfg(not(target_os = "linux"))]
-pub async fn exited(_pid: u32) -> std::io::Result<()> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "watching a process that is not a child needs Linux's pidfd",
-    ))
+    os::exited(pid).await
 }
 
 /// Whether [`exited`] works here (Linux 5.3 and later, not forbidden by a sandbox).
 pub fn can_watch_any_process() -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{getpid, pidfd_open, PidfdFlags};
-        pidfd_open(getpid(), PidfdFlags::empty()).is_ok()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        false
-    }
+    os::can_watch_any_process()
 }
 
 /// What the capture tasks of stdout and stderr kept. A process that left the group (its own
@@ -680,10 +636,12 @@ mod tests {
         assert_eq!(c.text(), "abcdef");
     }
 
+    #[cfg(unix)]
     fn sh(script: &str, limit: Option<Duration>) -> ProcessSpec {
         ProcessSpec::new("/bin/sh", limit).args(["-c", script])
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn exit_codes_output_and_given_stdin() {
         let never = CancellationToken::new();
@@ -700,18 +658,16 @@ mod tests {
         assert_eq!(f.exit.describe(), "signal: 11 (SIGSEGV)");
     }
 
+    #[cfg(unix)]
     /// The pid a grandchild wrote to `file` is no longer alive.
     fn gone(file: &Path) -> bool {
-        let pid: i32 = std::fs::read_to_string(file)
+        let pid: u32 = std::fs::read_to_string(file)
             .unwrap()
             .trim()
             .parse()
             .unwrap();
-        // Reaped by init or a zombie of a dead group: kill(pid, 0) fails or the state is Z.
-        nix::sys::signal::kill(Pid::from_raw(pid), None).is_err()
-            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| s.contains(") Z "))
-                .unwrap_or(true)
+        // Reaped by init or a zombie of a dead group.
+        os::is_gone(pid)
     }
 
     #[cfg(target_os = "linux")]
@@ -742,10 +698,10 @@ mod tests {
             .spawn()
             .unwrap();
         kill_group(child.id());
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(child.wait().unwrap().signal(), Some(9));
+        assert_eq!(exit_of(child.wait().unwrap()), Exit::Signal(9));
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_time_limit_kills_the_whole_group() {
         let dir = tempfile::tempdir().unwrap();
@@ -764,6 +720,7 @@ mod tests {
         assert!(gone(&pid), "the grandchild outlived the time limit");
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn cancelling_stops_a_process_without_a_time_limit() {
         let dir = tempfile::tempdir().unwrap();
@@ -785,6 +742,7 @@ mod tests {
         assert!(e.is_cancelled(), "{e}");
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn tools_log_and_fail_with_what_they_said() {
         let never = CancellationToken::new();

@@ -1,12 +1,14 @@
-//! Signal names and numbers, as the case format and the reports spell them (`SIGSEGV`).
+//! Signal names and numbers, as the case format and the reports spell them (`SIGSEGV`): the
+//! system's own numbers (they differ between Linux and macOS; Windows has no signals, and its
+//! names are those its C runtime defines).
 
-use std::str::FromStr;
+use super::os;
 
 /// The signal's name for a number: `SIGSEGV` for 11, `signal 99` for an unknown one.
 pub fn name(number: i32) -> String {
-    nix::sys::signal::Signal::try_from(number)
-        .map(|s| s.as_str().to_string())
-        .unwrap_or_else(|_| format!("signal {number}"))
+    os::signal_name(number)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("signal {number}"))
 }
 
 /// The number of a signal name (`SIGSEGV` or `SEGV`).
@@ -16,12 +18,10 @@ pub fn number(name: &str) -> Option<i32> {
     } else {
         format!("SIG{name}")
     };
-    nix::sys::signal::Signal::from_str(&full)
-        .ok()
-        .map(|s| s as i32)
+    os::signal_number(&full)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

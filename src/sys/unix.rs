@@ -1,0 +1,206 @@
+//! The Unix side of the seam (Linux and macOS): process groups and `killpg`, wait statuses,
+//! watching a process that is not a child (Linux's pidfd), named pipes, permission bits, inode
+//! numbers, symbolic links and signal names, through `std::os::unix`, `nix` and `rustix`. The
+//! OS-neutral modules above (`process`, `fifo`, `fs`, `signal`) call these and nothing else of
+//! the operating system.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+use std::process::ExitStatus;
+use std::str::FromStr;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+use super::fs::FileIdentity;
+use super::process::Exit;
+
+// ---- processes ----
+
+/// Put the child `cmd` starts in a process group of its own, which it leads. (Not `setsid` in
+/// a `pre_exec` hook: that would make the standard library fork crosspickle instead of using
+/// `posix_spawn`, a fork that costs a third of what crosspickle spends on a run of its own.)
+pub fn own_group(cmd: &mut tokio::process::Command) {
+    cmd.process_group(0);
+}
+
+/// Make the tree of a child just started killable as a whole: nothing to do on Unix, where
+/// the child leads the group [`own_group`] made for it.
+pub fn adopt(_child: &tokio::process::Child) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Kill the process group `pid` leads, or, when there is no such group, the process alone (one
+/// that has not made its group or session yet).
+pub fn kill_group(pid: u32) {
+    let Some(pid) = nix_pid(pid) else { return };
+    if killpg(pid, Signal::SIGKILL) == Err(nix::errno::Errno::ESRCH) {
+        let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
+    }
+}
+
+/// Kill what is left of the process group `pid` led, once that process has ended.
+pub fn kill_leftovers(pid: u32) {
+    if let Some(pid) = nix_pid(pid) {
+        let _ = killpg(pid, Signal::SIGKILL);
+    }
+}
+
+fn nix_pid(pid: u32) -> Option<Pid> {
+    i32::try_from(pid)
+        .ok()
+        .filter(|&raw| raw > 0)
+        .map(Pid::from_raw)
+}
+
+/// The [`Exit`] of a wait(2) status: the signal that killed it, or its exit code.
+pub fn exit_of(status: ExitStatus) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    match status.signal() {
+        Some(sig) => Exit::Signal(sig),
+        None => Exit::Code(status.code().unwrap_or(-1)),
+    }
+}
+
+/// The [`Exit`] of a raw wait(2) status, as a process's parent read it.
+pub fn exit_of_raw(raw: i32) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    exit_of(ExitStatus::from_raw(raw))
+}
+
+/// Resolves once process `pid` has ended (it may be a zombie still, or reaped), also when it
+/// is not crosspickle's child: Linux tells it through a pidfd. An error when the process cannot
+/// be watched (it is already gone and reaped, or the system has no pidfd).
+#[cfg(target_os = "linux")]
+pub async fn exited(pid: u32) -> std::io::Result<()> {
+    use rustix::process::{pidfd_open, PidfdFlags};
+    let raw = i32::try_from(pid).map_err(|_| std::io::Error::other("pid out of range"))?;
+    let pid = rustix::process::Pid::from_raw(raw).ok_or_else(|| std::io::Error::other("pid 0"))?;
+    let fd = pidfd_open(pid, PidfdFlags::NONBLOCK)?;
+    // SAFETY: `fd` is an OwnedFd the AsyncFd takes and owns to its end: it stays open and
+    // the same descriptor for the AsyncFd's whole life.
+    let fd = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+    }
+    .map_err(|e| e.into_parts().1)?;
+    let _ready = fd.readable().await?;
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub async fn exited(_pid: u32) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "watching a process that is not a child needs Linux's pidfd",
+    ))
+}
+
+/// Whether [`exited`] works here (Linux 5.3 and later, not forbidden by a sandbox).
+pub fn can_watch_any_process() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{getpid, pidfd_open, PidfdFlags};
+        pidfd_open(getpid(), PidfdFlags::empty()).is_ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Process `pid` is gone: no such process (reaped), or a zombie of a dead group.
+#[cfg(test)]
+pub fn is_gone(pid: u32) -> bool {
+    let Some(raw) = nix_pid(pid) else { return true };
+    nix::sys::signal::kill(raw, None).is_err()
+        || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(true)
+}
+
+// ---- named pipes ----
+
+/// The read end of a FIFO.
+pub type FifoReader = tokio::net::unix::pipe::Receiver;
+
+/// Make a FIFO at `path` (readable and writable by this user only) and open its read end and a
+/// write end that does not block.
+pub fn make_fifo(path: &Path) -> std::io::Result<(FifoReader, File)> {
+    nix::unistd::mkfifo(
+        path,
+        nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+    )?;
+    let reader = tokio::net::unix::pipe::OpenOptions::new().open_receiver(path)?;
+    let keeper = OpenOptions::new()
+        .write(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    Ok((reader, keeper))
+}
+
+// ---- files ----
+
+/// The permission bits of a file (`0o7777` of its mode).
+pub fn mode(meta: &Metadata) -> u32 {
+    meta.mode() & 0o7777
+}
+
+/// How many names the file has (hard links).
+pub fn link_count(meta: &Metadata) -> u64 {
+    meta.nlink()
+}
+
+/// New files `options` makes get these permission bits (less the umask).
+pub fn create_with_mode(options: &mut OpenOptions, mode: u32) {
+    options.mode(mode);
+}
+
+/// Permissions with these bits, for `set_permissions` or a temporary file.
+pub fn permissions(mode: u32) -> Option<std::fs::Permissions> {
+    Some(std::fs::Permissions::from_mode(mode))
+}
+
+/// Anyone may execute it.
+pub fn is_executable(meta: &Metadata, _path: &Path) -> bool {
+    meta.is_file() && meta.permissions().mode() & 0o111 != 0
+}
+
+/// Size, modification time, inode and device.
+pub fn identity(meta: &Metadata) -> FileIdentity {
+    FileIdentity {
+        size: meta.size(),
+        mtime_ns: meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128,
+        inode: meta.ino(),
+        device: meta.dev(),
+    }
+}
+
+/// A symbolic link at `link` to `target`.
+pub fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+/// The error says a path went through too many symbolic links (a loop).
+pub fn is_symlink_loop(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(nix::libc::ELOOP)
+}
+
+/// A path that is not valid Unicode (a byte that is no UTF-8).
+#[cfg(test)]
+pub fn non_unicode_path() -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(std::ffi::OsStr::from_bytes(b"/t/\xff")).to_path_buf()
+}
+
+// ---- signals ----
+
+/// The name of signal `number` on this system (`SIGSEGV`).
+pub fn signal_name(number: i32) -> Option<&'static str> {
+    Signal::try_from(number).ok().map(|s| s.as_str())
+}
+
+/// The number of the signal called `name` (`SIGSEGV`) on this system.
+pub fn signal_number(name: &str) -> Option<i32> {
+    Signal::from_str(name).ok().map(|s| s as i32)
+}
