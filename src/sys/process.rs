@@ -453,10 +453,20 @@ pub async fn exited(pid: u32) -> std::io::Result<()> {
     os::exited(pid).await
 }
 
-/// Whether [`exited`] works here (Linux 5.3 and later, not forbidden by a sandbox).
+/// Whether [`exited`] works here (Linux 5.3 and later, not forbidden by a sandbox; macOS).
 pub fn can_watch_any_process() -> bool {
     os::can_watch_any_process()
 }
+
+/// Whether processes that are not crosspickle's children should be watched by default (fork
+/// isolation): on Linux, where they can be.
+pub fn watch_any_process_by_default() -> bool {
+    os::FORK_BY_DEFAULT && can_watch_any_process()
+}
+
+/// Why processes that are not crosspickle's children cannot be watched here, for a user who
+/// asked for fork isolation.
+pub const CANNOT_WATCH: &str = os::NO_FORK;
 
 /// What the capture tasks of stdout and stderr kept. A process that left the group (its own
 /// session) may still hold the pipes: they are read for [`DRAIN`] at most, then what came

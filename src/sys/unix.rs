@@ -88,26 +88,83 @@ pub async fn exited(pid: u32) -> std::io::Result<()> {
     Ok(())
 }
 
-#[cfg(not(target_os = "linux"))]
+/// Resolves once process `pid` has ended, also when it is not crosspickle's child: macOS tells
+/// it through a kqueue's process filter (`EVFILT_PROC`, `NOTE_EXIT`), waited on by a thread of
+/// its own. A process that has already ended cannot be watched there (`ESRCH`): for a process
+/// that is not reaped yet (a fork server's child, until crosspickle asks the server to reap
+/// it), whose pid no other process can have, that means it has ended.
+#[cfg(target_os = "macos")]
+pub async fn exited(pid: u32) -> std::io::Result<()> {
+    use nix::sys::event::{EventFilter, EventFlag, FilterFlag, KEvent, Kqueue};
+    nix_pid(pid).ok_or_else(|| std::io::Error::other("pid out of range"))?;
+    let kqueue = Kqueue::new()?;
+    let watch = KEvent::new(
+        pid as usize,
+        EventFilter::EVFILT_PROC,
+        EventFlag::EV_ADD | EventFlag::EV_ONESHOT,
+        FilterFlag::NOTE_EXIT,
+        0,
+        0,
+    );
+    let now = nix::libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match kqueue.kevent(&[watch], &mut [], Some(now)) {
+        Ok(_) => {}
+        Err(nix::errno::Errno::ESRCH) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    }
+    tokio::task::spawn_blocking(move || {
+        let mut events = [watch];
+        loop {
+            match kqueue.kevent(&[], &mut events, None) {
+                Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) => return Ok(()),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    })
+    .await
+    .map_err(std::io::Error::other)?
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 pub async fn exited(_pid: u32) -> std::io::Result<()> {
     Err(std::io::Error::new(
         std::io::ErrorKind::Unsupported,
-        "watching a process that is not a child needs Linux's pidfd",
+        "watching a process that is not a child needs Linux's pidfd or macOS's kqueue",
     ))
 }
 
-/// Whether [`exited`] works here (Linux 5.3 and later, not forbidden by a sandbox).
+/// Whether [`exited`] works here (Linux 5.3 and later, not forbidden by a sandbox; macOS).
 pub fn can_watch_any_process() -> bool {
     #[cfg(target_os = "linux")]
     {
         use rustix::process::{getpid, pidfd_open, PidfdFlags};
         pidfd_open(getpid(), PidfdFlags::empty()).is_ok()
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(target_os = "macos")]
+    {
+        nix::sys::event::Kqueue::new().is_ok()
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
         false
     }
 }
+
+/// Fork servers are the default isolation where they can run: on Linux. On macOS they can
+/// (kqueue watches their children) but have never been run by crosspickle's tests, and
+/// Python itself stopped forking there by default (3.8's multiprocessing: system frameworks
+/// are not safe in a forked child), so runs get a process of their own unless the command
+/// line asks for fork.
+pub const FORK_BY_DEFAULT: bool = cfg!(target_os = "linux");
+
+/// Why `--isolation fork` cannot be had here.
+pub const NO_FORK: &str = "--isolation fork needs to watch processes that are not crosspickle's \
+    children (Linux 5.3 or later with pidfd, or macOS), which this system does not allow: use \
+    --isolation exec";
 
 /// Process `pid` is gone: no such process (reaped), or a zombie of a dead group.
 #[cfg(test)]

@@ -183,6 +183,13 @@ pub fn can_watch_any_process() -> bool {
     false
 }
 
+/// No fork servers on Windows.
+pub const FORK_BY_DEFAULT: bool = false;
+
+/// Why `--isolation fork` cannot be had here.
+pub const NO_FORK: &str = "--isolation fork is not available on Windows, which has no fork: \
+    every run starts an interpreter of its own (--isolation exec, the default there)";
+
 // ---- named pipes ----
 
 /// There is no FIFO on Windows; this reader is never made.
