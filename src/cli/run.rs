@@ -144,14 +144,8 @@ fn announce_shard(shard: &Shard) {
 }
 
 fn execute_options(args: &RunArgs, settings: &Settings) -> Result<ExecuteOptions, Error> {
-    if args.isolation == Some(IsolationArg::Fork)
-        && crate::run::default_isolation() != Isolation::Fork
-    {
-        return Err(Error::Usage(
-            "--isolation fork needs to watch processes that are not crosspickle's children \
-             (Linux 5.3 or later, pidfd), which this system does not allow: use --isolation exec"
-                .into(),
-        ));
+    if args.isolation == Some(IsolationArg::Fork) && !crate::sys::process::can_watch_any_process() {
+        return Err(Error::Usage(crate::sys::process::CANNOT_WATCH.into()));
     }
     Ok(ExecuteOptions {
         timeout: settings.timeout,

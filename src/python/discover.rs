@@ -335,10 +335,7 @@ fn merge_found(into: &mut Interpreter, other: &Interpreter) {
 }
 
 fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    crate::sys::fs::is_executable(path)
 }
 
 pub fn interpreter_from(

@@ -5,7 +5,6 @@
 //! metadata and the probe's identity (its script and how it is started).
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,12 +100,12 @@ struct Key {
 
 impl Key {
     fn of(path: &Path) -> std::io::Result<Key> {
-        let m = std::fs::metadata(path)?;
+        let id = crate::sys::fs::identity(path)?;
         Ok(Key {
-            size: m.size(),
-            mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
-            inode: m.ino(),
-            device: m.dev(),
+            size: id.size,
+            mtime_ns: id.mtime_ns,
+            inode: id.inode,
+            device: id.device,
         })
     }
 }

@@ -341,7 +341,7 @@ pub async fn select(
                     }
                     Err(e) => {
                         // A loop of symbolic links (ELOOP), a folder that cannot be read...
-                        let why = if e.raw_os_error() == Some(nix::libc::ELOOP) {
+                        let why = if crate::sys::fs::is_symlink_loop(&e) {
                             "it is a loop of symbolic links".to_string()
                         } else {
                             e.to_string()

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::case::{python_unicode_literal, OutcomeKind, Params, Phase};
 use crate::outcome::{ClassRelation, Observed};
+use crate::sys::fs as sysfs;
 use crate::sys::process::{Exit, Finished};
 
 pub const DRIVER_SOURCE: &str = include_str!("driver.py");
@@ -80,13 +81,10 @@ impl RunDirs {
             }
         }
         // Rewritten in place: no file made, no block freed when the code fits where it was.
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o644)
-            .open(&path)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(false);
+        sysfs::create_with_mode(&mut options, 0o644);
+        let mut file = options.open(&path)?;
         file.seek(std::io::SeekFrom::Start(0))?;
         file.write_all(code.as_bytes())?;
         file.set_len(code.len() as u64)?;
@@ -113,16 +111,13 @@ impl RunDirs {
 
 /// The permission bits of `path`.
 fn mode_of(path: &Path) -> std::io::Result<u32> {
-    use std::os::unix::fs::MetadataExt;
-    Ok(std::fs::symlink_metadata(path)?.mode() & 0o7777)
+    Ok(sysfs::mode(&std::fs::symlink_metadata(path)?))
 }
 
 /// A working directory a run left as it was given: a folder with the mode it was made with,
 /// holding one regular file that its owner can write, with no other name.
 fn reusable(dir: &Path, mode: u32) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let owned =
-        std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && m.mode() & 0o7777 == mode);
+    let owned = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && sysfs::mode(&m) == mode);
     let mut entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(_) => return false,
@@ -131,7 +126,7 @@ fn reusable(dir: &Path, mode: u32) -> bool {
         .next()
         .and_then(Result::ok)
         .and_then(|e| std::fs::symlink_metadata(e.path()).ok())
-        .is_some_and(|m| m.is_file() && m.nlink() == 1 && m.mode() & 0o200 != 0);
+        .is_some_and(|m| m.is_file() && sysfs::link_count(&m) == 1 && sysfs::mode(&m) & 0o200 != 0);
     owned && one_file && entries.next().is_none()
 }
 
@@ -583,9 +578,8 @@ mod tests {
             r#"{u"case": u"/t/run-1/case.py", u"result": u"/t/p/1-result", u"params": {}, u"phase": u"lo\"ad\u000a\u00e9\\", u"cwd": u"/t/run 1"}"#
         );
         assert!(!r.to_literal().contains('\n'));
-        use std::os::unix::ffi::OsStrExt;
-        let bad = Path::new(std::ffi::OsStr::from_bytes(b"/t/\xff"));
-        assert!(Request::new(bad, bad, &params).is_err());
+        let bad = crate::sys::fs::non_unicode_path();
+        assert!(Request::new(&bad, &bad, &params).is_err());
     }
 
     #[test]

@@ -45,9 +45,10 @@ pub struct ExecuteOptions {
 }
 
 /// Fork servers where the platform can watch a process that is not its child (Linux's pidfd),
-/// exec isolation elsewhere.
+/// exec isolation elsewhere (on macOS too, where fork works but is not the default: see
+/// `sys::process::watch_any_process_by_default`).
 pub fn default_isolation() -> Isolation {
-    if process::can_watch_any_process() {
+    if process::watch_any_process_by_default() {
         Isolation::Fork
     } else {
         Isolation::Exec

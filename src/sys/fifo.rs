@@ -1,38 +1,30 @@
 //! Named pipes for the output of a process crosspickle did not start itself (a fork server's
 //! child opens them by path): the read end, and a write end crosspickle holds so that the
-//! reader does not see end of file before the writer has even opened its end.
+//! reader does not see end of file before the writer has even opened its end. Unix only: on
+//! Windows [`Fifo::create`] says it is not available (there are no fork servers there).
 
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use tokio::net::unix::pipe;
+use super::os;
 
 /// A FIFO made at a path: read it through `reader`; drop `keeper` once the process that writes
 /// to it has ended, so that the reader then sees end of file (as soon as every process that
 /// inherited the write end has closed it, as with a pipe).
 pub struct Fifo {
-    pub reader: pipe::Receiver,
+    pub reader: os::FifoReader,
     pub keeper: File,
 }
 
 impl Fifo {
     /// Make a FIFO at `path` (readable and writable by this user only) and open both ends.
     pub fn create(path: &Path) -> std::io::Result<Fifo> {
-        nix::unistd::mkfifo(
-            path,
-            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
-        )?;
-        let reader = pipe::OpenOptions::new().open_receiver(path)?;
-        let keeper = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-            .open(path)?;
+        let (reader, keeper) = os::make_fifo(path)?;
         Ok(Fifo { reader, keeper })
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::io::Write;

@@ -5,6 +5,10 @@
 //! crosspickle processes; [`stdout`] prints without panicking on a closed pipe; [`signal`]
 //! names signals; [`hash`] makes short digests for folder names. Nothing here imports from the
 //! rest of the crate.
+//!
+//! The operating system is behind one seam: the modules above are OS-neutral and call `os`,
+//! which is `unix.rs` on Linux and macOS and `windows.rs` on Windows (as cargo-nextest splits
+//! it). Nothing outside `sys` uses `std::os::unix`, `nix` or `rustix`.
 
 pub mod fifo;
 pub mod fs;
@@ -13,6 +17,13 @@ pub mod lock;
 pub mod process;
 pub mod signal;
 pub mod stdout;
+
+#[cfg(unix)]
+#[path = "unix.rs"]
+mod os;
+#[cfg(windows)]
+#[path = "windows.rs"]
+mod os;
 
 /// The number of cores (2 when it cannot be told): the default number of processes at once.
 pub fn cores() -> usize {

@@ -9,7 +9,7 @@
 //! its standard streams.
 //!
 //! Should crosspickle be killed (SIGKILL, which nothing can catch), nothing it started outlives
-//! it: each child it starts gets a parent-death signal ([`dies_with_parent`]), and every group
+//! it: each child it starts gets a parent-death signal (`dies_with_parent` of the OS layer, Linux), and every group
 //! being watched is known to a reaper, a small shell started with the first, that kills the
 //! groups it was told of and not told are gone when its input ends, which is when crosspickle
 //! is gone (a `pip` that pip started, in its group, included). A service ends, with what it
@@ -22,10 +22,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
+
+use super::os;
 
 /// How much of each stream is kept by default: this many bytes of its head and as many of its
 /// tail.
@@ -273,14 +273,11 @@ fn command(spec: &ProcessSpec, a_service: bool) -> std::io::Result<tokio::proces
             Stdin::Bytes(_) => Stdio::piped(),
         })
         .kill_on_drop(true);
-    // (Not setsid in a pre_exec hook: that would make the standard library fork crosspickle
-    // instead of using posix_spawn, a fork that costs a third of what crosspickle spends on a
-    // run of its own.)
     if !spec.makes_own_session {
-        cmd.process_group(0);
+        os::own_group(&mut cmd);
     }
     if !a_service {
-        dies_with_parent(&mut cmd);
+        os::dies_with_parent(&mut cmd);
     }
     match &spec.output {
         Output::Capture(_) => {
@@ -300,35 +297,12 @@ fn command(spec: &ProcessSpec, a_service: bool) -> std::io::Result<tokio::proces
     Ok(cmd)
 }
 
-/// The child is sent SIGKILL when crosspickle dies, even by SIGKILL, which nothing can catch
-/// (Linux's parent-death signal: it fires when the thread that started the child ends, and
-/// crosspickle runs on one thread that lives as long as it does). A child that finds
-/// crosspickle already gone as it sets this up does not start. (This makes the standard library
-/// fork crosspickle to start the child, not posix_spawn.)
-#[cfg(target_os = "linux")]
-fn dies_with_parent(cmd: &mut tokio::process::Command) {
-    let parent = rustix::process::getpid();
-    // SAFETY: the closure runs in the forked child before exec and makes only two system
-    // calls (prctl, getppid): async-signal-safe, no allocation, no lock.
-    unsafe {
-        cmd.pre_exec(move || {
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
-            if rustix::process::getppid() != Some(parent) {
-                return Err(std::io::Error::from_raw_os_error(3)); // ESRCH: no parent
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn dies_with_parent(_cmd: &mut tokio::process::Command) {}
-
 /// Run `spec` to its end, its time limit, or `cancel`. Whatever it started is killed with it.
 pub async fn run(spec: &ProcessSpec, cancel: &CancellationToken) -> std::io::Result<Finished> {
     let start = Instant::now();
     let mut child = command(spec, false)?.spawn()?;
     let pid = child.id().unwrap_or(0);
+    os::adopt(&child)?;
     if let (Stdin::Bytes(bytes), Some(mut stdin)) = (&spec.stdin, child.stdin.take()) {
         let bytes = bytes.clone();
         // A child that does not read its input closes the pipe: that is not an error here.
@@ -367,43 +341,27 @@ pub struct Watched<E> {
     pub hold: Box<dyn Send>,
 }
 
-/// The [`Exit`] of a wait(2) status.
+/// The [`Exit`] of a child's exit status: its code, or on Unix the signal that killed it.
 pub fn exit_of(status: std::process::ExitStatus) -> Exit {
-    use std::os::unix::process::ExitStatusExt;
-    match status.signal() {
-        Some(sig) => Exit::Signal(sig),
-        None => Exit::Code(status.code().unwrap_or(-1)),
-    }
+    os::exit_of(status)
 }
 
 /// The [`Exit`] of a raw wait(2) status, as a process's parent read it.
 pub fn exit_of_raw(raw: i32) -> Exit {
-    use std::os::unix::process::ExitStatusExt;
-    exit_of(std::process::ExitStatus::from_raw(raw))
+    os::exit_of_raw(raw)
 }
 
-/// Kill the process group `pid` leads, or, when there is no such group, the process alone (one
-/// that has not made its group or session yet). Only for a process not yet waited for: the
-/// pid of one that was could be another process's by now.
+/// Kill the process group `pid` leads (on Windows, the Job Object its tree is in), or, when
+/// there is no such group, the process alone (one that has not made its group or session yet).
+/// Only for a process not yet waited for: the pid of one that was could be another process's
+/// by now.
 pub fn kill_group(pid: u32) {
-    let Some(pid) = nix_pid(pid) else { return };
-    if killpg(pid, Signal::SIGKILL) == Err(nix::errno::Errno::ESRCH) {
-        let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
-    }
+    os::kill_group(pid)
 }
 
 /// Kill what is left of the process group `pid` led, once that process has ended.
 fn kill_leftovers(pid: u32) {
-    if let Some(pid) = nix_pid(pid) {
-        let _ = killpg(pid, Signal::SIGKILL);
-    }
-}
-
-fn nix_pid(pid: u32) -> Option<Pid> {
-    i32::try_from(pid)
-        .ok()
-        .filter(|&raw| raw > 0)
-        .map(Pid::from_raw)
+    os::kill_leftovers(pid)
 }
 
 /// Watch `watched` to its end, its time limit, or `cancel`, capturing its output (each stream
@@ -498,48 +456,32 @@ pub fn spawn_service(spec: &ProcessSpec) -> std::io::Result<tokio::process::Chil
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    cmd.spawn()
+    let child = cmd.spawn()?;
+    os::adopt(&child)?;
+    Ok(child)
 }
 
 /// Resolves once process `pid` has ended (it may be a zombie still, or reaped), also when it
 /// is not crosspickle's child: Linux tells it through a pidfd. An error when the process cannot
-/// be watched (it is already gone and reaped, or the system has no pidfd).
-#[cfg(target_os = "linux")]
+/// be watched (it is already gone and reaped, or the system cannot tell).
 pub async fn exited(pid: u32) -> std::io::Result<()> {
-    use rustix::process::{pidfd_open, PidfdFlags};
-    let raw = i32::try_from(pid).map_err(|_| std::io::Error::other("pid out of range"))?;
-    let pid = rustix::process::Pid::from_raw(raw).ok_or_else(|| std::io::Error::other("pid 0"))?;
-    let fd = pidfd_open(pid, PidfdFlags::NONBLOCK)?;
-    // SAFETY: `fd` is an OwnedFd the AsyncFd takes and owns to its end: it stays open and
-    // the same descriptor for the AsyncFd's whole life.
-    let fd = unsafe {
-        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
-    }
-    .map_err(|e| e.into_parts().1)?;
-    let _ready = fd.readable().await?;
-    Ok(())
+    os::exited(pid).await
 }
 
-#[cfg(not(target_os = "linux"))]
-pub async fn exited(_pid: u32) -> std::io::Result<()> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "watching a process that is not a child needs Linux's pidfd",
-    ))
-}
-
-/// Whether [`exited`] works here (Linux 5.3 and later, not forbidden by a sandbox).
+/// Whether [`exited`] works here (Linux 5.3 and later, not forbidden by a sandbox; macOS).
 pub fn can_watch_any_process() -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{getpid, pidfd_open, PidfdFlags};
-        pidfd_open(getpid(), PidfdFlags::empty()).is_ok()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        false
-    }
+    os::can_watch_any_process()
 }
+
+/// Whether processes that are not crosspickle's children should be watched by default (fork
+/// isolation): on Linux, where they can be.
+pub fn watch_any_process_by_default() -> bool {
+    os::FORK_BY_DEFAULT && can_watch_any_process()
+}
+
+/// Why processes that are not crosspickle's children cannot be watched here, for a user who
+/// asked for fork isolation.
+pub const CANNOT_WATCH: &str = os::NO_FORK;
 
 /// What the capture tasks of stdout and stderr kept. A process that left the group (its own
 /// session) may still hold the pipes: they are read for [`DRAIN`] at most, then what came
@@ -564,39 +506,13 @@ async fn drained(
     both.await
 }
 
-/// The reaper's program: it keeps the groups it is told of (`+PID`) and forgets those it is
-/// told are gone (`-PID`); when its input ends, it kills each group it still knows (or the
-/// process alone, where it has not made its group yet). Deaf to Ctrl-C and SIGHUP, which are
-/// crosspickle's to handle.
-const REAPER: &str = r#"trap '' INT HUP
-g=' '
-while read -r l; do
-  case $l in
-    +*) g="$g${l#+} " ;;
-    -*) p=${l#-}; case $g in *" $p "*) g="${g%% $p *} ${g#* $p }" ;; esac ;;
-  esac
-done
-for p in $g; do kill -9 -$p 2>/dev/null || kill -9 $p 2>/dev/null; done
-"#;
-
-/// The input of the reaper (started with the first group it is told of), if it could start.
+/// The input of the reaper (started with the first group it is told of: [`os::spawn_reaper`]),
+/// if it could start.
 fn reaper() -> Option<&'static std::sync::Mutex<std::process::ChildStdin>> {
-    use std::os::unix::process::CommandExt;
     static REAPER_INPUT: std::sync::OnceLock<Option<std::sync::Mutex<std::process::ChildStdin>>> =
         std::sync::OnceLock::new();
     REAPER_INPUT
-        .get_or_init(|| {
-            // (`-f`: the groups' numbers are never taken for file names.)
-            let mut child = std::process::Command::new("/bin/sh")
-                .args(["-f", "-c", REAPER])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .process_group(0)
-                .spawn()
-                .ok()?;
-            child.stdin.take().map(std::sync::Mutex::new)
-        })
+        .get_or_init(|| os::spawn_reaper().map(std::sync::Mutex::new))
         .as_ref()
 }
 
@@ -785,10 +701,12 @@ mod tests {
         assert_eq!(c.text(), "abcdef");
     }
 
+    #[cfg(unix)]
     fn sh(script: &str, limit: Option<Duration>) -> ProcessSpec {
         ProcessSpec::new("/bin/sh", limit).args(["-c", script])
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn exit_codes_output_and_given_stdin() {
         let never = CancellationToken::new();
@@ -805,18 +723,16 @@ mod tests {
         assert_eq!(f.exit.describe(), "signal: 11 (SIGSEGV)");
     }
 
+    #[cfg(unix)]
     /// The pid a grandchild wrote to `file` is no longer alive.
     fn gone(file: &Path) -> bool {
-        let pid: i32 = std::fs::read_to_string(file)
+        let pid: u32 = std::fs::read_to_string(file)
             .unwrap()
             .trim()
             .parse()
             .unwrap();
-        // Reaped by init or a zombie of a dead group: kill(pid, 0) fails or the state is Z.
-        nix::sys::signal::kill(Pid::from_raw(pid), None).is_err()
-            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| s.contains(") Z "))
-                .unwrap_or(true)
+        // Reaped by init or a zombie of a dead group.
+        os::is_gone(pid)
     }
 
     #[cfg(target_os = "linux")]
@@ -847,10 +763,10 @@ mod tests {
             .spawn()
             .unwrap();
         kill_group(child.id());
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(child.wait().unwrap().signal(), Some(9));
+        assert_eq!(exit_of(child.wait().unwrap()), Exit::Signal(9));
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn a_time_limit_kills_the_whole_group() {
         let dir = tempfile::tempdir().unwrap();
@@ -869,6 +785,7 @@ mod tests {
         assert!(gone(&pid), "the grandchild outlived the time limit");
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn cancelling_stops_a_process_without_a_time_limit() {
         let dir = tempfile::tempdir().unwrap();
@@ -890,6 +807,7 @@ mod tests {
         assert!(e.is_cancelled(), "{e}");
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn tools_log_and_fail_with_what_they_said() {
         let never = CancellationToken::new();

@@ -1,7 +1,9 @@
-//! Signal names and numbers, as the case format and the reports spell them (`SIGSEGV`), and
-//! the signals that ask crosspickle to stop ([`stop_requested`]).
+//! Signal names and numbers, as the case format and the reports spell them (`SIGSEGV`): the
+//! system's own numbers (they differ between Linux and macOS; Windows has no signals, and its
+//! names are those its C runtime defines); and the signals that ask crosspickle to stop
+//! ([`stop_requested`]).
 
-use std::str::FromStr;
+use super::os;
 
 /// The signals that ask crosspickle to stop: Ctrl-C (SIGINT), SIGTERM (`timeout`, `docker
 /// stop`, a CI job cancelled) and SIGHUP (its terminal closed).
@@ -11,24 +13,14 @@ pub const STOP_SIGNALS: [i32; 3] = [2, 15, 1];
 /// end crosspickle: what it returns resolves to the number of the first that comes. An error
 /// when they cannot be handled.
 pub fn stop_requested() -> std::io::Result<impl std::future::Future<Output = i32>> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut int = signal(SignalKind::interrupt())?;
-    let mut term = signal(SignalKind::terminate())?;
-    let mut hup = signal(SignalKind::hangup())?;
-    Ok(async move {
-        tokio::select! {
-            _ = int.recv() => 2,
-            _ = term.recv() => 15,
-            _ = hup.recv() => 1,
-        }
-    })
+    os::stop_requested()
 }
 
 /// The signal's name for a number: `SIGSEGV` for 11, `signal 99` for an unknown one.
 pub fn name(number: i32) -> String {
-    nix::sys::signal::Signal::try_from(number)
-        .map(|s| s.as_str().to_string())
-        .unwrap_or_else(|_| format!("signal {number}"))
+    os::signal_name(number)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("signal {number}"))
 }
 
 /// The number of a signal name (`SIGSEGV` or `SEGV`).
@@ -38,12 +30,10 @@ pub fn number(name: &str) -> Option<i32> {
     } else {
         format!("SIG{name}")
     };
-    nix::sys::signal::Signal::from_str(&full)
-        .ok()
-        .map(|s| s as i32)
+    os::signal_number(&full)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

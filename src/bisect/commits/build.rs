@@ -603,8 +603,8 @@ async fn assemble_prefix(
     };
     std::fs::create_dir_all(&bin).map_err(|e| failed(e.to_string()))?;
     std::fs::copy(&built, bin.join("python")).map_err(copy_error("python"))?;
-    let _ = std::os::unix::fs::symlink("python", bin.join(format!("python{version}")));
-    let _ = std::os::unix::fs::symlink("python", bin.join("python3"));
+    let _ = crate::sys::fs::symlink("python", bin.join(format!("python{version}")));
+    let _ = crate::sys::fs::symlink("python", bin.join("python3"));
     copy_tree(&src.join("Lib"), &lib).map_err(copy_error("Lib"))?;
     std::fs::create_dir_all(lib.join("site-packages")).map_err(|e| failed(e.to_string()))?;
     let dynload = lib.join("lib-dynload");
@@ -659,7 +659,7 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
             }
         } else if kind.is_symlink() {
             let link = std::fs::read_link(entry.path())?;
-            let _ = std::os::unix::fs::symlink(link, &target);
+            let _ = crate::sys::fs::symlink(link, &target);
         } else {
             std::fs::copy(entry.path(), &target)?;
         }

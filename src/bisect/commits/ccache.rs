@@ -45,7 +45,7 @@ pub fn prepare(root: &Path, env: &[(OsString, OsString)]) -> Option<CompilerCach
         let link = links.join(name);
         if std::fs::read_link(&link).ok().as_deref() != Some(ccache.as_path()) {
             let _ = std::fs::remove_file(&link);
-            std::os::unix::fs::symlink(&ccache, &link).ok()?;
+            crate::sys::fs::symlink(&ccache, &link).ok()?;
         }
     }
     let dir = var("CCACHE_DIR")
@@ -88,11 +88,10 @@ mod tests {
 
     /// A folder holding an executable named `ccache`.
     fn fake_ccache() -> tempfile::TempDir {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let exe = dir.path().join("ccache");
         std::fs::write(&exe, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        crate::sys::fs::set_mode(&exe, 0o755).unwrap();
         dir
     }
 
@@ -121,7 +120,7 @@ mod tests {
         // Again: the links are kept (and mended if they point elsewhere).
         std::fs::remove_file(cache.links.join("gcc")).unwrap();
         std::fs::remove_file(cache.links.join("cc")).unwrap();
-        std::os::unix::fs::symlink("/elsewhere", cache.links.join("cc")).unwrap();
+        crate::sys::fs::symlink("/elsewhere", cache.links.join("cc")).unwrap();
         assert_eq!(
             prepare(&root.path().join("ccache"), &e),
             Some(cache.clone())
