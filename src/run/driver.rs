@@ -35,6 +35,10 @@ pub struct Workspace {
     private: tempfile::TempDir,
     /// The driver's source, in `drivers`.
     driver: PathBuf,
+    /// A copy of the driver's source in the workspace, which no `cache clean` reaches: what a
+    /// boot that finds no compiled form compiles (a cache folder emptied between the check
+    /// before a run and its boot leaves the run its driver).
+    own_source: PathBuf,
     runs: std::sync::atomic::AtomicU64,
     spare: Spare,
     /// The lease on the cache folder ([`LEASE`]) while the workspace lives.
@@ -155,15 +159,13 @@ impl Workspace {
         let lease = cache_dir
             .filter(|dir| std::fs::create_dir_all(dir).is_ok())
             .and_then(|dir| crate::sys::lock::share_blocking(&dir.join(LEASE)).ok());
+        let code = root.path().join("code");
+        std::fs::create_dir(&code)?;
+        let own_source = code.join("crosspickle_driver.py");
+        std::fs::write(&own_source, DRIVER_SOURCE)?;
         let (drivers, driver) = match cache_dir.and_then(|dir| kept_driver(dir).ok()) {
             Some(kept) => kept,
-            None => {
-                let code = root.path().join("code");
-                std::fs::create_dir(&code)?;
-                let driver = code.join("crosspickle_driver.py");
-                std::fs::write(&driver, DRIVER_SOURCE)?;
-                (code, driver)
-            }
+            None => (code, own_source.clone()),
         };
         let private = tempfile::Builder::new()
             .prefix("crosspickle-")
@@ -174,6 +176,7 @@ impl Workspace {
             drivers,
             private,
             driver,
+            own_source,
             runs: 0.into(),
             spare: Default::default(),
             _lease: lease,
@@ -245,7 +248,7 @@ impl Workspace {
         let cache = python_path_literal(&self.drivers.join(&name))?;
         let fallback = BOOT_FALLBACK
             .replace("@CACHE@", &cache)
-            .replace("@SOURCE@", &python_path_literal(&self.driver)?);
+            .replace("@SOURCE@", &python_path_literal(&self.own_source)?);
         let boot = BOOT_TEMPLATE
             .replace("@CACHE@", &cache)
             .replace("@NAME@", &name)
