@@ -243,12 +243,23 @@ impl Workspace {
     /// boot program. The driver's code object is cached per program, behind the `sys.version`
     /// of the interpreter that made it (a code object is only good for that interpreter).
     pub fn boot(&self, program: &Path) -> std::io::Result<[OsString; 2]> {
+        self.boot_compiling(program, &self.own_source)
+    }
+
+    /// The same boot program as every crosspickle with this cache folder writes it (its
+    /// fallback naming the kept driver's source, not this workspace's copy): what names the
+    /// compiled forms of cases, which are kept from one crosspickle to the next.
+    pub fn boot_as_kept(&self, program: &Path) -> std::io::Result<[OsString; 2]> {
+        self.boot_compiling(program, &self.driver)
+    }
+
+    fn boot_compiling(&self, program: &Path, source: &Path) -> std::io::Result<[OsString; 2]> {
         let key = crate::sys::hash::short_hex(program.as_os_str().as_encoded_bytes(), 16);
         let name = format!("{key}.bin");
         let cache = python_path_literal(&self.drivers.join(&name))?;
         let fallback = BOOT_FALLBACK
             .replace("@CACHE@", &cache)
-            .replace("@SOURCE@", &python_path_literal(&self.own_source)?);
+            .replace("@SOURCE@", &python_path_literal(source)?);
         let boot = BOOT_TEMPLATE
             .replace("@CACHE@", &cache)
             .replace("@NAME@", &name)

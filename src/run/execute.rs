@@ -194,7 +194,12 @@ impl Context {
             env: crate::python::sanitized_env(&slot.1),
             preload: slot.2.clone(),
         };
-        let digest = crate::sys::hash::short_hex(&key.identity(), 32);
+        // Named as every crosspickle names it, so that compiled forms are kept across them.
+        let kept = ServerKey {
+            args: self.workspace.boot_as_kept(&slot.0)?,
+            ..key.clone()
+        };
+        let digest = crate::sys::hash::short_hex(&kept.identity(), 32);
         let start = Arc::new(Start { key, digest });
         starts.insert(slot, start.clone());
         Ok(start)
