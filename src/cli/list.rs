@@ -4,10 +4,9 @@
 
 use super::args::ListArgs;
 use super::failure::{Failure, EXIT_OK};
+use super::rules::{describe_outcome, selectors};
 use super::settings::{Given, Settings};
-use crate::case::{
-    Case, Expected, InterpreterSelector, OutcomeKind, Params, Rule, VersionRequests, WhereValue,
-};
+use crate::case::{Case, Expected, InterpreterSelector, Params, Rule, VersionRequests};
 use crate::errors::Error;
 use crate::report::text;
 use crate::select::Keyword;
@@ -114,37 +113,6 @@ fn excludes(a: &Rule, b: &Rule) -> bool {
         || a.load.excludes(&b.load)
 }
 
-/// A rule in words: its selectors (`where` included) and what it expects, as the expected
-/// matrix's legend shows it.
-pub(super) fn describe_rule(rule: &Rule) -> String {
-    let mut scope = selectors(rule);
-    for (name, values) in &rule.where_ {
-        let names: Vec<String> = values.values().iter().map(|v| v.to_string()).collect();
-        scope.push(match values {
-            WhereValue::AnyOf(_) => format!("{name}={}", names.join("|")),
-            WhereValue::NoneOf(_) => format!("{name} not {}", names.join("|")),
-        });
-    }
-    let scope = if scope.is_empty() {
-        "everywhere".to_string()
-    } else {
-        scope.join(", ")
-    };
-    format!("{scope}: {}", describe_outcome(&rule.expected))
-}
-
-/// A rule's selectors other than `where`, in words.
-fn selectors(rule: &Rule) -> Vec<String> {
-    let mut out = rule.on.describe("");
-    out.extend(rule.dump.describe("dumped"));
-    out.extend(rule.load.describe("loaded"));
-    out.extend(rule.relations.describe());
-    if let Some(p) = &rule.phase {
-        out.push(format!("{p} phase"));
-    }
-    out
-}
-
 /// The params combinations `left` (indices into `combos`) in words: `pickler=c`,
 /// `protocol=4|5`, `encoding not default`, or the combinations one by one.
 fn params_text(case: &Case, combos: &[Params], left: &[usize]) -> String {
@@ -176,36 +144,6 @@ fn params_text(case: &Case, combos: &[Params], left: &[usize]) -> String {
     } else {
         let each: Vec<String> = left.iter().map(|&c| format!("({})", combos[c])).collect();
         each.join(" or ")
-    }
-}
-
-/// `fail`, `error AttributeError`, `error, an instance of ValueError`, `skipped`, with the
-/// reason in parentheses.
-fn describe_outcome(expected: &Expected) -> String {
-    let mut outcome = match expected.outcome {
-        OutcomeKind::Skip => "skipped".to_string(),
-        other if expected.also.is_empty() => other.to_string(),
-        // `outcome: [pass, error]`, as written.
-        other => {
-            let all: Vec<String> = std::iter::once(other)
-                .chain(expected.also.iter().copied())
-                .map(|k| k.to_string())
-                .collect();
-            format!("[{}]", all.join(", "))
-        }
-    };
-    if let Some(e) = &expected.exception {
-        outcome.push_str(&format!(" {e}"));
-    }
-    if let Some(c) = &expected.instance_of {
-        outcome.push_str(&format!(", an instance of {c}"));
-    }
-    if let Some(s) = &expected.signal {
-        outcome.push_str(&format!(" {s}"));
-    }
-    match &expected.reason {
-        Some(reason) => format!("{outcome} ({reason})"),
-        None => outcome,
     }
 }
 
