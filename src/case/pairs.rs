@@ -189,18 +189,10 @@ impl fmt::Display for Relation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::python::{Implementation, Unusable};
+    use crate::python::Implementation;
 
     fn interpreter(implementation: Implementation, version: &str, debug: bool) -> Interpreter {
-        let mut i = Interpreter::stand_in(&Unusable {
-            path: std::path::PathBuf::from("/nowhere/python"),
-            sources: vec![],
-            name: None,
-            reason: String::new(),
-        });
-        i.unusable = None;
-        i.implementation = implementation;
-        i.version = crate::version::PythonVersion::parse(version).unwrap();
+        let mut i = Interpreter::for_tests(implementation, version);
         i.debug = debug;
         i
     }

@@ -101,6 +101,22 @@ pub struct Interpreter {
 }
 
 impl Interpreter {
+    /// A usable interpreter for unit tests: `implementation` at `version`, every fact but
+    /// those the default of a stand-in at `/nowhere/python`.
+    #[cfg(test)]
+    pub fn for_tests(implementation: Implementation, version: &str) -> Self {
+        let mut i = Interpreter::stand_in(&Unusable {
+            path: std::path::PathBuf::from("/nowhere/python"),
+            sources: vec![],
+            name: None,
+            reason: String::new(),
+        });
+        i.unusable = None;
+        i.implementation = implementation;
+        i.version = PythonVersion::parse(version).expect("a test's version");
+        i
+    }
+
     /// The stand-in for a requested interpreter that could not be used.
     pub fn stand_in(broken: &Unusable) -> Self {
         Interpreter {

@@ -185,15 +185,7 @@ mod tests {
         debug: bool,
         ft: bool,
     ) -> Interpreter {
-        let mut i = Interpreter::stand_in(&super::super::Unusable {
-            path: PathBuf::from("/nowhere/python"),
-            sources: vec![],
-            name: None,
-            reason: String::new(),
-        });
-        i.unusable = None;
-        i.implementation = implementation;
-        i.version = crate::version::PythonVersion::parse(version).unwrap();
+        let mut i = Interpreter::for_tests(implementation, version);
         i.debug = debug;
         i.free_threaded = ft;
         i
