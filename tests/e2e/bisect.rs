@@ -6,41 +6,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use libtest_mimic::Trial;
 use serde_json::Value;
 
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "bisect::interpreters_every_boundary",
-            &["3.6", "3.7", "3.8", "3.9", "3.10"],
-            interpreters_every_boundary,
-        ),
-        trial(
-            "bisect::package_releases_with_a_broken_one",
-            &["3.8"],
-            package_releases,
-        ),
-        trial(
-            "bisect::commits_with_a_broken_build_and_the_cache",
-            &["3.8"],
-            commits,
-        ),
-        trial("bisect::step_exit_codes", &["3.8"], step_exit_codes),
-        trial(
-            "bisect::git_bisect_run_with_bisect_step",
-            &["3.8"],
-            git_bisect_run,
-        ),
-        trial(
-            "bisect::bad_input_failed_tools_and_ctrl_c",
-            &["3.8"],
-            failures,
-        ),
-    ]
-}
 
 const FLIP: &str = "title: fails on 3.8 and 3.9 only\npython: \">=3.7\"\ncode: |\n  import sys\n  assert sys.version_info[:2] not in ((3, 8), (3, 9)), 'broken on 3.8 and 3.9'\n";
 
@@ -72,6 +40,10 @@ fn label(point: &Value) -> String {
     point["label"].as_str().unwrap_or("").to_string()
 }
 
+trial!(
+    interpreters_every_boundary,
+    needs = &["3.6", "3.7", "3.8", "3.9", "3.10"]
+);
 fn interpreters_every_boundary() -> TestResult {
     let dir = folder(&[("cases/flip.yaml", FLIP)]);
     let cache = tempfile::tempdir()?;
@@ -162,7 +134,8 @@ for version, value, broken in [("1.0", 1, 0), ("1.1", 1, 0), ("1.2", 1, 0), ("1.
         z.writestr(info + "/RECORD", "\n".join(record) + "\n")
 "#;
 
-fn package_releases() -> TestResult {
+trial!(package_releases_with_a_broken_one, needs = &["3.8"]);
+fn package_releases_with_a_broken_one() -> TestResult {
     let python = python("3.8").expect("3.8");
     let dir = folder(&[
         ("cases/value.yaml", "title: tinypkg's value\nrequires: [\"tinypkg>=1\"]\ncode: |\n  import tinypkg\n  assert tinypkg.VALUE == 1, 'the value changed'\n"),
@@ -325,7 +298,8 @@ pub fn git(repo: &Path, args: &[&str]) -> TestResult {
     check(status.success(), format!("git {args:?}"))
 }
 
-fn commits() -> TestResult {
+trial!(commits_with_a_broken_build_and_the_cache, needs = &["3.8"]);
+fn commits_with_a_broken_build_and_the_cache() -> TestResult {
     let real = python("3.8").expect("3.8");
     let dir = folder(&[(
         "cases/flavour.yaml",
@@ -438,6 +412,7 @@ fn commits() -> TestResult {
     )
 }
 
+trial!(step_exit_codes, needs = &["3.8"]);
 fn step_exit_codes() -> TestResult {
     let python = path_str(&python("3.8").expect("3.8"));
     let dir = folder(&[
@@ -468,9 +443,10 @@ fn step_exit_codes() -> TestResult {
     step("no-such-case", &python, "pass").expect_code(128)
 }
 
+trial!(git_bisect_run_with_bisect_step, needs = &["3.8"]);
 /// `git bisect run crosspickle bisect-step …` over a repository whose commits hold a wrapper
 /// interpreter directly: the flavour turns new at c3, and git names c3.
-fn git_bisect_run() -> TestResult {
+fn git_bisect_run_with_bisect_step() -> TestResult {
     let real = path_str(&python("3.8").expect("3.8"));
     let dir = folder(&[(
         "cases/flavour.yaml",
@@ -529,10 +505,11 @@ fn git_bisect_run() -> TestResult {
     )
 }
 
+trial!(bad_input_failed_tools_and_ctrl_c, needs = &["3.8"]);
 /// Exit 2 is for bad input only (a ref that is not a commit, a folder that is not a
 /// repository); a tool that fails is exit 3; Ctrl-C during a build stops the build with every
 /// process it started, exits 130, and does not remember the commit as one that does not build.
-fn failures() -> TestResult {
+fn bad_input_failed_tools_and_ctrl_c() -> TestResult {
     let real = path_str(&python("3.8").expect("3.8"));
     let dir = folder(&[("cases/flip.yaml", FLIP)]);
     let repo = dir.path().join("repo");

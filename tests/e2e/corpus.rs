@@ -4,27 +4,7 @@
 
 use std::path::Path;
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        Trial::test("corpus::catalogue_is_current", catalogue_is_current),
-        Trial::test("corpus::embedded_list_anywhere", embedded_list_anywhere),
-        trial(
-            "corpus::embedded_run_anywhere",
-            &["2.7", "3.13", "pypy"],
-            embedded_run_anywhere,
-        ),
-        trial(
-            "corpus::embedded_with_my_cases",
-            &["3.12"],
-            embedded_with_my_cases,
-        ),
-        trial("corpus::embedded_bisect", &["3.7", "3.8"], embedded_bisect),
-    ]
-}
 
 /// The number of case files under cases/.
 fn cases_on_disk() -> usize {
@@ -44,6 +24,7 @@ fn cases_on_disk() -> usize {
     walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("cases"))
 }
 
+trial!(embedded_list_anywhere);
 /// `list --corpus` in an empty folder prints the catalogue docs/corpus.md is (made from cases/).
 fn embedded_list_anywhere() -> TestResult {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -83,6 +64,7 @@ fn embedded_list_anywhere() -> TestResult {
     )
 }
 
+trial!(embedded_run_anywhere, needs = &["2.7", "3.13", "pypy"]);
 /// `run --corpus` from an empty folder: every case of the corpus, from memory, all as expected.
 fn embedded_run_anywhere() -> TestResult {
     let dir = folder(&[]);
@@ -124,6 +106,7 @@ fn embedded_run_anywhere() -> TestResult {
     )
 }
 
+trial!(embedded_with_my_cases, needs = &["3.12"]);
 /// `--corpus` next to a folder's own cases/: the corpus alone, or both with `cases`; the
 /// corpus's own file given again counts once; another case with a corpus id is an error.
 fn embedded_with_my_cases() -> TestResult {
@@ -203,6 +186,7 @@ fn embedded_with_my_cases() -> TestResult {
     )
 }
 
+trial!(embedded_bisect, needs = &["3.7", "3.8"]);
 /// `bisect --corpus ID` finds a corpus case by id (and by its corpus path) from any folder.
 fn embedded_bisect() -> TestResult {
     let dir = folder(&[]);
@@ -241,6 +225,7 @@ fn embedded_bisect() -> TestResult {
     )
 }
 
+trial!(catalogue_is_current);
 fn catalogue_is_current() -> TestResult {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Run::from(

@@ -8,37 +8,10 @@
 
 use std::path::Path;
 
-use libtest_mimic::Trial;
 use serde_json::Value;
 
 use crate::bisect::{bisect_json, boundaries, git, steps};
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "cpython_build::only_the_modules_the_case_needs",
-            &["3.8"],
-            lean_builds,
-        ),
-        trial(
-            "cpython_build::cache_prune_and_clean_spare_kept_interpreters",
-            &["3.8"],
-            prune_and_clean,
-        ),
-        trial(
-            "cpython_build::a_kept_interpreter_in_a_relative_cache_folder_runs",
-            &["3.8"],
-            kept_in_relative_cache,
-        ),
-        tool_trial(
-            "cpython_build::compiler_cache",
-            "ccache",
-            &["3.8"],
-            compiler_cache,
-        ),
-    ]
-}
 
 const CONFIGURE: &str = r#"#!/bin/sh
 # A stand-in for CPython's configure: says it ran, then writes config.status and runs it.
@@ -94,7 +67,6 @@ import shutil
 
 DISABLED_MODULE_LIST = []
 
-
 class PyBuildExt(object):
     def build_extensions(self):
         srcdir = os.path.dirname(os.path.abspath(__file__))
@@ -110,10 +82,8 @@ class PyBuildExt(object):
             with open(os.environ["BUILD_LOG"], "a") as log:
                 log.write("module " + name + "\n")
 
-
 def main():
     PyBuildExt().build_extensions()
-
 
 if __name__ == "__main__":
     main()
@@ -285,7 +255,8 @@ fn note_of(step: &Value, needle: &str) -> bool {
     })
 }
 
-fn lean_builds() -> TestResult {
+trial!(only_the_modules_the_case_needs, needs = &["3.8"]);
+fn only_the_modules_the_case_needs() -> TestResult {
     let f = fixture()?;
     // Without a compiler cache, so that this test holds on machines without ccache.
     let (run, report) = f.bisect(&[("CCACHE_DISABLE", "1")], false);
@@ -381,6 +352,7 @@ fn lean_builds() -> TestResult {
     f.run_kept(f.cache.path())
 }
 
+trial!(compiler_cache, needs = &["3.8"], tool = "ccache");
 fn compiler_cache() -> TestResult {
     let f = fixture()?;
     // crosspickle's own compiler cache, whatever the environment says.
@@ -418,11 +390,15 @@ fn compiler_cache() -> TestResult {
     )
 }
 
+trial!(
+    cache_prune_and_clean_spare_kept_interpreters,
+    needs = &["3.8"]
+);
 /// `cache list`, `prune` and `clean` on what bisects keep: a build a bisect used again is not
 /// pruned, one unused for longer than `--unused-for` is (and the clone and build folder with
 /// it), and neither touches an interpreter kept with `--keep`, which still runs cases after
 /// both. A bisect after a prune builds again what it needs.
-fn prune_and_clean() -> TestResult {
+fn cache_prune_and_clean_spare_kept_interpreters() -> TestResult {
     let f = fixture()?;
     let no_ccache = [("CCACHE_DISABLE", "1")];
     let (run, _) = f.bisect(&no_ccache, true);
@@ -540,9 +516,13 @@ fn age(dir: &Path, days: u64) -> TestResult {
     Ok(())
 }
 
+trial!(
+    a_kept_interpreter_in_a_relative_cache_folder_runs,
+    needs = &["3.8"]
+);
 /// `--keep` with a relative cache folder (`CROSSPICKLE_CACHE_DIR=cache`): the kept
 /// interpreter is named by its absolute path, and runs from there.
-fn kept_in_relative_cache() -> TestResult {
+fn a_kept_interpreter_in_a_relative_cache_folder_runs() -> TestResult {
     let f = fixture()?;
     let (run, _) = f.bisect_in(Path::new("cache"), &[("CCACHE_DISABLE", "1")], true);
     run.expect_code(0)?;

@@ -55,7 +55,9 @@ enum Kind {
     Other,
 }
 
-pub fn trials() -> Vec<Trial> {
+trial!(examples, generated);
+/// The trials of the examples: one per whole case, and the checks that every block is marked.
+fn examples() -> Vec<Trial> {
     let blocks = match all_blocks() {
         Ok(b) => b,
         Err(e) => return vec![Trial::test("docs::examples", move || Err(e.into()))],

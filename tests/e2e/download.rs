@@ -10,21 +10,6 @@ use libtest_mimic::Trial;
 
 use crate::support::*;
 
-pub fn trials() -> Vec<Trial> {
-    vec![
-        uv_trial(
-            "download::auto_installs_a_missing_request_with_uv_offline",
-            &["3.12"],
-            auto_installs,
-        ),
-        trial(
-            "download::requests_uv_cannot_install_say_what_to_use",
-            &[],
-            cannot_install,
-        ),
-    ]
-}
-
 /// uv as .ci/run gives it (CROSSPICKLE_TEST_UV), else on PATH.
 fn which_uv() -> Option<PathBuf> {
     if let Some(uv) = std::env::var_os("CROSSPICKLE_TEST_UV").filter(|v| !v.is_empty()) {
@@ -135,7 +120,11 @@ fn sha256_of(path: &Path) -> String {
         .to_string()
 }
 
-fn auto_installs() -> TestResult {
+trial!(
+    auto_installs_a_missing_request_with_uv_offline,
+    by = |name, test| uv_trial(name, &["3.12"], test)
+);
+fn auto_installs_a_missing_request_with_uv_offline() -> TestResult {
     let uv = which_uv().expect("uv");
     let python = python("3.12").unwrap();
     let install = python
@@ -308,7 +297,8 @@ fn auto_installs() -> TestResult {
     )
 }
 
-fn cannot_install() -> TestResult {
+trial!(requests_uv_cannot_install_say_what_to_use);
+fn requests_uv_cannot_install_say_what_to_use() -> TestResult {
     let dir = folder(&[
         (
             "cases/hello.yaml",

@@ -1,30 +1,9 @@
 //! `crosspickle list --expected` (`-p`, `--json`): the expected matrix it prints without
 //! running anything is what a real run then decides, cell by cell.
 
-use libtest_mimic::Trial;
 use serde_json::Value;
 
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "expected::corpus_matrix_is_what_a_run_decides",
-            CORPUS_PYTHONS,
-            corpus_matrix_is_what_a_run_decides,
-        ),
-        trial("expected::text_matrix", &["2.7", "3.13"], text_matrix),
-        trial(
-            "expected::pair_relations_select_what_they_say",
-            RELATION_PYTHONS,
-            pair_relations_select_what_they_say,
-        ),
-        Trial::test(
-            "expected::pair_relations_that_never_hold_are_refused",
-            pair_relations_that_never_hold_are_refused,
-        ),
-    ]
-}
 
 /// The interpreters of the corpus comparison: both majors, a debug build and a PyPy.
 const CORPUS_PYTHONS: &[&str] = &["2.7", "3.8", "3.13", "pypy", "debug"];
@@ -103,6 +82,7 @@ pub fn compare(listed: &Value, run: &Value) -> Result<usize, libtest_mimic::Fail
     Ok(judged)
 }
 
+trial!(corpus_matrix_is_what_a_run_decides, needs = CORPUS_PYTHONS);
 /// The whole corpus on five interpreters: `list --corpus -p … --json`, then a run of the same
 /// with `--json`; every run's expectation is the cell's (of the phase that decided it), every
 /// skip is listed as one, with the same reason.
@@ -132,6 +112,7 @@ fn corpus_matrix_is_what_a_run_decides() -> TestResult {
 
 const ROUND_TRIP: &str = "title: t\nparams:\n  protocol: [2, 3]\ndump: |\n  import pickle\n  data = pickle.dumps(1, protocol)\nload: |\n  import pickle\n  pickle.loads(data)\nexpect:\n  - phase: dump\n    dump_python: '<3'\n    where: {protocol: 3}\n    outcome: error\n    exception: ValueError\n  - load_python: '<3'\n    where: {protocol: 3}\n    outcome: error\n    exception: ValueError\n";
 
+trial!(text_matrix, needs = &["2.7", "3.13"]);
 /// The text form: the rules numbered, a row per producer, a column per consumer, `D/L` where
 /// the dump phase's rule is another than the load's.
 fn text_matrix() -> TestResult {
@@ -240,6 +221,10 @@ expect:
     match: "series=F"
 "#;
 
+trial!(
+    pair_relations_select_what_they_say,
+    needs = RELATION_PYTHONS
+);
 /// A rule per relation: `list` gives each at least one pair, the run executes every pair,
 /// each judged `xfail` by the rule `list` said (so the rule that selected it describes it).
 fn pair_relations_select_what_they_say() -> TestResult {
@@ -315,6 +300,7 @@ fn pair_relations_select_what_they_say() -> TestResult {
     check(judged == 49, format!("{judged} pairs judged"))
 }
 
+trial!(pair_relations_that_never_hold_are_refused);
 /// A relation that cannot hold is refused at its line and column, and so are relations in a
 /// `code` case and empty lists.
 fn pair_relations_that_never_hold_are_refused() -> TestResult {

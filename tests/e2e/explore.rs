@@ -7,22 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
 
 const PYTHONS: &[&str] = &["2.7", "3.12", "pypy"];
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "explore::finds_writes_and_repeats",
-            PYTHONS,
-            finds_writes_and_repeats,
-        ),
-        trial("explore::bad_input", &[], bad_input),
-    ]
-}
 
 fn explore(dir: &Path, out: &str, json: &str, count: &str, extra: &[&str]) -> Run {
     let mut args = vec!["explore".to_string()];
@@ -64,6 +51,7 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .unwrap_or_default()
 }
 
+trial!(finds_writes_and_repeats, needs = PYTHONS);
 fn finds_writes_and_repeats() -> TestResult {
     let dir = folder(&[]);
     let d = dir.path();
@@ -158,6 +146,7 @@ fn finds_writes_and_repeats() -> TestResult {
     Ok(())
 }
 
+trial!(bad_input);
 fn bad_input() -> TestResult {
     let dir = folder(&[("bad.json", "{\"findings\": 3}")]);
     let run = Run::from(

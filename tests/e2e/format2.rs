@@ -13,75 +13,6 @@ use libtest_mimic::Trial;
 
 use crate::support::*;
 
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "format2::version_1_files_load_and_mean_what_they_meant",
-            &["2.7", "3.8", "3.13", "pypy"],
-            version_1_files,
-        ),
-        trial(
-            "format2::python_lists_and_implementation_version",
-            &["2.7", "3.8", "3.12", "pypy"],
-            python_lists_and_implementation_version,
-        ),
-        trial(
-            "format2::features_as_the_probe_found_them",
-            &["2.7", "3.12", "pypy", "debug"],
-            features,
-        ),
-        trial(
-            "format2::a_probe_cache_without_gil_enabled_is_probed_again",
-            &["3.12"],
-            old_probe_cache_is_not_served,
-        ),
-        trial(
-            "format2::round_trip_implementation_and_features",
-            &["2.7", "3.12", "pypy"],
-            round_trip_sides,
-        ),
-        trial("format2::where_not", &["3.12"], where_not),
-        trial(
-            "format2::skip_rules_are_not_run_and_every_report_says_why",
-            &["2.7", "3.12", "pypy"],
-            skip_rules,
-        ),
-        trial(
-            "format2::skip_rules_in_round_trips",
-            &["2.7", "3.12"],
-            skip_rules_in_round_trips,
-        ),
-        trial(
-            "format2::exception_by_identity_and_instance_of",
-            &["2.7", "3.8", "3.13", "pypy", "debug"],
-            exception_identity_and_instance_of,
-        ),
-        trial(
-            "format2::class_names_resolved_despite_the_case",
-            &["2.7", "3.12", "pypy"],
-            resolution_not_fooled,
-        ),
-        Trial::test(
-            "format2::bad_values_are_located_and_quoted",
-            bad_values_are_located_and_quoted,
-        ),
-        Trial::test("format2::schema_is_current", schema_is_current),
-        schema_trial(
-            "format2::schema_accepts_the_corpus_and_refuses_bad_cases",
-            schema_accepts_corpus_refuses_bad_cases,
-        ),
-        Trial::test(
-            "format2::list_summarises_first_match_and_selects",
-            list_summaries,
-        ),
-        trial(
-            "format2::case_format_examples_pass",
-            &["2.7", "3.6", "3.8", "3.13", "pypy", "debug"],
-            case_format_examples,
-        ),
-    ]
-}
-
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -189,7 +120,11 @@ fn verdicts(
     Ok(())
 }
 
-fn version_1_files() -> TestResult {
+trial!(
+    version_1_files_load_and_mean_what_they_meant,
+    needs = &["2.7", "3.8", "3.13", "pypy"]
+);
+fn version_1_files_load_and_mean_what_they_meant() -> TestResult {
     // Version-1 files as the corpus had them before version 2, and one with every version-1
     // key: they load, run and mean what they meant.
     let dir = folder(&[
@@ -308,6 +243,10 @@ expect:
     match: unsupported pickle protocol
 "#;
 
+trial!(
+    python_lists_and_implementation_version,
+    needs = &["2.7", "3.8", "3.12", "pypy"]
+);
 fn python_lists_and_implementation_version() -> TestResult {
     let dir = folder(&[
         (
@@ -395,7 +334,11 @@ code: pass
     )
 }
 
-fn features() -> TestResult {
+trial!(
+    features_as_the_probe_found_them,
+    needs = &["2.7", "3.12", "pypy", "debug"]
+);
+fn features_as_the_probe_found_them() -> TestResult {
     // The case asks the interpreter itself and says what it found; the rules select on what
     // the probe found. Any disagreement is a changed verdict.
     let dir = folder(&[
@@ -493,7 +436,11 @@ expect:
     Ok(())
 }
 
-fn old_probe_cache_is_not_served() -> TestResult {
+trial!(
+    a_probe_cache_without_gil_enabled_is_probed_again,
+    needs = &["3.12"]
+);
+fn a_probe_cache_without_gil_enabled_is_probed_again() -> TestResult {
     // A cache written before `gil_enabled` was probed (format 2) holds a made-up answer: it is
     // left behind, the interpreter probed again, and its answer has the field.
     let dir = folder(&[]);
@@ -535,7 +482,11 @@ fn old_probe_cache_is_not_served() -> TestResult {
     check(written.contains("\"gil_enabled\": true"), written)
 }
 
-fn round_trip_sides() -> TestResult {
+trial!(
+    round_trip_implementation_and_features,
+    needs = &["2.7", "3.12", "pypy"]
+);
+fn round_trip_implementation_and_features() -> TestResult {
     let dir = folder(&[(
         "cases/sides.yaml",
         r#"title: round-trip implementation and feature selectors
@@ -593,6 +544,7 @@ expect:
     )
 }
 
+trial!(where_not, needs = &["3.12"]);
 fn where_not() -> TestResult {
     let dir = folder(&[(
         "cases/not.yaml",
@@ -625,7 +577,11 @@ expect:
     )
 }
 
-fn skip_rules() -> TestResult {
+trial!(
+    skip_rules_are_not_run_and_every_report_says_why,
+    needs = &["2.7", "3.12", "pypy"]
+);
+fn skip_rules_are_not_run_and_every_report_says_why() -> TestResult {
     // Where the skip rule decides, the code would abort: a crash would show that it ran.
     let dir = folder(&[(
         "cases/skips.yaml",
@@ -709,6 +665,7 @@ expect:
     )
 }
 
+trial!(skip_rules_in_round_trips, needs = &["2.7", "3.12"]);
 fn skip_rules_in_round_trips() -> TestResult {
     // Loads abort: a load that ran would be a crash. Pairs loaded by 2.7 are skipped by a
     // rule that only the load phase meets: their dumps run, their loads do not.
@@ -791,7 +748,11 @@ expect:
     check(r["reason"] == "R-pair: 2.7 makes no pickles here", r)
 }
 
-fn exception_identity_and_instance_of() -> TestResult {
+trial!(
+    exception_by_identity_and_instance_of,
+    needs = &["2.7", "3.8", "3.13", "pypy", "debug"]
+);
+fn exception_by_identity_and_instance_of() -> TestResult {
     let dir = folder(&[
         (
             "cases/alias.yaml",
@@ -865,7 +826,11 @@ expect:
     check(r["exception"] == "_pickle.PicklingError", r)
 }
 
-fn resolution_not_fooled() -> TestResult {
+trial!(
+    class_names_resolved_despite_the_case,
+    needs = &["2.7", "3.12", "pypy"]
+);
+fn class_names_resolved_despite_the_case() -> TestResult {
     let dir = folder(&[
         (
             "cases/builtins.yaml",
@@ -971,6 +936,7 @@ expect:
     verdicts(&json, &want)
 }
 
+trial!(bad_values_are_located_and_quoted);
 /// A bad value of each key of format 2, reported at its own line and column and quoted.
 fn bad_values_are_located_and_quoted() -> TestResult {
     let dir = repo().join("tests/fixtures/bad-cases");
@@ -1032,6 +998,7 @@ fn bad_values_are_located_and_quoted() -> TestResult {
     )
 }
 
+trial!(schema_is_current);
 fn schema_is_current() -> TestResult {
     let out = Run::from(crosspickle(repo()).arg("schema").output().unwrap());
     out.expect_code(0)?;
@@ -1076,7 +1043,11 @@ fn schema_trial(name: &str, test: fn() -> TestResult) -> Trial {
     }
 }
 
-fn schema_accepts_corpus_refuses_bad_cases() -> TestResult {
+trial!(
+    schema_accepts_the_corpus_and_refuses_bad_cases,
+    by = schema_trial
+);
+fn schema_accepts_the_corpus_and_refuses_bad_cases() -> TestResult {
     let tool = check_jsonschema().expect("checked by schema_trial()");
     let schema = repo().join("docs/case.schema.json");
     let validate = |files: &[PathBuf]| {
@@ -1159,7 +1130,8 @@ fn collect_yaml(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn list_summaries() -> TestResult {
+trial!(list_summarises_first_match_and_selects);
+fn list_summarises_first_match_and_selects() -> TestResult {
     let dir = folder(&[
         (
             "cases/a/catch-all.yaml",
@@ -1222,8 +1194,12 @@ fn list_summaries() -> TestResult {
     )
 }
 
+trial!(
+    case_format_examples_pass,
+    needs = &["2.7", "3.6", "3.8", "3.13", "pypy", "debug"]
+);
 /// Every case in docs/case-format.md (a ```yaml block starting `# cases/...`) passes.
-fn case_format_examples() -> TestResult {
+fn case_format_examples_pass() -> TestResult {
     let text =
         std::fs::read_to_string(repo().join("docs/case-format.md")).map_err(|e| e.to_string())?;
     let dir = tempfile::tempdir().unwrap();

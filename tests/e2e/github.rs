@@ -8,24 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "github::annotations_on_the_lines_that_expected_otherwise",
-            &["3.8", "3.12"],
-            annotations_on_the_lines,
-        ),
-        trial(
-            "github::past_ten_failing_cases_a_notice",
-            &["3.12"],
-            past_ten_a_notice,
-        ),
-    ]
-}
 
 /// One workflow command as GitHub reads it.
 #[derive(Debug, Clone)]
@@ -138,7 +121,11 @@ fn with_github(dir: &Path, workspace: &Path, args: &[&str]) -> Run {
     )
 }
 
-fn annotations_on_the_lines() -> TestResult {
+trial!(
+    annotations_on_the_lines_that_expected_otherwise,
+    needs = &["3.8", "3.12"]
+);
+fn annotations_on_the_lines_that_expected_otherwise() -> TestResult {
     let dir = folder(&[
         ("cases/rules.yaml", RULES),
         ("cases/sub/no-rule.yaml", NO_RULE),
@@ -262,7 +249,8 @@ fn annotations_on_the_lines() -> TestResult {
     Ok(())
 }
 
-fn past_ten_a_notice() -> TestResult {
+trial!(past_ten_failing_cases_a_notice, needs = &["3.12"]);
+fn past_ten_failing_cases_a_notice() -> TestResult {
     let files: Vec<(String, String)> = (0..12)
         .map(|i| {
             (

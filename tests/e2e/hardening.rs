@@ -8,113 +8,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    let t = |name: &str, needs: &[&str], f: fn() -> TestResult| {
-        trial(&format!("hardening::{name}"), needs, f)
-    };
-    vec![
-        t(
-            "params_of_different_types_are_different_runs_everywhere",
-            &["3.12"],
-            params_of_different_types,
-        ),
-        t(
-            "non_finite_floats_survive_json_and_merge",
-            &["3.12"],
-            non_finite_floats_survive_json_and_merge,
-        ),
-        t(
-            "nan_and_signed_zeros_are_usable_params",
-            &["3.12"],
-            nan_and_signed_zeros,
-        ),
-        t(
-            "integers_of_any_size_reach_the_case_exactly",
-            &["2.7", "3.12"],
-            integers_of_any_size,
-        ),
-        t(
-            "param_names_that_cannot_be_globals_are_refused",
-            &["3.12"],
-            param_names_refused,
-        ),
-        t(
-            "match_sees_the_whole_message",
-            &["3.12"],
-            match_sees_the_whole_message,
-        ),
-        t(
-            "match_has_python_re_meaning",
-            &["3.12"],
-            match_has_python_re_meaning,
-        ),
-        t(
-            "hostile_files_are_refused_fast",
-            &[],
-            hostile_files_are_refused_fast,
-        ),
-        t(
-            "load_errors_quote_the_value_at_its_position",
-            &[],
-            load_errors_quote_the_value,
-        ),
-        t(
-            "symlink_loop_as_python_is_named",
-            &[],
-            symlink_loop_is_named,
-        ),
-        t(
-            "wrapper_of_a_found_interpreter_is_listed_once",
-            &["3.12"],
-            wrapper_listed_once,
-        ),
-        t(
-            "a_program_that_is_no_python_says_so",
-            &["3.12"],
-            no_python_says_so,
-        ),
-        t(
-            "time_limits_that_cannot_be_kept_are_refused",
-            &["3.12", "3.13"],
-            time_limits_refused,
-        ),
-        t(
-            "empty_python_requests_are_refused",
-            &["3.12"],
-            empty_python_requests_refused,
-        ),
-        t(
-            "one_file_for_two_reports_is_refused",
-            &["3.12"],
-            one_file_for_two_reports,
-        ),
-        t(
-            "skip_missing_that_leaves_nothing_says_so",
-            &["3.12"],
-            skip_missing_leaves_nothing,
-        ),
-        t("jobs_zero_is_refused", &["3.12"], jobs_zero_is_refused),
-        t(
-            "counts_of_one_are_singular",
-            &["3.12"],
-            counts_of_one_are_singular,
-        ),
-        t(
-            "merge_takes_the_longest_duration",
-            &["3.12"],
-            merge_takes_the_longest_duration,
-        ),
-        t(
-            "conflict_sides_name_the_files_they_came_from",
-            &["3.12"],
-            conflict_sides_name_their_files,
-        ),
-    ]
-}
 
 fn py(v: &str) -> String {
     path_str(&python(v).expect("checked by trial()"))
@@ -175,9 +69,13 @@ fn run_names(json: &serde_json::Value) -> Vec<String> {
 // ---------------------------------------------------------------------------------------------
 // Params with exact identity
 
+trial!(
+    params_of_different_types_are_different_runs_everywhere,
+    needs = &["3.12"]
+);
 /// `[5, "5", 1.0, true]` are four runs with four names: in the matrix, JUnit, merge keys, -k
 /// and bisect-step's --params; the case receives each with its type.
-fn params_of_different_types() -> TestResult {
+fn params_of_different_types_are_different_runs_everywhere() -> TestResult {
     let case = r#"title: values that differ only by type
 params:
   v: [5, "5", 1.0, true]
@@ -268,6 +166,7 @@ expect:
     step.expect_code(0)
 }
 
+trial!(non_finite_floats_survive_json_and_merge, needs = &["3.12"]);
 /// `[null, .inf, -.inf, .nan]`: four runs, kept apart in JSON and through merge.
 fn non_finite_floats_survive_json_and_merge() -> TestResult {
     let case = "title: non-finite floats\nparams:\n  x: [null, .inf, -.inf, .nan]\ncode: |\n  print(repr(x))\n";
@@ -319,8 +218,9 @@ fn non_finite_floats_survive_json_and_merge() -> TestResult {
     check(params.len() == 4, format!("merged params: {params:?}"))
 }
 
+trial!(nan_and_signed_zeros_are_usable_params, needs = &["3.12"]);
 /// NaN can be named in `where`; 0.0 and -0.0 are two values.
-fn nan_and_signed_zeros() -> TestResult {
+fn nan_and_signed_zeros_are_usable_params() -> TestResult {
     let case = r#"title: signed zeros and NaN
 params:
   z: [0.0, -0.0, .nan, 1.5]
@@ -361,8 +261,12 @@ expect:
     contains(&run.stdout, "z[z=-0.0]")
 }
 
+trial!(
+    integers_of_any_size_reach_the_case_exactly,
+    needs = &["2.7", "3.12"]
+);
 /// 2**64, 2**100 and -2**63-1 reach the case as exact integers, on 2.7 (as `long`) and 3.x.
-fn integers_of_any_size() -> TestResult {
+fn integers_of_any_size_reach_the_case_exactly() -> TestResult {
     let case = r#"title: integers beyond 64 bits
 params:
   n: [18446744073709551616, 1267650600228229401496703205376, -9223372036854775809, 0x1F]
@@ -390,8 +294,12 @@ code: |
     )
 }
 
+trial!(
+    param_names_that_cannot_be_globals_are_refused,
+    needs = &["3.12"]
+);
 /// Names that cannot be globals of the case are refused at load, each at its line and column.
-fn param_names_refused() -> TestResult {
+fn param_names_that_cannot_be_globals_are_refused() -> TestResult {
     let files: &[(&str, &str, &str)] = &[
         (
             "dunder.yaml",
@@ -446,6 +354,7 @@ fn param_names_refused() -> TestResult {
 // ---------------------------------------------------------------------------------------------
 // Matching at full fidelity
 
+trial!(match_sees_the_whole_message, needs = &["3.12"]);
 /// A pattern for text in the middle of a 40 KB message matches; the stored message is cut.
 fn match_sees_the_whole_message() -> TestResult {
     let case = r#"title: a long message
@@ -468,6 +377,7 @@ expect:
     )
 }
 
+trial!(match_has_python_re_meaning, needs = &["3.12"]);
 /// `abc$` matches "abc\n", `\Z` is the very end, named groups and back-references, a literal
 /// `{`; what Python's re would refuse is refused at load with its reason.
 fn match_has_python_re_meaning() -> TestResult {
@@ -528,6 +438,7 @@ expect:
 // ---------------------------------------------------------------------------------------------
 // Bounded, fast refusal of hostile files
 
+trial!(hostile_files_are_refused_fast);
 fn hostile_files_are_refused_fast() -> TestResult {
     let n = 100_000;
     let deep = format!(
@@ -583,8 +494,9 @@ fn hostile_files_are_refused_fast() -> TestResult {
     Ok(())
 }
 
+trial!(load_errors_quote_the_value_at_its_position);
 /// Every load error names the offending value where it stands, and quotes it.
-fn load_errors_quote_the_value() -> TestResult {
+fn load_errors_quote_the_value_at_its_position() -> TestResult {
     let files: &[(&str, &str, &str)] = &[
         (
             "impl.yaml",
@@ -644,7 +556,8 @@ fn load_errors_quote_the_value() -> TestResult {
 // ---------------------------------------------------------------------------------------------
 // Interpreters
 
-fn symlink_loop_is_named() -> TestResult {
+trial!(symlink_loop_as_python_is_named);
+fn symlink_loop_as_python_is_named() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
     std::os::unix::fs::symlink(dir.path().join("b"), dir.path().join("a")).unwrap();
     std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("b")).unwrap();
@@ -659,9 +572,13 @@ fn symlink_loop_is_named() -> TestResult {
     )
 }
 
+trial!(
+    wrapper_of_a_found_interpreter_is_listed_once,
+    needs = &["3.12"]
+);
 /// A wrapper script on PATH that execs an interpreter named in pythons.toml is that
 /// interpreter: listed once, with both sources.
-fn wrapper_listed_once() -> TestResult {
+fn wrapper_of_a_found_interpreter_is_listed_once() -> TestResult {
     let real = py("3.12");
     let wrapper = format!("#!/bin/sh\nexec \"{real}\" \"$@\"\n");
     let dir = folder(&[
@@ -706,7 +623,8 @@ fn wrapper_listed_once() -> TestResult {
     contains(&run.stdout, "(1 run, 1 interpreter)")
 }
 
-fn no_python_says_so() -> TestResult {
+trial!(a_program_that_is_no_python_says_so, needs = &["3.12"]);
+fn a_program_that_is_no_python_says_so() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
     let run = cmd(
         dir.path(),
@@ -732,7 +650,11 @@ fn no_python_says_so() -> TestResult {
 // ---------------------------------------------------------------------------------------------
 // Command line and reports
 
-fn time_limits_refused() -> TestResult {
+trial!(
+    time_limits_that_cannot_be_kept_are_refused,
+    needs = &["3.12", "3.13"]
+);
+fn time_limits_that_cannot_be_kept_are_refused() -> TestResult {
     let dir = folder(&[
         ("cases/t.yaml", "title: t\ncode: pass\n"),
         ("long/l.yaml", "title: t\ntimeout: 1e300\ncode: pass\n"),
@@ -798,7 +720,8 @@ fn time_limits_refused() -> TestResult {
     Ok(())
 }
 
-fn empty_python_requests_refused() -> TestResult {
+trial!(empty_python_requests_are_refused, needs = &["3.12"]);
+fn empty_python_requests_are_refused() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
     for value in ["", ",", "3.12,"] {
         let run = cmd(dir.path(), &["--python", value]);
@@ -813,7 +736,8 @@ fn empty_python_requests_refused() -> TestResult {
     contains(&run.stderr, "--dump-python ',' holds an empty request")
 }
 
-fn one_file_for_two_reports() -> TestResult {
+trial!(one_file_for_two_reports_is_refused, needs = &["3.12"]);
+fn one_file_for_two_reports_is_refused() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
     std::fs::create_dir(dir.path().join("out")).unwrap();
     let run = cmd(
@@ -856,7 +780,8 @@ fn one_file_for_two_reports() -> TestResult {
     )
 }
 
-fn skip_missing_leaves_nothing() -> TestResult {
+trial!(skip_missing_that_leaves_nothing_says_so, needs = &["3.12"]);
+fn skip_missing_that_leaves_nothing_says_so() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
     let run = cmd(dir.path(), &["--python", "3.99", "--skip-missing"]);
     run.expect_code(2)?;
@@ -864,6 +789,7 @@ fn skip_missing_leaves_nothing() -> TestResult {
     contains(&run.stderr, "cpython-3.12")
 }
 
+trial!(jobs_zero_is_refused, needs = &["3.12"]);
 fn jobs_zero_is_refused() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
     let run = cmd(dir.path(), &["--python", &py("3.12"), "-j", "0"]);
@@ -874,6 +800,7 @@ fn jobs_zero_is_refused() -> TestResult {
     )
 }
 
+trial!(counts_of_one_are_singular, needs = &["3.12"]);
 fn counts_of_one_are_singular() -> TestResult {
     let dir = folder(&[("cases/t.yaml", "title: t\ncode: pass\n")]);
     let (run, _) = run_json(
@@ -899,6 +826,7 @@ fn counts_of_one_are_singular() -> TestResult {
     )
 }
 
+trial!(merge_takes_the_longest_duration, needs = &["3.12"]);
 /// Merged results took as long as their longest input: a file merged with itself keeps its
 /// duration.
 fn merge_takes_the_longest_duration() -> TestResult {
@@ -942,9 +870,13 @@ fn merge_takes_the_longest_duration() -> TestResult {
     )
 }
 
+trial!(
+    conflict_sides_name_the_files_they_came_from,
+    needs = &["3.12"]
+);
 /// A conflict names, for each side, the file that side came from, also through a merge of
 /// merges.
-fn conflict_sides_name_their_files() -> TestResult {
+fn conflict_sides_name_the_files_they_came_from() -> TestResult {
     let dir = folder(&[(
         "cases/c.yaml",
         "title: t\ncode: |\n  import os\n  assert os.environ.get('SIDE') != 'bad'\n",

@@ -4,118 +4,18 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
 
 const ALL: &[&str] = &[
     "2.7", "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13",
 ];
 
-pub fn trials() -> Vec<Trial> {
-    let mut both = Vec::new();
-    both.extend(trials_in_both(
-        "harness::every_outcome",
-        &["3.12"],
-        every_outcome,
-    ));
-    both.extend(trials_in_both(
-        "harness::every_outcome_on_2_7",
-        &["2.7"],
-        every_outcome_on_2_7,
-    ));
-    both.extend(trials_in_both(
-        "harness::timeout_kills_grandchildren",
-        &["3.11"],
-        timeout_kills_grandchildren,
-    ));
-    both.extend(trials_in_both(
-        "harness::deep_recursion_reported_fast",
-        &["3.13"],
-        deep_recursion_reported_fast,
-    ));
-    both.extend(trials_in_both(
-        "harness::huge_output_memory_bounded",
-        &["3.11"],
-        huge_output_memory_bounded,
-    ));
-    both.extend(trials_in_both(
-        "harness::output_held_by_a_process_that_left_the_group_is_kept",
-        &["3.12"],
-        output_held_outside_the_group,
-    ));
-    both.extend(trials_in_both(
-        "harness::interpreter_that_breaks_during_runs",
-        &["3.11"],
-        interpreter_breaks_during_runs,
-    ));
-    both.extend(trials_in_both(
-        "harness::execution_rules",
-        &["2.7", "3.6", "3.13"],
-        execution_rules,
-    ));
-    let mut trials = vec![
-        trial(
-            "harness::params_and_verdicts_on_3_8",
-            &["3.8"],
-            params_and_verdicts,
-        ),
-        trial(
-            "harness::discovery_finds_every_pyenv_python",
-            ALL,
-            discovery_finds_every_pyenv_python,
-        ),
-        trial(
-            "harness::uv_and_conda_sources",
-            &["3.9", "3.12"],
-            uv_and_conda_sources,
-        ),
-        trial(
-            "harness::requests_select_interpreters",
-            &["3.8", "3.9", "3.12", "3.13"],
-            requests_select_interpreters,
-        ),
-        trial(
-            "harness::missing_request_is_an_error",
-            &["3.8"],
-            missing_request_is_an_error,
-        ),
-        trial(
-            "harness::every_verdict_and_exit_code",
-            &["3.11"],
-            every_verdict_and_exit_code,
-        ),
-        trial(
-            "harness::broken_interpreters_listed_and_run_goes_on",
-            &["3.11"],
-            broken_interpreters,
-        ),
-        trial("harness::selection_flags", &["3.11"], selection_flags),
-        trial(
-            "harness::interrupt_writes_partial_results",
-            &["3.11"],
-            interrupt_writes_partial_results,
-        ),
-        trial(
-            "harness::seed_cases_on_every_interpreter",
-            ALL,
-            seed_cases_everywhere,
-        ),
-        Trial::test("harness::bad_case_files_are_clear_errors", bad_case_files),
-        Trial::test(
-            "harness::version_numbers_must_be_quoted",
-            version_numbers_must_be_quoted,
-        ),
-    ];
-    trials.extend(both);
-    trials
-}
-
 fn py(v: &str) -> String {
     path_str(&python(v).expect("checked by trial()"))
 }
 
-fn params_and_verdicts() -> TestResult {
+trial!(params_and_verdicts_on_3_8, needs = &["3.8"]);
+fn params_and_verdicts_on_3_8() -> TestResult {
     let dir = folder(&[(
         "cases/p.yaml",
         "title: params\nparams:\n  n: [1, 2]\ncode: |\n  assert n == 1, 'n is not one'\nexpect:\n  - where: {n: 2}\n    outcome: fail\n    match: not one\n",
@@ -146,6 +46,7 @@ fn params_and_verdicts() -> TestResult {
     )
 }
 
+trial!(discovery_finds_every_pyenv_python, needs = ALL);
 fn discovery_finds_every_pyenv_python() -> TestResult {
     let dir = folder(&[]);
     let out = crosspickle(dir.path())
@@ -233,6 +134,7 @@ fn discovery_finds_every_pyenv_python() -> TestResult {
     Ok(())
 }
 
+trial!(uv_and_conda_sources, needs = &["3.9", "3.12"]);
 /// uv's managed installs and conda environments, laid out as those tools lay them out, their
 /// pythons being links to real interpreters.
 fn uv_and_conda_sources() -> TestResult {
@@ -300,6 +202,10 @@ fn labels(json: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+trial!(
+    requests_select_interpreters,
+    needs = &["3.8", "3.9", "3.12", "3.13"]
+);
 fn requests_select_interpreters() -> TestResult {
     let dir = folder(&[("cases/a.yaml", "title: a\ncode: pass\n")]);
     let cases: [(&[&str], &[&str]); 5] = [
@@ -341,6 +247,7 @@ fn requests_select_interpreters() -> TestResult {
     )
 }
 
+trial!(missing_request_is_an_error, needs = &["3.8"]);
 fn missing_request_is_an_error() -> TestResult {
     let dir = folder(&[("cases/a.yaml", "title: a\ncode: pass\n")]);
     let (run, _) = run_json(dir.path(), &["--python", "3.8", "--python", "3.99"]);
@@ -483,14 +390,17 @@ fn check_outcomes(version: &str, iso: &str) -> TestResult {
     )
 }
 
+trial!(every_outcome, needs = &["3.12"], both);
 fn every_outcome(iso: &'static str) -> TestResult {
     check_outcomes("3.12", iso)
 }
 
+trial!(every_outcome_on_2_7, needs = &["2.7"], both);
 fn every_outcome_on_2_7(iso: &'static str) -> TestResult {
     check_outcomes("2.7", iso)
 }
 
+trial!(every_verdict_and_exit_code, needs = &["3.11"]);
 fn every_verdict_and_exit_code() -> TestResult {
     let expected_pass = "title: t\ncode: raise ValueError('boom')\n";
     let cases = [
@@ -582,6 +492,7 @@ fn pid_alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
+trial!(timeout_kills_grandchildren, needs = &["3.11"], both);
 fn timeout_kills_grandchildren(iso: &'static str) -> TestResult {
     let text = r#"title: hangs
 timeout: 30
@@ -630,6 +541,7 @@ expect:
     Ok(())
 }
 
+trial!(deep_recursion_reported_fast, needs = &["3.13"], both);
 fn deep_recursion_reported_fast(iso: &'static str) -> TestResult {
     let text = "title: deep\ncode: |\n  import sys\n  sys.setrecursionlimit(200000)\n  def f(n):\n      return f(n + 1)\n  f(0)\nexpect:\n  - outcome: error\n    exception: RecursionError\n";
     let dir = folder(&[("cases/deep.yaml", text)]);
@@ -654,11 +566,16 @@ fn deep_recursion_reported_fast(iso: &'static str) -> TestResult {
     check(took < Duration::from_secs(10), format!("took {took:?}"))
 }
 
+trial!(
+    output_held_by_a_process_that_left_the_group_is_kept,
+    needs = &["3.12"],
+    both
+);
 /// A case that leaves a process running in a session of its own, holding its stdout and
 /// stderr: the run's output is kept, with a line saying that reading it stopped, and each run
 /// is waited on for 2 s at most. crosspickle at 933db37 lost all of the output and waited 4 s a
 /// run (stdout, then stderr).
-fn output_held_outside_the_group(iso: &'static str) -> TestResult {
+fn output_held_by_a_process_that_left_the_group_is_kept(iso: &'static str) -> TestResult {
     let case = "title: t\nparams:\n  n: [1, 2]\ncode: |\n  import subprocess, sys\n  p = subprocess.Popen(['sleep', '60'], start_new_session=True)\n  print('left', p.pid)\n  sys.stderr.write('to stderr\\n')\n";
     let dir = folder(&[("cases/leaves.yaml", case)]);
     let start = Instant::now();
@@ -702,6 +619,7 @@ fn output_held_outside_the_group(iso: &'static str) -> TestResult {
     )
 }
 
+trial!(huge_output_memory_bounded, needs = &["3.11"], both);
 fn huge_output_memory_bounded(iso: &'static str) -> TestResult {
     let text = "title: loud\ncode: |\n  import sys\n  chunk = 'x' * 1023 + '\\n'\n  for _ in range(100 * 1024):\n      sys.stdout.write(chunk)\n  sys.stdout.write('THE END\\n')\n";
     let dir = folder(&[("cases/loud.yaml", text)]);
@@ -745,7 +663,11 @@ fn huge_output_memory_bounded(iso: &'static str) -> TestResult {
     )
 }
 
-fn broken_interpreters() -> TestResult {
+trial!(
+    broken_interpreters_listed_and_run_goes_on,
+    needs = &["3.11"]
+);
+fn broken_interpreters_listed_and_run_goes_on() -> TestResult {
     let dir = folder(&[
         ("cases/a.yaml", "title: a\ncode: pass\n"),
         ("fake/hangs", "#!/bin/sh\nsleep 100\n"),
@@ -818,7 +740,8 @@ fn broken_interpreters() -> TestResult {
     )
 }
 
-fn interpreter_breaks_during_runs(iso: &'static str) -> TestResult {
+trial!(interpreter_that_breaks_during_runs, needs = &["3.11"], both);
+fn interpreter_that_breaks_during_runs(iso: &'static str) -> TestResult {
     // Answers the probe like the real interpreter, then misbehaves when running cases (in both
     // isolations: a fork server that cannot start falls back to exec isolation).
     let real = py("3.11");
@@ -861,6 +784,7 @@ fn interpreter_breaks_during_runs(iso: &'static str) -> TestResult {
     Ok(())
 }
 
+trial!(execution_rules, needs = &["2.7", "3.6", "3.13"], both);
 fn execution_rules(iso: &'static str) -> TestResult {
     let text = r#"title: rules
 params:
@@ -920,6 +844,7 @@ code: |
     )
 }
 
+trial!(selection_flags, needs = &["3.11"]);
 fn selection_flags() -> TestResult {
     let dir = folder(&[
         (
@@ -982,6 +907,7 @@ fn selection_flags() -> TestResult {
     )
 }
 
+trial!(interrupt_writes_partial_results, needs = &["3.11"]);
 fn interrupt_writes_partial_results() -> TestResult {
     let dir = folder(&[
         ("cases/fast.yaml", "title: fast\ncode: pass\n"),
@@ -1031,7 +957,8 @@ fn interrupt_writes_partial_results() -> TestResult {
     check(run.stdout.contains("PARTIAL"), &run.stdout)
 }
 
-fn seed_cases_everywhere() -> TestResult {
+trial!(seed_cases_on_every_interpreter, needs = ALL);
+fn seed_cases_on_every_interpreter() -> TestResult {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut args = vec!["--pythons-toml".to_string(), "/dev/null".to_string()];
     for v in ALL.iter().chain(["pypy", "debug", "system"].iter()) {
@@ -1093,7 +1020,8 @@ fn seed_cases_everywhere() -> TestResult {
     )
 }
 
-fn bad_case_files() -> TestResult {
+trial!(bad_case_files_are_clear_errors);
+fn bad_case_files_are_clear_errors() -> TestResult {
     let cases = [
         ("typo.yaml", "title: t\ncode: pass\nexpect:\n  - outcome: fail\n    mach: x\n", "typo.yaml:5:5: expect[0]: unknown field `mach`"),
         ("where.yaml", "title: t\nparams:\n  p: [1]\ncode: pass\nexpect:\n  - where: {q: 1}\n    outcome: fail\n", "where.yaml:6:13: expect[0].where names param `q`"),
@@ -1149,6 +1077,7 @@ fn bad_case_files() -> TestResult {
     out.expect_code(2)
 }
 
+trial!(version_numbers_must_be_quoted);
 fn version_numbers_must_be_quoted() -> TestResult {
     let dir = folder(&[(
         "cases/v.yaml",

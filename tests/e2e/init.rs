@@ -3,20 +3,7 @@
 
 use std::path::Path;
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "init::then_run_passes_everywhere",
-            EVERY_PYTHON,
-            then_run_passes_everywhere,
-        ),
-        Trial::test("init::never_overwrites", never_overwrites),
-    ]
-}
 
 fn init(dir: &Path, args: &[&str]) -> Run {
     Run::from(
@@ -53,6 +40,7 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+trial!(then_run_passes_everywhere, needs = EVERY_PYTHON);
 fn then_run_passes_everywhere() -> TestResult {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = folder(&[]);
@@ -114,6 +102,7 @@ fn then_run_passes_everywhere() -> TestResult {
     Ok(())
 }
 
+trial!(never_overwrites);
 fn never_overwrites() -> TestResult {
     // An existing case: named, exit 2, nothing written, the file untouched.
     let dir = folder(&[("cases/example.yaml", "mine\n")]);

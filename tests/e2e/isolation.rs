@@ -6,75 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    let mut trials = trials_in_both(
-        "isolation::result_channel_out_of_the_cases_reach",
-        &["2.7", "3.12", "pypy"],
-        result_channel_out_of_reach,
-    );
-    trials.extend(trials_in_both(
-        "isolation::what_the_driver_does_after_the_case_is_out_of_its_reach",
-        &["2.7", "3.6", "3.12", "3.13", "pypy", "debug"],
-        driver_out_of_reach,
-    ));
-    trials.extend(trials_in_both(
-        "isolation::preload_is_imported_before_the_code",
-        &["2.7", "3.12", "pypy"],
-        preload_first,
-    ));
-    trials.extend([
-        trial(
-            "isolation::a_case_that_kills_its_server_takes_no_other_run_with_it",
-            &["3.12"],
-            case_kills_its_server,
-        ),
-        trial(
-            "isolation::a_server_stopped_by_a_case_is_replaced",
-            &["3.12"],
-            case_stops_its_server,
-        ),
-        trial(
-            "isolation::idle_servers_exit_and_their_number_is_bounded",
-            &["3.11", "3.12"],
-            idle_and_bounded,
-        ),
-        trial(
-            "isolation::compiled_code_kept_between_exec_runs_is_invisible",
-            &["3.12", "3.8", "pypy", "2.7"],
-            compiled_code_cache_is_invisible,
-        ),
-        trial(
-            "isolation::compiled_forms_are_kept_checked_and_remade",
-            &["2.7", "3.12", "pypy"],
-            compiled_forms_kept,
-        ),
-        trial(
-            "isolation::a_random_hash_seed_is_the_servers_unless_the_case_says_exec",
-            &["3.12"],
-            random_hash_seed,
-        ),
-        trial(
-            "isolation::a_server_with_nowhere_to_keep_preload_output_imports_nothing",
-            &["2.7", "3.12", "pypy"],
-            preload_with_nowhere_to_write,
-        ),
-        trial(
-            "isolation::a_case_can_ask_for_exec",
-            &["2.7", "3.12", "pypy", "debug"],
-            case_asks_for_exec,
-        ),
-        trial(
-            "isolation::the_corpus_is_the_same_in_both_isolations",
-            &[EVERY_PYTHON, NEWEST_PYTHONS].concat(),
-            corpus_equivalence,
-        ),
-    ]);
-    trials
-}
 
 /// Every attack on the result channel. On crosspickle 0.1.0 (the result written to
 /// `.crosspickle-result` in the case's folder) rmtree-cwd, dir-named-like-result and
@@ -132,7 +64,12 @@ expect:
     outcome: crash
 "#;
 
-fn result_channel_out_of_reach(iso: &'static str) -> TestResult {
+trial!(
+    result_channel_out_of_the_cases_reach,
+    needs = &["2.7", "3.12", "pypy"],
+    both
+);
+fn result_channel_out_of_the_cases_reach(iso: &'static str) -> TestResult {
     let dir = folder(&[("cases/channel.yaml", CHANNEL)]);
     let (run, json) = run_json(
         dir.path(),
@@ -268,7 +205,12 @@ expect:
     match: ^old$
 "#;
 
-fn driver_out_of_reach(iso: &'static str) -> TestResult {
+trial!(
+    what_the_driver_does_after_the_case_is_out_of_its_reach,
+    needs = &["2.7", "3.6", "3.12", "3.13", "pypy", "debug"],
+    both
+);
+fn what_the_driver_does_after_the_case_is_out_of_its_reach(iso: &'static str) -> TestResult {
     let dir = folder(&[
         ("cases/tamper.yaml", TAMPER),
         ("cases/old-style.yaml", OLD_STYLE),
@@ -361,7 +303,11 @@ fn servers_of(crosspickle: u32) -> Vec<u32> {
     found
 }
 
-fn case_kills_its_server() -> TestResult {
+trial!(
+    a_case_that_kills_its_server_takes_no_other_run_with_it,
+    needs = &["3.12"]
+);
+fn a_case_that_kills_its_server_takes_no_other_run_with_it() -> TestResult {
     let killer = "title: kills its server\ncode: |\n  import os, signal, time\n  time.sleep(0.5)\n  os.kill(os.getppid(), signal.SIGKILL)\n  time.sleep(5)\n";
     // Runs in flight on the same server when it dies: they must keep their true verdicts.
     let bystander = "title: bystander\nparams:\n  n: [1, 2, 3]\ncode: |\n  import time\n  time.sleep(2)\n  raise ValueError('bystander %d' % n)\nexpect:\n  - outcome: error\n    exception: ValueError\n    match: bystander\n";
@@ -408,12 +354,13 @@ fn case_kills_its_server() -> TestResult {
     run.expect_code(1)
 }
 
+trial!(a_server_stopped_by_a_case_is_replaced, needs = &["3.12"]);
 /// A case that stops its server (SIGSTOP): the server is killed when it does not answer, the
 /// run is run again alone, and is reported as a crash saying why, the other run untouched.
 /// Also when the server is stopped before it could say that it started the run (a preloaded
 /// module makes it wait after each fork): the run did start, so it is never left to exec
 /// isolation, where stopping its parent would stop crosspickle.
-fn case_stops_its_server() -> TestResult {
+fn a_server_stopped_by_a_case_is_replaced() -> TestResult {
     let stopper = "title: stops its server\ncode: |\n  import os, signal\n  os.kill(os.getppid(), signal.SIGSTOP)\n";
     let early = "title: stops its server before it says it started the run\npreload: [slowfork]\nenv: {PYTHONPATH: MODULES}\ntimeout: 3\ncode: |\n  import os, signal\n  os.kill(os.getppid(), signal.SIGSTOP)\n";
     let bystander = "title: bystander\ncode: |\n  import time\n  time.sleep(1)\n";
@@ -467,7 +414,11 @@ fn case_stops_its_server() -> TestResult {
     run.expect_code(1)
 }
 
-fn idle_and_bounded() -> TestResult {
+trial!(
+    idle_servers_exit_and_their_number_is_bounded,
+    needs = &["3.11", "3.12"]
+);
+fn idle_servers_exit_and_their_number_is_bounded() -> TestResult {
     // A quick case on 3.12, then one that takes 12 s on 3.11: the 3.12 server goes idle and
     // exits while the 3.11 run goes on.
     let quick = "title: quick\npython: '3.12'\ncode: pass\n";
@@ -541,7 +492,11 @@ fn idle_and_bounded() -> TestResult {
     )
 }
 
-fn compiled_code_cache_is_invisible() -> TestResult {
+trial!(
+    compiled_code_kept_between_exec_runs_is_invisible,
+    needs = &["3.12", "3.8", "pypy", "2.7"]
+);
+fn compiled_code_kept_between_exec_runs_is_invisible() -> TestResult {
     // Six runs of the same code on each interpreter, three at a time (so in three working
     // directories): the later ones load what an earlier one compiled in another folder, and
     // must still name their own file; code whose compiling warns is compiled by every run, so
@@ -598,11 +553,15 @@ expect:
     Ok(())
 }
 
+trial!(
+    compiled_forms_are_kept_checked_and_remade,
+    needs = &["2.7", "3.12", "pypy"]
+);
 /// The driver's and the cases' compiled forms, kept in the cache folder from one crosspickle
 /// to the next: reused as they are; remade when another interpreter made them, when they are
 /// another file's (the driver's form found as a case's, and the other way round) or when they
 /// do not load; removed by `cache clean`. Every run is right whatever it finds there.
-fn compiled_forms_kept() -> TestResult {
+fn compiled_forms_are_kept_checked_and_remade() -> TestResult {
     let case = "title: kept\nparams:\n  n: [1, 2]\ncode: |\n  import sys\n  raise ValueError('boom %d' % n)\nexpect:\n  - outcome: error\n    exception: ValueError\n    match: boom\n";
     let dir = folder(&[("cases/kept.yaml", case)]);
     let cache = tempfile::tempdir().unwrap();
@@ -785,7 +744,12 @@ const PRELOADS: &[(&str, &str)] = &[
     ),
 ];
 
-fn preload_first(iso: &'static str) -> TestResult {
+trial!(
+    preload_is_imported_before_the_code,
+    needs = &["2.7", "3.12", "pypy"],
+    both
+);
+fn preload_is_imported_before_the_code(iso: &'static str) -> TestResult {
     let dir = folder(PRELOADS);
     let modules = path_str(&dir.path().join("modules"));
     for name in ["half", "threads", "noisy"] {
@@ -817,7 +781,11 @@ fn preload_first(iso: &'static str) -> TestResult {
     check(said == (iso == "fork"), &run.stderr)
 }
 
-fn random_hash_seed() -> TestResult {
+trial!(
+    a_random_hash_seed_is_the_servers_unless_the_case_says_exec,
+    needs = &["3.12"]
+);
+fn a_random_hash_seed_is_the_servers_unless_the_case_says_exec() -> TestResult {
     let case = |isolation: &str| {
         format!("title: seed\n{isolation}env:\n  PYTHONHASHSEED: random\nparams:\n  n: [1, 2, 3, 4]\ncode: |\n  print(hash('crosspickle'))\n")
     };
@@ -841,13 +809,17 @@ fn random_hash_seed() -> TestResult {
     )
 }
 
+trial!(
+    a_server_with_nowhere_to_keep_preload_output_imports_nothing,
+    needs = &["2.7", "3.12", "pypy"]
+);
 /// A fork server keeps what its preload writes in files of its working directory. One that
 /// cannot make them (its folder gone, as on a full disk) must not import at all, where what
 /// the modules write would reach its protocol: it imports nothing and says why as its first
 /// run comes (crosspickle then starts that run's interpreter itself, as for a preload that
 /// wrote output). The driver is run as crosspickle runs it, by its protocol; beside it, the same
 /// server in a folder that is there imports the module.
-fn preload_with_nowhere_to_write() -> TestResult {
+fn a_server_with_nowhere_to_keep_preload_output_imports_nothing() -> TestResult {
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/run/driver.py");
     for version in ["2.7", "3.12", "pypy"] {
         let python = python(version).ok_or(version)?;
@@ -898,7 +870,11 @@ fn preload_with_nowhere_to_write() -> TestResult {
     Ok(())
 }
 
-fn case_asks_for_exec() -> TestResult {
+trial!(
+    a_case_can_ask_for_exec,
+    needs = &["2.7", "3.12", "pypy", "debug"]
+);
+fn a_case_can_ask_for_exec() -> TestResult {
     // Under exec isolation a run's parent is crosspickle; a forked run's is its server.
     let code = "code: |\n  import os, sys\n  parent = os.readlink('/proc/%d/exe' % os.getppid())\n  assert ('crosspickle' in parent) == EXEC, parent\n";
     let dir = folder(&[
@@ -984,7 +960,11 @@ fn normalise(text: &str) -> String {
     cleaned
 }
 
-fn corpus_equivalence() -> TestResult {
+trial!(
+    the_corpus_is_the_same_in_both_isolations,
+    needs = &[EVERY_PYTHON, NEWEST_PYTHONS].concat()
+);
+fn the_corpus_is_the_same_in_both_isolations() -> TestResult {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = folder(&[]);
     let mut results = Vec::new();

@@ -5,34 +5,7 @@
 
 use std::path::Path;
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "newest::pythons_toml_lists_every_newest_interpreter",
-            NEWEST_PYTHONS,
-            pythons_toml_lists_newest,
-        ),
-        trial(
-            "newest::debug_names_on_path_pyenv_and_uv",
-            &["3.15", "3.15d", "3.14d"],
-            debug_names_found_and_requested,
-        ),
-        trial(
-            "newest::pypy3_11_requests",
-            &["pypy", "pypy3.11", "pypy8"],
-            pypy_requests,
-        ),
-        trial(
-            "newest::several_pythons_toml_files",
-            &["3.9", "3.12"],
-            several_pythons_toml,
-        ),
-    ]
-}
 
 fn py(v: &str) -> String {
     path_str(&python(v).expect("checked by trial()"))
@@ -58,9 +31,13 @@ fn pythons_json(
     serde_json::from_str(&run.stdout).map_err(|e| format!("{e}: {}", run.stdout).into())
 }
 
+trial!(
+    pythons_toml_lists_every_newest_interpreter,
+    needs = NEWEST_PYTHONS
+);
 /// The pythons.toml the install script wrote lists each interpreter as usable, labelled by
 /// version, debug build and implementation, with the right pickle accelerator.
-fn pythons_toml_lists_newest() -> TestResult {
+fn pythons_toml_lists_every_newest_interpreter() -> TestResult {
     let dir = folder(&[]);
     let toml = newest_pythons_dir().join("pythons.toml");
     let value = pythons_json(
@@ -116,10 +93,14 @@ fn pythons_toml_lists_newest() -> TestResult {
     )
 }
 
+trial!(
+    debug_names_on_path_pyenv_and_uv,
+    needs = &["3.15", "3.15d", "3.14d"]
+);
 /// `python3.15d` on PATH, a debug-only pyenv install and a uv debug install are found and
 /// labelled as debug builds; `--python 3.15d` and `cpython3.15d` select the debug build only,
 /// `3.15` both.
-fn debug_names_found_and_requested() -> TestResult {
+fn debug_names_on_path_pyenv_and_uv() -> TestResult {
     let dir = folder(&[("cases/a.yaml", "title: a\ncode: |\n  import sys\n  assert hasattr(sys, 'gettotalrefcount') == (sys.abiflags == 'd')\n")]);
     let bin = dir.path().join("bin");
     let pyenv = dir.path().join("pyenv");
@@ -245,8 +226,9 @@ fn debug_names_found_and_requested() -> TestResult {
     )
 }
 
+trial!(pypy3_11_requests, needs = &["pypy", "pypy3.11", "pypy8"]);
 /// `pypy3.11` selects both PyPy 3.11s and not Debian's PyPy 3.9; `pypy` all three.
-fn pypy_requests() -> TestResult {
+fn pypy3_11_requests() -> TestResult {
     let dir = folder(&[]);
     let toml = path_str(&newest_pythons_dir().join("pythons.toml"));
     for (request, want) in [("pypy3.11", 2), ("pypy", 3), ("pypy3.9", 1)] {
@@ -269,9 +251,10 @@ fn pypy_requests() -> TestResult {
     Ok(())
 }
 
+trial!(several_pythons_toml_files, needs = &["3.9", "3.12"]);
 /// `--pythons-toml` twice: the names of both files; a name given two paths is an error naming
 /// both files.
-fn several_pythons_toml() -> TestResult {
+fn several_pythons_toml_files() -> TestResult {
     let dir = folder(&[("cases/a.yaml", "title: a\ncode: pass\n")]);
     std::fs::write(
         dir.path().join("a.toml"),

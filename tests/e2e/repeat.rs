@@ -5,29 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "repeat::worst_of_n_attempts_and_their_counts",
-            &["3.12"],
-            worst_of_n_attempts,
-        ),
-        trial(
-            "repeat::a_case_asks_for_its_own_attempts",
-            &["3.12"],
-            case_repeat,
-        ),
-        trial(
-            "repeat::a_known_race_is_xfail_and_its_fix_is_fixed",
-            &["2.7", "3.12", "pypy"],
-            outcome_list,
-        ),
-    ]
-}
 
 /// Leaves one marker per attempt in `MARKS`; attempts 2, 6, 10… (n % 4 == 1) crash.
 const SOMETIMES_CRASHES: &str = r#"title: crashes one attempt in four
@@ -67,7 +45,11 @@ fn race(repeat: &str, fixed: bool, raises: &str) -> (tempfile::TempDir, PathBuf)
     setup(&text, repeat)
 }
 
-fn outcome_list() -> TestResult {
+trial!(
+    a_known_race_is_xfail_and_its_fix_is_fixed,
+    needs = &["2.7", "3.12", "pypy"]
+);
+fn a_known_race_is_xfail_and_its_fix_is_fixed() -> TestResult {
     for p in ["2.7", "3.12", "pypy"] {
         let on = |dir: &Path, extra: &[&str]| {
             let mut args = python_args(&[p]);
@@ -182,7 +164,8 @@ pub fn markers(marks: &Path) -> usize {
     std::fs::read_dir(marks).map(|d| d.count()).unwrap_or(0)
 }
 
-fn worst_of_n_attempts() -> TestResult {
+trial!(worst_of_n_attempts_and_their_counts, needs = &["3.12"]);
+fn worst_of_n_attempts_and_their_counts() -> TestResult {
     let (dir, marks) = setup(SOMETIMES_CRASHES, "");
     // --retries does not add attempts to a repeated run.
     let (run, json) = run_with(dir.path(), &["--repeat", "8", "--retries", "3"])?;
@@ -218,7 +201,8 @@ fn worst_of_n_attempts() -> TestResult {
     )
 }
 
-fn case_repeat() -> TestResult {
+trial!(a_case_asks_for_its_own_attempts, needs = &["3.12"]);
+fn a_case_asks_for_its_own_attempts() -> TestResult {
     // `repeat: 3` in the case, and the larger of it and --repeat.
     let (dir, marks) = setup(SOMETIMES_CRASHES, "repeat: 3\n");
     let (run, json) = run_with(dir.path(), &[])?;

@@ -14,55 +14,6 @@ use libtest_mimic::Trial;
 
 use crate::support::*;
 
-pub fn trials() -> Vec<Trial> {
-    vec![
-        tool_trial(
-            "reports::junit_markdown_html_survive_hostile_output",
-            &["3.12"],
-            &["xmllint"],
-            hostile_output,
-        ),
-        tool_trial(
-            "reports::merge_jobs_into_one_matrix",
-            &["3.8", "3.12"],
-            &["xmllint"],
-            merge_jobs_into_one_matrix,
-        ),
-        tool_trial(
-            "reports::merge_reports_conflicts",
-            &["3.12"],
-            &["xmllint"],
-            merge_reports_conflicts,
-        ),
-        Trial::test(
-            "reports::snapshots_of_a_fixed_results_file",
-            snapshots_of_a_fixed_results_file,
-        ),
-        Trial::test(
-            "reports::merge_unreadable_input_is_exit_2",
-            merge_unreadable_input,
-        ),
-        tool_trial(
-            "reports::merge_reads_a_0_1_0_report_and_every_format_shows_one_view",
-            &[],
-            &["xmllint"],
-            merge_reads_an_old_report,
-        ),
-        tool_trial(
-            "reports::html_page_in_headless_chromium",
-            &["3.12"],
-            &["chromium"],
-            html_in_chromium,
-        ),
-        tool_trial(
-            "reports::interrupted_run_reports_say_partial",
-            &["3.12"],
-            &["xmllint"],
-            interrupted_reports_are_partial,
-        ),
-    ]
-}
-
 /// A test that needs interpreters and programs: without a program it fails under CI (CI set:
 /// `.ci/run` installs them) and is ignored elsewhere, saying what to install.
 fn tool_trial(name: &str, pythons: &[&str], tools: &[&str], test: fn() -> TestResult) -> Trial {
@@ -245,7 +196,11 @@ code: |
 
 const KNOWN: &str = "title: A known failure\ntags: [gc]\ncode: |\n  assert False, 'still broken'\nexpect:\n  - outcome: fail\n    match: still broken\n    reason: bpo-0000, still open\n";
 
-fn hostile_output() -> TestResult {
+trial!(
+    junit_markdown_html_survive_hostile_output,
+    by = |name, test| tool_trial(name, &["3.12"], &["xmllint"], test)
+);
+fn junit_markdown_html_survive_hostile_output() -> TestResult {
     let dir = folder(&[
         ("cases/hostile.yaml", HOSTILE),
         ("cases/known.yaml", KNOWN),
@@ -415,6 +370,10 @@ fn hostile_output() -> TestResult {
     )
 }
 
+trial!(
+    merge_jobs_into_one_matrix,
+    by = |name, test| tool_trial(name, &["3.8", "3.12"], &["xmllint"], test)
+);
 fn merge_jobs_into_one_matrix() -> TestResult {
     let dir = folder(&[
         (
@@ -513,6 +472,10 @@ fn merge_jobs_into_one_matrix() -> TestResult {
     xmllint(&dir.path().join("failing.xml"))
 }
 
+trial!(
+    merge_reports_conflicts,
+    by = |name, test| tool_trial(name, &["3.12"], &["xmllint"], test)
+);
 fn merge_reports_conflicts() -> TestResult {
     let dir = folder(&[(
         "cases/flaky.yaml",
@@ -590,7 +553,8 @@ fn merge_reports_conflicts() -> TestResult {
     )
 }
 
-fn merge_unreadable_input() -> TestResult {
+trial!(merge_unreadable_input_is_exit_2);
+fn merge_unreadable_input_is_exit_2() -> TestResult {
     let dir = folder(&[
         ("garbage.json", "this is not json"),
         ("other.json", "{\"hello\": 1}"),
@@ -622,6 +586,7 @@ fn merge_unreadable_input() -> TestResult {
     Run::from(out).expect_code(2)
 }
 
+trial!(snapshots_of_a_fixed_results_file);
 /// The terminal matrix, the Markdown and the JUnit XML of a fixed results file (the 0.1.0
 /// fixture, merged from a folder of its own: nothing in them depends on this machine or this
 /// run), compared whole with the snapshots in `tests/e2e/snapshots/` (insta): a change to a
@@ -653,9 +618,13 @@ fn snapshots_of_a_fixed_results_file() -> TestResult {
     Ok(())
 }
 
+trial!(
+    merge_reads_a_0_1_0_report_and_every_format_shows_one_view,
+    by = |name, test| tool_trial(name, &[], &["xmllint"], test)
+);
 /// The JSON report crosspickle 0.1.0 wrote (tests/fixtures/results-v1/README.md): `merge` reads
 /// it into the same records, and every report shows the same facts of a run, in one order.
-fn merge_reads_an_old_report() -> TestResult {
+fn merge_reads_a_0_1_0_report_and_every_format_shows_one_view() -> TestResult {
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-v1/fixture.json");
     let dir = folder(&[]);
@@ -776,7 +745,11 @@ fn tag_with_id<'a>(dom: &'a str, id: &str) -> Option<&'a str> {
     Some(&dom[start..=end])
 }
 
-fn html_in_chromium() -> TestResult {
+trial!(
+    html_page_in_headless_chromium,
+    by = |name, test| tool_trial(name, &["3.12"], &["chromium"], test)
+);
+fn html_page_in_headless_chromium() -> TestResult {
     let dir = folder(&[
         ("cases/hostile.yaml", HOSTILE),
         ("cases/known.yaml", KNOWN),
@@ -893,7 +866,11 @@ fn html_in_chromium() -> TestResult {
     Ok(())
 }
 
-fn interrupted_reports_are_partial() -> TestResult {
+trial!(
+    interrupted_run_reports_say_partial,
+    by = |name, test| tool_trial(name, &["3.12"], &["xmllint"], test)
+);
+fn interrupted_run_reports_say_partial() -> TestResult {
     let dir = folder(&[
         ("cases/fast.yaml", "title: fast\ncode: pass\n"),
         (

@@ -9,57 +9,6 @@ use libtest_mimic::Trial;
 
 use crate::support::*;
 
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "requires::env_made_once_then_reused",
-            &["3.8"],
-            made_once_then_reused,
-        ),
-        trial(
-            "requires::two_processes_make_one_env",
-            &["3.8"],
-            two_processes_one_env,
-        ),
-        trial(
-            "requires::install_failure_is_env_error",
-            &["3.8"],
-            install_failure,
-        ),
-        trial(
-            "requires::param_placeholder_one_env_per_value",
-            &["3.8"],
-            param_placeholder,
-        ),
-        trial(
-            "requires::markers_and_old_pips",
-            &["3.6", "3.13", "pypy"],
-            markers_and_old_pips,
-        ),
-        trial(
-            "requires::cache_list_and_clean",
-            &["3.8"],
-            cache_list_and_clean,
-        ),
-        trial(
-            "requires::cache_prune_removes_what_is_unused",
-            &["3.8"],
-            cache_prune,
-        ),
-        trial(
-            "requires::a_cache_folder_that_cannot_be_written",
-            &["3.8"],
-            unwritable_cache,
-        ),
-        trial(
-            "requires::round_trip_both_ends_in_their_envs",
-            &["3.8", "3.13"],
-            round_trip,
-        ),
-        uv_trial("requires::uv_when_on_path", uv_installer),
-    ]
-}
-
 /// A test that needs uv (on PATH, or named by CROSSPICKLE_TEST_UV as .ci/run does, so that the
 /// other tests keep exercising pip): ignored, with the reason, without it; a failure when
 /// CROSSPICKLE_TEST_UV names one that is not there.
@@ -238,10 +187,11 @@ impl Drop for Unwritable<'_> {
     }
 }
 
+trial!(a_cache_folder_that_cannot_be_written, needs = &["3.8"]);
 /// A cache folder that cannot be written (a read-only mount, another user's): the runs that
 /// need no environment run (probes and compiled forms are not kept), those that need one are
 /// env-errors naming the folder, and `cache list` still answers.
-fn unwritable_cache() -> TestResult {
+fn a_cache_folder_that_cannot_be_written() -> TestResult {
     let (links, cache, dir) = tiny_and_plain(&[])?;
     let _unwritable = Unwritable::new(cache.path())?;
     let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8"));
@@ -262,7 +212,8 @@ fn unwritable_cache() -> TestResult {
     check(envs(cache.path()).is_empty(), "no environment was made")
 }
 
-fn made_once_then_reused() -> TestResult {
+trial!(env_made_once_then_reused, needs = &["3.8"]);
+fn env_made_once_then_reused() -> TestResult {
     let py = python("3.8").expect("3.8");
     let links = wheels(&py, &[("tinypkg", "1.0")])?;
     let cache = cache();
@@ -314,7 +265,8 @@ fn made_once_then_reused() -> TestResult {
     )
 }
 
-fn two_processes_one_env() -> TestResult {
+trial!(two_processes_make_one_env, needs = &["3.8"]);
+fn two_processes_make_one_env() -> TestResult {
     let py = python("3.8").expect("3.8");
     let links = wheels(&py, &[("tinypkg", "1.0")])?;
     let cache = cache();
@@ -364,7 +316,8 @@ fn tiny_and_plain(more: &[(&str, &str)]) -> Result<Setup, libtest_mimic::Failed>
     Ok((links, cache(), folder(&files)))
 }
 
-fn install_failure() -> TestResult {
+trial!(install_failure_is_env_error, needs = &["3.8"]);
+fn install_failure_is_env_error() -> TestResult {
     let (links, cache, dir) = tiny_and_plain(&[(
         "cases/missing.yaml",
         "title: needs what does not exist\nrequires: [\"crosspickle-no-such-package==1.0\"]\nparams:\n  n: [1, 2]\ncode: pass\n",
@@ -408,7 +361,8 @@ fn install_failure() -> TestResult {
     )
 }
 
-fn param_placeholder() -> TestResult {
+trial!(param_placeholder_one_env_per_value, needs = &["3.8"]);
+fn param_placeholder_one_env_per_value() -> TestResult {
     let py = python("3.8").expect("3.8");
     let links = wheels(&py, &[("tinypkg", "1.0"), ("tinypkg", "2.0")])?;
     let cache = cache();
@@ -438,6 +392,7 @@ fn param_placeholder() -> TestResult {
     )
 }
 
+trial!(markers_and_old_pips, needs = &["3.6", "3.13", "pypy"]);
 fn markers_and_old_pips() -> TestResult {
     let py = python("3.13").expect("3.13");
     let links = wheels(&py, &[("tinypkg", "1.0"), ("tinypkg", "2.0")])?;
@@ -467,6 +422,7 @@ code: |
     )
 }
 
+trial!(cache_list_and_clean, needs = &["3.8"]);
 fn cache_list_and_clean() -> TestResult {
     let py = python("3.8").expect("3.8");
     let links = wheels(&py, &[("tinypkg", "1.0")])?;
@@ -524,10 +480,11 @@ fn cache_list_and_clean() -> TestResult {
     check(empty.stdout.contains("none"), empty.stdout)
 }
 
+trial!(cache_prune_removes_what_is_unused, needs = &["3.8"]);
 /// `cache prune`: an environment used within `--unused-for` days stays, one unused for longer
 /// goes (and is made again by its next run); what a crashed build left goes, and so do the
 /// compiled forms of other drivers, this one's staying.
-fn cache_prune() -> TestResult {
+fn cache_prune_removes_what_is_unused() -> TestResult {
     let py = python("3.8").expect("3.8");
     let links = wheels(&py, &[("tinypkg", "1.0")])?;
     let cache = cache();
@@ -633,7 +590,8 @@ fn cache_prune() -> TestResult {
     check(envs(cache.path()).len() == 1, "made again by its next run")
 }
 
-fn round_trip() -> TestResult {
+trial!(round_trip_both_ends_in_their_envs, needs = &["3.8", "3.13"]);
+fn round_trip_both_ends_in_their_envs() -> TestResult {
     let py = python("3.8").expect("3.8");
     let links = wheels(&py, &[("tinypkg", "1.0")])?;
     let cache = cache();
@@ -662,7 +620,8 @@ load: |
     )
 }
 
-fn uv_installer() -> TestResult {
+trial!(uv_when_on_path, by = uv_trial);
+fn uv_when_on_path() -> TestResult {
     let py = python("3.8").expect("3.8");
     let links = wheels(&py, &[("tinypkg", "1.0")])?;
     let cache = cache();

@@ -5,17 +5,7 @@
 
 use std::path::Path;
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![trial(
-        "rerun::short_summary_last_failed_durations_quiet",
-        &["3.8", "3.12"],
-        short_summary_last_failed_durations_quiet,
-    )]
-}
 
 const CASES: &[(&str, &str)] = &[
     (
@@ -53,6 +43,10 @@ fn keys(json: &serde_json::Value) -> Vec<String> {
     k
 }
 
+trial!(
+    short_summary_last_failed_durations_quiet,
+    needs = &["3.8", "3.12"]
+);
 fn short_summary_last_failed_durations_quiet() -> TestResult {
     let dir = folder(CASES);
     let d = dir.path();

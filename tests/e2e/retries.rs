@@ -8,26 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        tool_trial(
-            "retries::flaky_in_every_report",
-            "xmllint",
-            &["3.12"],
-            flaky_in_every_report,
-        ),
-        tool_trial(
-            "retries::failing_keeps_every_attempt_and_round_trips_dump_again",
-            "xmllint",
-            &["3.12"],
-            failing_keeps_every_attempt,
-        ),
-    ]
-}
 
 /// Fails while the folder `MARKS` holds fewer than `FAILS` markers, leaving one each attempt.
 const FIRST_FAILS: &str = r#"title: fails on its first attempt only
@@ -116,6 +97,7 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
+trial!(flaky_in_every_report, needs = &["3.12"], tool = "xmllint");
 fn flaky_in_every_report() -> TestResult {
     let (dir, _) = setup(FIRST_FAILS, 1);
     let d = dir.path();
@@ -168,7 +150,12 @@ fn flaky_in_every_report() -> TestResult {
     )
 }
 
-fn failing_keeps_every_attempt() -> TestResult {
+trial!(
+    failing_keeps_every_attempt_and_round_trips_dump_again,
+    needs = &["3.12"],
+    tool = "xmllint"
+);
+fn failing_keeps_every_attempt_and_round_trips_dump_again() -> TestResult {
     let (dir, marks) = setup(FIRST_FAILS, 99);
     let d = dir.path();
     let (run, json) = run_all(d, &["--retries", "2"])?;

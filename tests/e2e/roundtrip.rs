@@ -1,29 +1,7 @@
 //! Round trips end to end: each dump runs once per producer, loads once per pair, a failed dump
 //! decides its pairs, rules select by side and phase, and the CLI narrows either side.
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "roundtrip::protocols_between_old_and_new",
-            &["2.7", "3.6", "3.8", "3.13"],
-            protocols,
-        ),
-        trial(
-            "roundtrip::failed_dump_decides_its_pairs",
-            &["3.8", "3.12"],
-            failed_dump,
-        ),
-        trial(
-            "roundtrip::sides_can_be_narrowed",
-            &["2.7", "3.8", "3.12"],
-            narrowed,
-        ),
-    ]
-}
 
 const PROTOCOLS: &str = r#"title: protocols between old and new interpreters
 params:
@@ -68,7 +46,11 @@ fn pythons(versions: &[&str]) -> Vec<String> {
     args
 }
 
-fn protocols() -> TestResult {
+trial!(
+    protocols_between_old_and_new,
+    needs = &["2.7", "3.6", "3.8", "3.13"]
+);
+fn protocols_between_old_and_new() -> TestResult {
     let log = tempfile::NamedTempFile::new().unwrap();
     let text = PROTOCOLS.replace(
         "os.environ[\"LOG\"]",
@@ -127,7 +109,8 @@ fn protocols() -> TestResult {
     check(regressions > 0, format!("{json}"))
 }
 
-fn failed_dump() -> TestResult {
+trial!(failed_dump_decides_its_pairs, needs = &["3.8", "3.12"]);
+fn failed_dump_decides_its_pairs() -> TestResult {
     let text = "title: bad dump\ndump: |\n  data = u'not bytes'\nload: |\n  raise AssertionError('never runs')\nexpect:\n  - phase: dump\n    python: '3.8'\n    outcome: error\n    exception: TypeError\n    match: dump must leave bytes\n";
     let dir = folder(&[("cases/bad.yaml", text)]);
     let args = pythons(&["3.8", "3.12"]);
@@ -150,7 +133,8 @@ fn failed_dump() -> TestResult {
     Ok(())
 }
 
-fn narrowed() -> TestResult {
+trial!(sides_can_be_narrowed, needs = &["2.7", "3.8", "3.12"]);
+fn sides_can_be_narrowed() -> TestResult {
     let dir = folder(&[("cases/rt.yaml", PROTOCOLS.replace("  with open(os.environ[\"LOG\"], \"a\") as f:\n      f.write(\"%s %d\\n\" % (sys.version.split()[0], protocol))\n", "").as_str())]);
     let mut args = pythons(&["2.7", "3.8", "3.12"]);
     args.extend([

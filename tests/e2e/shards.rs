@@ -5,29 +5,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use libtest_mimic::Trial;
-
 use crate::support::*;
 
 /// 2.7 and 3.13: the corpus's round trips between Python 2 and 3 (the protocol cases) run in
 /// both directions, and the whole corpus on both takes ~15 s here (the six runs of every
 /// shard count together take under two minutes on the 2-core machine).
 const PYTHONS: &[&str] = &["2.7", "3.13"];
-
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "shards::merged_shards_are_the_whole_corpus",
-            PYTHONS,
-            merged_shards_are_the_whole_corpus,
-        ),
-        trial(
-            "shards::merge_names_a_missing_or_doubled_shard",
-            &["3.12"],
-            merge_names_a_missing_or_doubled_shard,
-        ),
-    ]
-}
 
 /// What identifies a run, and what was found: the verdict, outcome, exception and phase (not
 /// the messages and durations, which may differ between two runs of the same thing).
@@ -74,6 +57,7 @@ fn run_in(
     Ok(json_at(&dir.join(json)))
 }
 
+trial!(merged_shards_are_the_whole_corpus, needs = PYTHONS);
 fn merged_shards_are_the_whole_corpus() -> TestResult {
     let dir = folder(&[]);
     let whole_json = run_in(dir.path(), &[], "whole.json")?;
@@ -180,6 +164,7 @@ const CASES: &[(&str, &str)] = &[
     ("cases/b.yaml", "title: b\ncode: |\n  pass\n"),
 ];
 
+trial!(merge_names_a_missing_or_doubled_shard, needs = &["3.12"]);
 fn merge_names_a_missing_or_doubled_shard() -> TestResult {
     let dir = folder(CASES);
     let d = dir.path();

@@ -1,6 +1,7 @@
 //! What every end-to-end test needs: the built binary, real interpreters (a test that needs
 //! one that is missing is reported as ignored, and as a failure when CROSSPICKLE_REQUIRE_PYTHONS
-//! names it), throwaway case folders, and the JSON a run wrote.
+//! names it), the `trial!` registration of a test where its function is written, throwaway case
+//! folders, and the JSON a run wrote.
 
 #![allow(dead_code)]
 
@@ -152,6 +153,79 @@ pub fn tool_trial(name: &str, tool: &str, needs: &[&str], test: fn() -> TestResu
         .with_kind(format!("needs {tool}"))
         .with_ignored_flag(true)
 }
+
+/// One trial registered where its function is written, by [`trial!`]: `function` is its name
+/// (after its module's path, so the two cannot differ) and `make` builds its trial(s).
+pub struct Registered {
+    pub module: &'static str,
+    pub function: &'static str,
+    pub make: fn(&str) -> Vec<Trial>,
+}
+
+inventory::collect!(Registered);
+
+impl Registered {
+    /// `file::function`: the module path without the test binary's own name.
+    pub fn name(&self) -> String {
+        let module = self.module.split_once("::").map_or("", |(_, m)| m);
+        format!("{module}::{}", self.function)
+    }
+}
+
+/// Every trial registered with [`trial!`] in any file, sorted by name.
+pub fn registered() -> Vec<Trial> {
+    let mut all: Vec<&Registered> = inventory::iter::<Registered>.into_iter().collect();
+    all.sort_by_key(|r| r.name());
+    all.iter().flat_map(|r| (r.make)(&r.name())).collect()
+}
+
+/// Registers the test function written below it as a trial named `file::function`:
+/// - `trial!(f);` — no interpreter needed (`f: fn() -> TestResult`);
+/// - `trial!(f, needs = &["3.8", "pypy"]);` — [`trial`]: ignored with the reason when one is
+///   missing, a failure when `CROSSPICKLE_REQUIRE_PYTHONS` names it;
+/// - `trial!(f, needs = &["3.12"], tool = "xmllint");` — [`tool_trial`];
+/// - `trial!(f, needs = &["3.12"], both);` — [`trials_in_both`]: `f[exec]` and `f[fork]`,
+///   `f: fn(&'static str) -> TestResult` gets the isolation;
+/// - `trial!(f, by = |name, test| my_gate(name, test));` — a file's own gate, any
+///   `fn(&str, fn() -> TestResult) -> Trial`;
+/// - `trial!(f, generated);` — `f: fn() -> Vec<Trial>` makes several trials with their names.
+macro_rules! register_trial {
+    (@at $f:ident, $make:expr) => {
+        ::inventory::submit! {
+            $crate::support::Registered {
+                module: module_path!(),
+                function: stringify!($f),
+                make: $make,
+            }
+        }
+    };
+    ($f:ident) => {
+        $crate::support::trial!($f, needs = &[]);
+    };
+    ($f:ident, needs = $needs:expr) => {
+        $crate::support::trial!(@at $f, |name| vec![$crate::support::trial(name, $needs, $f)]);
+    };
+    ($f:ident, needs = $needs:expr, tool = $tool:expr) => {
+        $crate::support::trial!(@at $f, |name| {
+            vec![$crate::support::tool_trial(name, $tool, $needs, $f)]
+        });
+    };
+    ($f:ident, needs = $needs:expr, both) => {
+        $crate::support::trial!(@at $f, |name| $crate::support::trials_in_both(name, $needs, $f));
+    };
+    ($f:ident, by = $gate:expr) => {
+        $crate::support::trial!(@at $f, |name| {
+            let gate: fn(&str, fn() -> $crate::support::TestResult) -> ::libtest_mimic::Trial =
+                $gate;
+            vec![gate(name, $f)]
+        });
+    };
+    ($f:ident, generated) => {
+        $crate::support::trial!(@at $f, |_| $f());
+    };
+}
+// Named apart so that `use support::trial` brings in both the function and the macro.
+pub(crate) use register_trial as trial;
 
 /// The binary under test: the one this build made, or `CROSSPICKLE_E2E_BIN` (to run the
 /// tests against another build, such as an older release, to see which of them it fails).

@@ -4,79 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use libtest_mimic::Trial;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use crate::support::*;
-
-pub fn trials() -> Vec<Trial> {
-    let t = |name: &str, needs: &[&str], f: fn() -> TestResult| {
-        trial(&format!("surround::{name}"), needs, f)
-    };
-    let mut all = vec![t(
-        "the_callers_pickle_and_json_do_not_answer_for_the_interpreter",
-        &["2.7", "3.12"],
-        callers_folder_does_not_answer,
-    )];
-    all.extend(trials_in_both(
-        "surround::sigterm_ends_the_run_as_ctrl_c_does",
-        &["3.12"],
-        |iso| stopped_by(iso, Signal::SIGTERM),
-    ));
-    all.extend(trials_in_both(
-        "surround::sighup_ends_the_run_as_ctrl_c_does",
-        &["3.12"],
-        |iso| stopped_by(iso, Signal::SIGHUP),
-    ));
-    all.extend(trials_in_both(
-        "surround::nothing_outlives_a_killed_crosspickle",
-        &["3.12"],
-        killed,
-    ));
-    all.push(t(
-        "cache_clean_while_another_crosspickle_runs_changes_no_verdict",
-        &["3.12"],
-        clean_while_running,
-    ));
-    all.push(t(
-        "hostile_text_is_neutral_in_markdown_and_on_the_terminal",
-        &["3.12"],
-        hostile_text,
-    ));
-    all.push(t(
-        "reports_of_100000_merged_runs_keep_their_size",
-        &["3.12"],
-        reports_of_many_runs,
-    ));
-    all.push(t(
-        "an_exception_with_200000_notes_writes_a_small_json",
-        &["3.12"],
-        many_notes,
-    ));
-    all.push(t("a_closed_stderr_keeps_exit_2", &[], closed_stderr));
-    all.push(t(
-        "yaml_tabs_and_indentation_slips_say_what_to_do",
-        &[],
-        yaml_hints,
-    ));
-    all.push(t(
-        "version_requests_that_match_nothing_or_mistype_an_operator",
-        &["3.12"],
-        version_requests,
-    ));
-    all.push(t(
-        "instance_of_is_shown_wherever_expected_is",
-        &["3.12"],
-        instance_of_shown,
-    ));
-    all.push(t(
-        "a_pip_install_does_not_outlive_a_killed_crosspickle",
-        &["3.12"],
-        pip_does_not_outlive,
-    ));
-    all
-}
 
 /// A folder of a project with modules of its own named as the standard library's: a
 /// `pickle.py` that has no C pickler and protocol 2 at most, a `json.py` that cannot import.
@@ -111,11 +42,15 @@ fn facts(json: &serde_json::Value, prefix: &str) -> serde_json::Value {
         .unwrap_or(serde_json::Value::Null)
 }
 
+trial!(
+    the_callers_pickle_and_json_do_not_answer_for_the_interpreter,
+    needs = &["2.7", "3.12"]
+);
 /// From a folder with a `pickle.py` and a `json.py`, every interpreter is probed as it is (its
 /// C pickler, its protocols), a case that needs the C pickler runs and passes, and a probe
 /// answer cached by an older crosspickle (which ran the probe in the caller's folder) is not
 /// believed.
-fn callers_folder_does_not_answer() -> TestResult {
+fn the_callers_pickle_and_json_do_not_answer_for_the_interpreter() -> TestResult {
     let dir = folder(HOSTILE_FOLDER);
     let cache = tempfile::tempdir()?;
     let args = args_on(&["2.7", "3.12"], &["cases", "--cache-dir"]);
@@ -286,6 +221,16 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+trial!(sigterm_ends_the_run_as_ctrl_c_does, needs = &["3.12"], both);
+fn sigterm_ends_the_run_as_ctrl_c_does(iso: &'static str) -> TestResult {
+    stopped_by(iso, Signal::SIGTERM)
+}
+
+trial!(sighup_ends_the_run_as_ctrl_c_does, needs = &["3.12"], both);
+fn sighup_ends_the_run_as_ctrl_c_does(iso: &'static str) -> TestResult {
+    stopped_by(iso, Signal::SIGHUP)
+}
+
 /// SIGTERM or SIGHUP while a case spins: the run ends as with Ctrl-C (the spinning case ended
 /// with its group, the report written and marked partial, the temporary folders removed), and
 /// crosspickle exits with 128 and the signal's number.
@@ -321,9 +266,14 @@ fn stopped_by(iso: &str, signal: Signal) -> TestResult {
     check(left.is_empty(), format!("temporary folders left: {left:?}"))
 }
 
+trial!(
+    nothing_outlives_a_killed_crosspickle,
+    needs = &["3.12"],
+    both
+);
 /// SIGKILL of crosspickle while a case spins (a run of its own, or a fork server's child):
 /// the case does not outlive it by more than a few seconds.
-fn killed(iso: &'static str) -> TestResult {
+fn nothing_outlives_a_killed_crosspickle(iso: &'static str) -> TestResult {
     let dir = spinning_folder();
     let (mut child, spinner) = start_spinning(dir.path(), iso)?;
     child.kill()?;
@@ -352,10 +302,14 @@ fn processes_with(needle: &str) -> Vec<i32> {
         .collect()
 }
 
+trial!(
+    a_pip_install_does_not_outlive_a_killed_crosspickle,
+    needs = &["3.12"]
+);
 /// SIGKILL of crosspickle while pip installs the requirements of an environment from an index
 /// that never answers: pip, and the pip it starts for the environment's interpreter (`pip
 /// --python`), are gone within a few seconds.
-fn pip_does_not_outlive() -> TestResult {
+fn a_pip_install_does_not_outlive_a_killed_crosspickle() -> TestResult {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
     let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -414,11 +368,15 @@ fn pip_does_not_outlive() -> TestResult {
     )
 }
 
+trial!(
+    cache_clean_while_another_crosspickle_runs_changes_no_verdict,
+    needs = &["3.12"]
+);
 /// `cache clean` while another crosspickle runs (each case a run of its own, which boots from
 /// the cache's driver): the runs are not touched (what they need is kept: the runs hold a lease
 /// on the cache), and it is cleaned once they end; a cache whose driver is removed anyway (by
 /// hand, or by a crosspickle that knows no lease) gets it back for the next run.
-fn clean_while_running() -> TestResult {
+fn cache_clean_while_another_crosspickle_runs_changes_no_verdict() -> TestResult {
     let mut files: Vec<(String, String)> = (0..24)
         .map(|i| {
             (
@@ -494,12 +452,16 @@ fn has_compiled_forms(drivers: &Path) -> bool {
         .any(|f| f.extension().is_some_and(|e| e == "bin"))
 }
 
+trial!(
+    hostile_text_is_neutral_in_markdown_and_on_the_terminal,
+    needs = &["3.12"]
+);
 /// An exception whose type name holds blank lines and Markdown, a message with terminal escape
 /// sequences (OSC 52 clipboard, OSC 8 link, CSI), a case link with `|`, `(` and a backtick: the
 /// Markdown keeps each fold and each table row whole and holds no control character, and
 /// neither `run` nor `merge` prints an escape sequence that is not crosspickle's own colour,
 /// with `--color always`.
-fn hostile_text() -> TestResult {
+fn hostile_text_is_neutral_in_markdown_and_on_the_terminal() -> TestResult {
     let case = [
         "title: hostile",
         "links: ['https://example.invalid/a|b(c)`d']",
@@ -613,10 +575,14 @@ fn hostile_text() -> TestResult {
     )
 }
 
+trial!(
+    reports_of_100000_merged_runs_keep_their_size,
+    needs = &["3.12"]
+);
 /// 100,000 merged runs (5,000 cases on 20 interpreters, 20% failing with a long traceback):
 /// JUnit under 30 MB, Markdown under 1 MiB with its matrix summarised (what was left out said),
 /// HTML bounded (no details for the runs that went as expected, and the page says so).
-fn reports_of_many_runs() -> TestResult {
+fn reports_of_100000_merged_runs_keep_their_size() -> TestResult {
     let dir = folder(&[
         ("cases/ok.yaml", "title: fine\ncode: pass\n"),
         (
@@ -707,9 +673,13 @@ fn reports_of_many_runs() -> TestResult {
     )
 }
 
+trial!(
+    an_exception_with_200000_notes_writes_a_small_json,
+    needs = &["3.12"]
+);
 /// An exception with 200,000 notes (3.14's pickler adds one per nesting level): the JSON keeps
 /// the first and the last of them and says how many it left out.
-fn many_notes() -> TestResult {
+fn an_exception_with_200000_notes_writes_a_small_json() -> TestResult {
     let case = "title: notes\ncode: |\n  e = ValueError('deep')\n  e.__notes__ = ['note %d' % i for i in range(200000)]\n  raise e\n";
     let dir = folder(&[("cases/notes.yaml", case)]);
     let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &["cases"]));
@@ -731,9 +701,10 @@ fn many_notes() -> TestResult {
     )
 }
 
+trial!(a_closed_stderr_keeps_exit_2);
 /// An error written to a stderr whose reader is gone (`crosspickle -p 3.99 2>&1 | head -2`):
 /// exit 2, as with a stderr that is open, and no panic.
-fn closed_stderr() -> TestResult {
+fn a_closed_stderr_keeps_exit_2() -> TestResult {
     let dir = folder(&[("cases/a.yaml", "title: a\ncode: pass\n")]);
     let (read, write) = nix::unistd::pipe()?;
     drop(read);
@@ -751,8 +722,9 @@ fn closed_stderr() -> TestResult {
     )
 }
 
+trial!(instance_of_is_shown_wherever_expected_is, needs = &["3.12"]);
 /// A rule that expects `instance_of` says so in every report that says what was expected.
-fn instance_of_shown() -> TestResult {
+fn instance_of_is_shown_wherever_expected_is() -> TestResult {
     let case = "title: io\nexpect:\n  - outcome: error\n    instance_of: KeyError\ncode: |\n  raise ValueError('x')\n";
     let dir = folder(&[("cases/io.yaml", case)]);
     let mut args = args_on(&["3.12"], &["cases"]);
@@ -781,10 +753,14 @@ fn instance_of_shown() -> TestResult {
     Ok(())
 }
 
+trial!(
+    version_requests_that_match_nothing_or_mistype_an_operator,
+    needs = &["3.12"]
+);
 /// A version range that can match nothing (`<3.1`, a typo for `<3.10`) is an error at its
 /// line and column, in a case file and on the command line; a request with a mistyped operator
 /// says so without a stray colon at its end.
-fn version_requests() -> TestResult {
+fn version_requests_that_match_nothing_or_mistype_an_operator() -> TestResult {
     let case = "title: typo\nexpect:\n  - python: \">=3.8,<3.1\"\n    outcome: fail\ncode: pass\n";
     let dir = folder(&[("cases/typo.yaml", case)]);
     let (run, _) = run_json(dir.path(), &args_on(&["3.12"], &["cases"]));
@@ -813,9 +789,10 @@ fn version_requests() -> TestResult {
     Ok(())
 }
 
+trial!(yaml_tabs_and_indentation_slips_say_what_to_do);
 /// A tab in a case file's indentation, and an item key one column off: the error names the
 /// slip at its line and column and says what to do.
-fn yaml_hints() -> TestResult {
+fn yaml_tabs_and_indentation_slips_say_what_to_do() -> TestResult {
     for (text, at, says) in [
         (
             "title: t\ncode: |\n\tpass\n",

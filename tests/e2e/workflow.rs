@@ -41,26 +41,11 @@ const SETUP_PYTHON: &[(&str, Option<&str>)] = &[
     ("3.14", Some("3.14")),
 ];
 
-pub fn trials() -> Vec<Trial> {
-    vec![
-        trial(
-            "workflow::one_job_runs_every_python_here",
-            &["3.8", "3.12", "3.13"],
-            one_job,
-        ),
-        partition_trial(),
-    ]
-}
-
 /// The sharded workflow needs `--partition` (another branch's work until it is merged).
-fn partition_trial() -> Trial {
+fn partition_trial(name: &str, test: fn() -> TestResult) -> Trial {
     let help = Command::new(bin()).args(["run", "--help"]).output();
     let knows = help.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("--partition"));
-    let t = trial(
-        "workflow::shards_run_every_python_here_and_merge",
-        &["3.8", "3.12", "3.13"],
-        shards,
-    );
+    let t = trial(name, &["3.8", "3.12", "3.13"], test);
     if knows {
         t
     } else {
@@ -389,7 +374,11 @@ fn check_summary(runner: &Runner, markdown: &str) -> TestResult {
     )
 }
 
-fn one_job() -> TestResult {
+trial!(
+    one_job_runs_every_python_here,
+    needs = &["3.8", "3.12", "3.13"]
+);
+fn one_job_runs_every_python_here() -> TestResult {
     let wf = workflow("github-actions.yml");
     let job = &wf["jobs"]["cases"];
     check_the_list(job)?;
@@ -413,7 +402,8 @@ fn one_job() -> TestResult {
     check_results(&runner, &json, &run.stdout)
 }
 
-fn shards() -> TestResult {
+trial!(shards_run_every_python_here_and_merge, by = partition_trial);
+fn shards_run_every_python_here_and_merge() -> TestResult {
     let wf = workflow("github-actions-shards.yml");
     let cases = &wf["jobs"]["cases"];
     check_the_list(cases)?;
