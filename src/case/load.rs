@@ -141,16 +141,8 @@ pub fn parse_case(path: &Path, text: &str) -> Result<Case, Vec<CaseError>> {
             ),
         ));
     }
-    let raw: RawCase = serde_norway::from_str(text).map_err(|e| {
-        let location = e
-            .location()
-            .map(|l| yaml::position(text.as_bytes(), l.index()));
-        let mut message = e.to_string();
-        if let Some(at) = message.rfind(" at line ") {
-            message.truncate(at);
-        }
-        fail(location.unwrap_or(root.at), message)
-    })?;
+    let raw: RawCase =
+        super::de::from_node(&root).map_err(|e| fail(e.at.unwrap_or(root.at), e.message))?;
     Validator {
         path,
         loc: Locator { root: &root },

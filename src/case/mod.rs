@@ -4,6 +4,7 @@
 //! rule a `skip`, which class names must the interpreter resolve).
 
 mod checks;
+mod de;
 mod json_schema;
 mod load;
 mod pairs;

@@ -594,6 +594,7 @@ mod tests {
         ParamValue::from_yaml(&Scalar {
             text: text.into(),
             plain,
+            literal: false,
             tag: tag.map(|t| format!("tag:yaml.org,2002:{t}")),
         })
     }

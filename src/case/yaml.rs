@@ -2,9 +2,9 @@
 //! key and value), read under limits that refuse a hostile file before any time is spent on
 //! it: its size, how deep it nests and how far its aliases expand.
 //!
-//! The events come from libyaml (`unsafe-libyaml-norway`), the very parser serde_norway uses
-//! to read the same text into the case's types, so both agree on every position and on what
-//! is valid YAML. The parser streams: the limits are checked event by event, so a file nested
+//! The events come from libyaml (`unsafe-libyaml-norway`), the parser serde_norway uses, so
+//! what is valid YAML is what it was; the case's types are read from this tree (`de.rs`),
+//! the text is parsed once. The parser streams: the limits are checked event by event, so a file nested
 //! 100,000 levels deep is refused after reading the first [`MAX_DEPTH`] of them.
 
 use std::collections::HashMap;
@@ -27,6 +27,11 @@ pub type Pos = (usize, usize);
 #[derive(Debug, Clone)]
 pub struct Node {
     pub at: Pos,
+    /// Where the content was written: `at` itself, or for an alias (`*a`) its anchor's node
+    /// (where serde's errors about the content point).
+    pub origin: Pos,
+    /// A collection's tag (`!name [...]`); a scalar's is in its [`Scalar`].
+    pub tag: Option<String>,
     pub kind: Kind,
 }
 
@@ -42,6 +47,8 @@ pub enum Kind {
 pub struct Scalar {
     pub text: String,
     pub plain: bool,
+    /// A literal block (`|`).
+    pub literal: bool,
     /// The resolved tag (`tag:yaml.org,2002:str` for `!!str`), when the scalar has one.
     pub tag: Option<String>,
 }
@@ -144,9 +151,10 @@ enum Event {
     DocumentEnd,
     Alias(String),
     Scalar(Scalar, Option<String>),
-    SequenceStart(Option<String>),
+    /// Anchor, tag.
+    SequenceStart(Option<String>, Option<String>),
     SequenceEnd,
-    MappingStart(Option<String>),
+    MappingStart(Option<String>, Option<String>),
     MappingEnd,
 }
 
@@ -159,6 +167,7 @@ enum Step {
 struct Open {
     at: Pos,
     anchor: Option<String>,
+    tag: Option<String>,
     nodes: usize,
     kind: Kind,
     /// A mapping's key waiting for its value.
@@ -200,6 +209,7 @@ impl Builder {
                 let (node, size) = (node.clone(), *size);
                 self.count(size, at, Some(&name))?;
                 let mut node = (*node).clone();
+                node.origin = node.at;
                 node.at = at;
                 self.close(node, size, None)?;
             }
@@ -207,14 +217,16 @@ impl Builder {
                 self.count(1, at, None)?;
                 let node = Node {
                     at,
+                    origin: at,
+                    tag: None,
                     kind: Kind::Scalar(scalar),
                 };
                 self.close(node, 1, anchor)?;
             }
-            Event::SequenceStart(_) | Event::MappingStart(_) => {
-                let (is_map, anchor) = match event {
-                    Event::MappingStart(anchor) => (true, anchor),
-                    Event::SequenceStart(anchor) => (false, anchor),
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                let (is_map, anchor, tag) = match event {
+                    Event::MappingStart(anchor, tag) => (true, anchor, tag),
+                    Event::SequenceStart(anchor, tag) => (false, anchor, tag),
                     _ => unreachable!("matched above"),
                 };
                 self.count(1, at, None)?;
@@ -229,6 +241,7 @@ impl Builder {
                 self.stack.push(Open {
                     at,
                     anchor,
+                    tag,
                     nodes: 1,
                     kind: if is_map {
                         Kind::Map(Vec::new())
@@ -242,6 +255,8 @@ impl Builder {
                 let open = self.stack.pop().expect("libyaml balances collections");
                 let node = Node {
                     at: open.at,
+                    origin: open.at,
+                    tag: open.tag,
                     kind: open.kind,
                 };
                 self.close(node, open.nodes, open.anchor)?;
@@ -500,17 +515,20 @@ unsafe fn convert(event: &unsafe_libyaml::yaml_event_t) -> Event {
                     Scalar {
                         text: String::from_utf8_lossy(bytes).into_owned(),
                         plain: s.style == unsafe_libyaml::YAML_PLAIN_SCALAR_STYLE,
+                        literal: s.style == unsafe_libyaml::YAML_LITERAL_SCALAR_STYLE,
                         tag: owned(s.tag),
                     },
                     owned(s.anchor),
                 )
             }
             unsafe_libyaml::YAML_SEQUENCE_START_EVENT => {
-                Event::SequenceStart(owned(event.data.sequence_start.anchor))
+                let s = &event.data.sequence_start;
+                Event::SequenceStart(owned(s.anchor), owned(s.tag))
             }
             unsafe_libyaml::YAML_SEQUENCE_END_EVENT => Event::SequenceEnd,
             unsafe_libyaml::YAML_MAPPING_START_EVENT => {
-                Event::MappingStart(owned(event.data.mapping_start.anchor))
+                let m = &event.data.mapping_start;
+                Event::MappingStart(owned(m.anchor), owned(m.tag))
             }
             _ => Event::MappingEnd,
         }
