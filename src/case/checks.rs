@@ -1,9 +1,9 @@
-//! The checks of a rule's format-version-2 keys that need more than the key itself (serde
-//! checks each value alone, in `selectors.rs`): `skip` with its reason and nothing to match,
-//! `instance_of` only where an exception can be raised, round-trip selectors only in round
-//! trips (a `where: {not: ...}` that leaves no value is checked in `load.rs`, on the values
-//! as the YAML tree types them). Each problem names its key; `load.rs`
-//! locates it in the file.
+//! Every check of a rule's keys that needs more than the key itself (serde checks each value
+//! alone, in `selectors.rs`), in one place: format version 2's (`skip` with its reason and
+//! nothing to match, `instance_of` only where an exception can be raised, round-trip
+//! selectors only in round trips) and version 1's (`signal`, `exception`, `match`). Each
+//! problem names its key; `load.rs` places it where the YAML tree says the key stands. (A
+//! `where` is checked in `load.rs`, on the values as the tree types them, against the params.)
 
 use super::schema::{OutcomeKind, RawRule};
 
@@ -86,6 +86,56 @@ pub(super) fn rule(index: usize, raw: &RawRule, round_trip: bool) -> Vec<Problem
                 "instance_of",
                 format!("expect[{index}].instance_of `{class}` is not a class name (like `ValueError` or `ipaddress.AddressValueError`)"),
             ));
+        }
+    }
+    out
+}
+
+/// The problems of rule `expect[index]`'s format-version-1 keys that need more than the key
+/// itself: round-trip selectors only in round trips, `signal` only with a crash and a real
+/// signal's name, `exception` and `match` only where an exception is raised, `exception` a
+/// dotted name.
+pub(super) fn expectation(index: usize, raw: &RawRule, round_trip: bool) -> Vec<Problem> {
+    let mut out = Vec::new();
+    if !round_trip {
+        for (key, present) in [
+            ("dump_python", raw.dump_python.is_some()),
+            ("load_python", raw.load_python.is_some()),
+            ("phase", raw.phase.is_some()),
+        ] {
+            if present {
+                out.push(problem(key, format!("expect[{index}].{key} selects round trips, but this case has `code`, not `dump` and `load`")));
+            }
+        }
+    }
+    if let Some(sig) = &raw.signal {
+        if !raw.outcome.has(OutcomeKind::Crash) {
+            out.push(problem(
+                "signal",
+                format!("expect[{index}].signal `{sig}` only goes with `outcome: crash`, not `outcome: {}`", raw.outcome),
+            ));
+        } else if crate::sys::signal::number(sig).is_none() {
+            out.push(problem(
+                "signal",
+                format!(
+                    "expect[{index}].signal `{sig}` is not a signal name (like SIGSEGV or SIGABRT)"
+                ),
+            ));
+        }
+    }
+    if raw.outcome.raises_nothing() {
+        for (key, value) in [
+            ("exception", raw.exception.as_deref()),
+            ("match", raw.pattern.as_deref()),
+        ] {
+            if let Some(value) = value {
+                out.push(problem(key, format!("expect[{index}].{key} `{value}` cannot go with `outcome: {}`: no exception is raised", raw.outcome)));
+            }
+        }
+    }
+    if let Some(exc) = &raw.exception {
+        if !is_dotted_name(exc) {
+            out.push(problem("exception", format!("expect[{index}].exception `{exc}` is not an exception name (like `PicklingError` or `_pickle.PicklingError`)")));
         }
     }
     out

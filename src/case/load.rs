@@ -3,7 +3,7 @@
 //! of at most 1 MiB, nested at most 32 levels, at most 100,000 nodes once aliases are
 //! expanded ([`yaml`]), at most 10,000 param combinations, a `timeout` of at most a week.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -12,8 +12,8 @@ use super::pairs::PairRelations;
 use super::params::python_float_repr;
 use super::schema::{RawCase, RawRule};
 use super::selectors::{InterpreterSelector, WhereValue};
-use super::yaml::{self, Kind, Node, Pos};
-use super::{Body, Case, Expected, OutcomeKind, ParamValue, Rule};
+use super::yaml::{self, Kind, Node, PathStep, PathStep::Item, PathStep::Key, Pos};
+use super::{Body, Case, Expected, ParamValue, Rule};
 use crate::errors::{CaseError, Error};
 use crate::version::PythonVersion;
 
@@ -145,7 +145,7 @@ pub fn parse_case(path: &Path, text: &str) -> Result<Case, Vec<CaseError>> {
         super::de::from_node(&root).map_err(|e| fail(e.at.unwrap_or(root.at), e.message))?;
     Validator {
         path,
-        loc: Locator { root: &root },
+        root: &root,
         errors: Vec::new(),
     }
     .validate(raw)
@@ -160,46 +160,111 @@ pub const MAX_REPEAT: u32 = 10_000;
 /// The most param combinations a case may have (each is a run per interpreter).
 pub const MAX_COMBINATIONS: usize = 10_000;
 
+/// The checks of one case's typed keys, by key group (identity, body, limits, lists, params,
+/// requires, expectations), each error placed where the tree says its key or value stands.
 struct Validator<'a> {
     path: &'a Path,
-    loc: Locator<'a>,
+    root: &'a Node,
     errors: Vec<CaseError>,
 }
 
 impl Validator<'_> {
-    fn err(&mut self, location: Option<(usize, usize)>, message: String) {
+    fn err(&mut self, location: Option<Pos>, message: String) {
         self.errors.push(CaseError {
             path: self.path.to_path_buf(),
-            location: location.or(Some(self.loc.root.at)),
+            location: location.or(Some(self.root.at)),
             message,
         });
     }
 
+    /// Where the node at `path` stands, if it is there.
+    fn find(&self, path: &[PathStep]) -> Option<Pos> {
+        self.root.find(path).map(|n| n.at)
+    }
+
+    /// Where the node at `path` stands, or the last node on the way to it that is there.
+    fn near(&self, path: &[PathStep]) -> Option<Pos> {
+        Some(self.root.nearest(path).at)
+    }
+
+    /// The line of the top-level key `key`.
+    fn key_line(&self, key: &str) -> Option<usize> {
+        self.root.entry(key).map(|(k, _)| k.at.0)
+    }
+
     fn validate(mut self, raw: RawCase) -> Result<Case, Vec<CaseError>> {
-        let stem = self
-            .path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let id = match raw.id {
+        let id = self.id(raw.id);
+        let title = self.title(raw.title.as_deref());
+        let body = self.body(raw.code, raw.dump, raw.load);
+        let round_trip = matches!(body, Body::RoundTrip { .. });
+        self.limits(raw.timeout, raw.repeat);
+        self.lists(&raw.links, &raw.tags, &raw.preload, &raw.env);
+        let params = self.params(raw.python.as_ref(), round_trip);
+        self.requires(&raw.requires, &params);
+        let expect = self.expectations(raw.expect, &params, round_trip);
+        if !self.errors.is_empty() {
+            return Err(self.errors);
+        }
+        let body_lines = (
+            self.key_line("code").or_else(|| self.key_line("dump")),
+            self.key_line("load"),
+        );
+        Ok(Case {
+            id,
+            path: self.path.to_path_buf(),
+            id_at: self.find(&[Key("id")]).unwrap_or(self.root.at),
+            title,
+            description: raw.description,
+            links: raw.links,
+            tags: raw.tags,
+            applies_to: InterpreterSelector {
+                python: raw.python,
+                implementation: raw.implementation,
+                implementation_version: raw.implementation_version,
+                features: raw.features,
+            },
+            requires: raw.requires,
+            env: raw.env,
+            timeout: raw.timeout,
+            repeat: raw.repeat,
+            isolation: raw.isolation,
+            preload: raw.preload,
+            params,
+            body_lines,
+            body,
+            expect,
+        })
+    }
+
+    /// `id`, or the file's stem.
+    fn id(&mut self, id: Option<String>) -> String {
+        match id {
             Some(id) => {
                 if !valid_id(&id) {
-                    let at = self.loc.top_key("id");
+                    let at = self.find(&[Key("id")]);
                     self.err(at, format!("id `{id}` is invalid: use lowercase letters, digits, `.`, `_` and `-`, starting with a letter or digit (ids become file names and report keys)"));
                 }
                 id
             }
             None => {
+                let stem = self
+                    .path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 if !valid_id(&stem) {
                     self.err(None, format!("the file name `{stem}` is not a valid id (lowercase letters, digits, `.`, `_`, `-`): rename the file or give the case an `id:`"));
                 }
                 stem
             }
-        };
-        let title = match raw.title.as_deref().map(str::trim) {
+        }
+    }
+
+    fn title(&mut self, title: Option<&str>) -> String {
+        let at = self.find(&[Key("title")]);
+        match title.map(str::trim) {
             Some(t) if !t.is_empty() => {
                 if t.contains('\n') {
-                    let at = self.loc.top_key("title");
                     let first = t.lines().next().unwrap_or_default();
                     self.err(
                         at,
@@ -209,49 +274,46 @@ impl Validator<'_> {
                 t.to_string()
             }
             _ => {
-                let at = self.loc.top_key("title");
                 self.err(
                     at,
                     "missing `title`: every case needs a one-line title".into(),
                 );
                 String::new()
             }
+        }
+    }
+
+    /// `code`, or `dump` and `load`.
+    fn body(&mut self, code: Option<String>, dump: Option<String>, load: Option<String>) -> Body {
+        let (at, message) = match (code, dump, load) {
+            (Some(code), None, None) => return Body::Code(code),
+            (None, Some(dump), Some(load)) => return Body::RoundTrip { dump, load },
+            (None, None, None) => (
+                None,
+                "missing `code` (or `dump` and `load` for a round trip)",
+            ),
+            (Some(_), _, _) => (
+                self.find(&[Key("dump")])
+                    .or_else(|| self.find(&[Key("load")])),
+                "a case has either `code` or `dump` and `load`, not both",
+            ),
+            (None, Some(_), None) => (
+                self.find(&[Key("dump")]),
+                "`dump` needs a `load` to go with it",
+            ),
+            (None, None, Some(_)) => (
+                self.find(&[Key("load")]),
+                "`load` needs a `dump` to go with it",
+            ),
         };
-        let body = match (raw.code, raw.dump, raw.load) {
-            (Some(code), None, None) => Body::Code(code),
-            (None, Some(dump), Some(load)) => Body::RoundTrip { dump, load },
-            (None, None, None) => {
-                self.err(
-                    None,
-                    "missing `code` (or `dump` and `load` for a round trip)".into(),
-                );
-                Body::Code(String::new())
-            }
-            (Some(_), _, _) => {
-                let at = self
-                    .loc
-                    .top_key("dump")
-                    .or_else(|| self.loc.top_key("load"));
-                self.err(
-                    at,
-                    "a case has either `code` or `dump` and `load`, not both".into(),
-                );
-                Body::Code(String::new())
-            }
-            (None, Some(_), None) => {
-                let at = self.loc.top_key("dump");
-                self.err(at, "`dump` needs a `load` to go with it".into());
-                Body::Code(String::new())
-            }
-            (None, None, Some(_)) => {
-                let at = self.loc.top_key("load");
-                self.err(at, "`load` needs a `dump` to go with it".into());
-                Body::Code(String::new())
-            }
-        };
-        let round_trip = matches!(body, Body::RoundTrip { .. });
-        if let Some(t) = raw.timeout {
-            let at = self.loc.top_key("timeout");
+        self.err(at, message.into());
+        Body::Code(String::new())
+    }
+
+    /// `timeout` and `repeat`.
+    fn limits(&mut self, timeout: Option<f64>, repeat: Option<u32>) {
+        if let Some(t) = timeout {
+            let at = self.find(&[Key("timeout")]);
             if !(t.is_finite() && t > 0.0) {
                 self.err(
                     at,
@@ -270,43 +332,57 @@ impl Validator<'_> {
                 );
             }
         }
-        if let Some(n) = raw.repeat.filter(|n| !(1..=MAX_REPEAT).contains(n)) {
-            let at = self.loc.top_key("repeat");
+        if let Some(n) = repeat.filter(|n| !(1..=MAX_REPEAT).contains(n)) {
+            let at = self.find(&[Key("repeat")]);
             self.err(
                 at,
                 format!("`repeat` must be from 1 to {MAX_REPEAT} attempts, not {n}"),
             );
         }
-        for (i, link) in raw.links.iter().enumerate() {
+    }
+
+    /// `links`, `tags`, `preload`, `env`: each item checked where it stands.
+    fn lists(
+        &mut self,
+        links: &[String],
+        tags: &[String],
+        preload: &[String],
+        env: &BTreeMap<String, String>,
+    ) {
+        for (i, link) in links.iter().enumerate() {
             if !(link.starts_with("https://") || link.starts_with("http://")) {
-                let at = self.loc.top_item("links", i);
+                let at = self.near(&[Key("links"), Item(i)]);
                 self.err(
                     at,
                     format!("link `{link}` is not a URL (http:// or https://)"),
                 );
             }
         }
-        for (i, tag) in raw.tags.iter().enumerate() {
+        for (i, tag) in tags.iter().enumerate() {
             if tag.trim().is_empty() || tag.contains(char::is_whitespace) {
-                let at = self.loc.top_item("tags", i);
+                let at = self.near(&[Key("tags"), Item(i)]);
                 self.err(at, format!("tag `{tag}` must be one word"));
             }
         }
-        for (i, module) in raw.preload.iter().enumerate() {
-            if let Some(problem) = bad_module_name(module, &raw.preload[..i]) {
-                let at = self.loc.top_item("preload", i);
+        for (i, module) in preload.iter().enumerate() {
+            if let Some(problem) = bad_module_name(module, &preload[..i]) {
+                let at = self.near(&[Key("preload"), Item(i)]);
                 self.err(at, format!("`preload` module `{module}` {problem}"));
             }
         }
-        for key in raw.env.keys() {
+        let env_map = self.root.get("env");
+        for key in env.keys() {
             if key.is_empty() || key.contains('=') || key.contains('\0') {
-                let at = self.loc.key_under("env", key);
+                let at = env_map.map(|m| m.entry(key).map_or(m.at, |(k, _)| k.at));
                 self.err(at, format!("environment variable name `{key}` is invalid"));
             }
         }
-        let params = self.params(raw.python.as_ref(), round_trip);
-        for (i, req) in raw.requires.iter().enumerate() {
-            let at = self.loc.top_item("requires", i);
+    }
+
+    /// `requires`: each requirement non-empty, each `{name}` one of the params.
+    fn requires(&mut self, requires: &[String], params: &IndexMap<String, Vec<ParamValue>>) {
+        for (i, req) in requires.iter().enumerate() {
+            let at = self.near(&[Key("requires"), Item(i)]);
             if req.trim().is_empty() {
                 self.err(at, "empty requirement in `requires`".into());
             }
@@ -316,52 +392,6 @@ impl Validator<'_> {
                 }
             }
         }
-        let rules: Vec<Rule> = raw
-            .expect
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| self.rule(i, r, &params, round_trip))
-            .collect();
-        if let Some(first) = rules.iter().position(Rule::selects_everything) {
-            if first + 1 < rules.len() {
-                let at = self.loc.rule_start(first + 1);
-                self.err(at, format!("expect[{}] can never be chosen: expect[{first}] has no selector and decides every run (rules are tried in order)", first + 1));
-            }
-        }
-        if !self.errors.is_empty() {
-            return Err(self.errors);
-        }
-        let root = self.loc.root;
-        Ok(Case {
-            id,
-            path: self.path.to_path_buf(),
-            id_at: root.get("id").map(|n| n.at).unwrap_or(root.at),
-            title,
-            description: raw.description,
-            links: raw.links,
-            tags: raw.tags,
-            applies_to: InterpreterSelector {
-                python: raw.python,
-                implementation: raw.implementation,
-                implementation_version: raw.implementation_version,
-                features: raw.features,
-            },
-            requires: raw.requires,
-            env: raw.env,
-            timeout: raw.timeout,
-            repeat: raw.repeat,
-            isolation: raw.isolation,
-            preload: raw.preload,
-            params,
-            body_lines: (
-                self.loc
-                    .top_line("code")
-                    .or_else(|| self.loc.top_line("dump")),
-                self.loc.top_line("load"),
-            ),
-            body,
-            expect: rules,
-        })
     }
 
     /// The params, each value typed from its YAML text (serde has checked the shape), with
@@ -372,7 +402,7 @@ impl Validator<'_> {
         round_trip: bool,
     ) -> IndexMap<String, Vec<ParamValue>> {
         let mut params = IndexMap::new();
-        let Some(Kind::Map(entries)) = self.loc.root.get("params").map(|n| &n.kind) else {
+        let Some(Kind::Map(entries)) = self.root.get("params").map(|n| &n.kind) else {
             return params;
         };
         let keywords = Keywords::of(python);
@@ -381,44 +411,14 @@ impl Validator<'_> {
             if let Some(problem) = bad_param_name(&name, round_trip, &keywords) {
                 self.err(Some(key.at), format!("param `{name}` {problem}"));
             }
-            let items = list.items_or_self();
-            if items.is_empty() {
-                self.err(
-                    Some(list.at),
-                    format!("param `{name}` has no values: give it a non-empty list"),
-                );
-            }
-            let mut values: Vec<(ParamValue, Pos)> = Vec::new();
-            for item in items {
-                let Some(scalar) = item.scalar() else {
-                    continue;
-                };
-                match ParamValue::from_yaml(scalar) {
-                    Err(e) => self.err(Some(item.at), format!("param `{name}`: {e}")),
-                    Ok(v) => {
-                        if let Some((_, first)) = values.iter().find(|(known, _)| *known == v) {
-                            self.err(
-                                Some(item.at),
-                                format!(
-                                    "param `{name}` lists the value {} twice (first at line {}, column {})",
-                                    v.name(),
-                                    first.0,
-                                    first.1
-                                ),
-                            );
-                        } else {
-                            values.push((v, item.at));
-                        }
-                    }
-                }
-            }
-            params.insert(name, values.into_iter().map(|(v, _)| v).collect::<Vec<_>>());
+            let values = self.param_values(&name, list);
+            params.insert(name, values);
         }
         let combinations = params.values().fold(1usize, |n, v: &Vec<ParamValue>| {
             n.saturating_mul(v.len().max(1))
         });
         if combinations > MAX_COMBINATIONS {
-            let at = self.loc.top_key("params");
+            let at = self.find(&[Key("params")]);
             self.err(
                 at,
                 format!("the params make {combinations} combinations, each a run on every interpreter: at most {MAX_COMBINATIONS}"),
@@ -427,6 +427,65 @@ impl Validator<'_> {
         params
     }
 
+    /// The values of param `name`, typed, none twice.
+    fn param_values(&mut self, name: &str, list: &Node) -> Vec<ParamValue> {
+        let items = list.items_or_self();
+        if items.is_empty() {
+            self.err(
+                Some(list.at),
+                format!("param `{name}` has no values: give it a non-empty list"),
+            );
+        }
+        let mut values: Vec<(ParamValue, Pos)> = Vec::new();
+        for item in items {
+            let Some(scalar) = item.scalar() else {
+                continue;
+            };
+            match ParamValue::from_yaml(scalar) {
+                Err(e) => self.err(Some(item.at), format!("param `{name}`: {e}")),
+                Ok(v) => {
+                    if let Some((_, first)) = values.iter().find(|(known, _)| *known == v) {
+                        self.err(
+                            Some(item.at),
+                            format!(
+                                "param `{name}` lists the value {} twice (first at line {}, column {})",
+                                v.name(),
+                                first.0,
+                                first.1
+                            ),
+                        );
+                    } else {
+                        values.push((v, item.at));
+                    }
+                }
+            }
+        }
+        values.into_iter().map(|(v, _)| v).collect()
+    }
+
+    /// `expect`: every rule, then no rule after one that decides every run.
+    fn expectations(
+        &mut self,
+        raw: Vec<RawRule>,
+        params: &IndexMap<String, Vec<ParamValue>>,
+        round_trip: bool,
+    ) -> Vec<Rule> {
+        let rules: Vec<Rule> = raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| self.rule(i, r, params, round_trip))
+            .collect();
+        if let Some(first) = rules.iter().position(Rule::selects_everything) {
+            if first + 1 < rules.len() {
+                let at = self.find(&[Key("expect"), Item(first + 1)]);
+                self.err(at, format!("expect[{}] can never be chosen: expect[{first}] has no selector and decides every run (rules are tried in order)", first + 1));
+            }
+        }
+        rules
+    }
+
+    /// Rule `expect[index]`: its keys checked (`checks.rs`), its `where` typed, its `match`
+    /// compiled.
     fn rule(
         &mut self,
         index: usize,
@@ -434,23 +493,53 @@ impl Validator<'_> {
         params: &IndexMap<String, Vec<ParamValue>>,
         round_trip: bool,
     ) -> Rule {
-        let here =
-            |loc: &Locator, key: &str| loc.rule_key(index, key).or_else(|| loc.rule_start(index));
-        let mut where_ = IndexMap::new();
-        let where_node = self
-            .loc
-            .root
-            .get("expect")
-            .and_then(|e| e.item(index))
-            .and_then(|r| r.get("where"));
-        let entries: Vec<(&Node, &Node)> = match where_node.map(|w| &w.kind) {
-            Some(Kind::Map(entries)) => entries.iter().map(|(k, v)| (k, v)).collect(),
-            _ => Vec::new(),
-        };
+        let here = |v: &Self, key: &str| v.near(&[Key("expect"), Item(index), Key(key)]);
         for problem in super::checks::rule(index, &raw, round_trip) {
-            let at = here(&self.loc, problem.key);
+            let at = here(self, problem.key);
             self.err(at, problem.message);
         }
+        let where_ = self.rule_where(index, params);
+        for problem in super::checks::expectation(index, &raw, round_trip) {
+            let at = here(self, problem.key);
+            self.err(at, problem.message);
+        }
+        let pattern = raw.pattern.as_deref().and_then(|pattern| {
+            super::pyre::Pattern::compile(pattern)
+                .map_err(|e| {
+                    let at = here(self, "match");
+                    self.err(
+                        at,
+                        format!("expect[{index}].match `{pattern}` is not a valid regular expression (Python's `re` syntax): {e}"),
+                    );
+                })
+                .ok()
+        });
+        let line = self
+            .find(&[Key("expect"), Item(index)])
+            .map(|(line, _)| line);
+        let rule = build_rule(raw, where_, pattern, line);
+        if let Some((key, why)) = rule.relations.never(&rule.dump, &rule.load) {
+            let at = here(self, key);
+            self.err(at, format!("expect[{index}] can never be chosen: {why}"));
+        }
+        rule
+    }
+
+    /// Rule `expect[index]`'s `where`, each value typed from the tree and checked against
+    /// the case's params.
+    fn rule_where(
+        &mut self,
+        index: usize,
+        params: &IndexMap<String, Vec<ParamValue>>,
+    ) -> IndexMap<String, WhereValue> {
+        let mut where_ = IndexMap::new();
+        let root = self.root;
+        let Some(Kind::Map(entries)) = root
+            .find(&[Key("expect"), Item(index), Key("where")])
+            .map(|w| &w.kind)
+        else {
+            return where_;
+        };
         for (key, value) in entries {
             let name = key.scalar().map(|s| s.text.clone()).unwrap_or_default();
             // `{not: VALUE}` / `{not: [VALUES]}`: every value but these (serde checked the shape).
@@ -471,42 +560,7 @@ impl Validator<'_> {
                     ),
                 }
             }
-            match params.get(&name) {
-                None => {
-                    let known = if params.is_empty() {
-                        "the case has no params".to_string()
-                    } else {
-                        format!(
-                            "its params are {}",
-                            params
-                                .keys()
-                                .map(|k| format!("`{k}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    };
-                    self.err(
-                        Some(key.at),
-                        format!("expect[{index}].where names param `{name}`, but {known}"),
-                    );
-                }
-                Some(declared) => {
-                    for (v, at) in &values {
-                        if !declared.contains(v) {
-                            let list = declared
-                                .iter()
-                                .map(ParamValue::name)
-                                .collect::<Vec<_>>()
-                                .join(", ");
-                            self.err(Some(*at), format!("expect[{index}].where: param `{name}` has no value {} (its values are [{list}])", v.name()));
-                        }
-                    }
-                    if negated && declared.iter().all(|d| values.iter().any(|(v, _)| v == d)) {
-                        let list: Vec<String> = values.iter().map(|(v, _)| v.name()).collect();
-                        self.err(Some(key.at), format!("expect[{index}].where: `{name}: {{not: [{}]}}` leaves no value of param `{name}`: the rule would never be chosen", list.join(", ")));
-                    }
-                }
-            }
+            self.where_param(index, key, &name, negated, &values, params);
             let values = values.into_iter().map(|(v, _)| v).collect();
             where_.insert(
                 name,
@@ -517,102 +571,98 @@ impl Validator<'_> {
                 },
             );
         }
-        if !round_trip {
-            for (key, present) in [
-                ("dump_python", raw.dump_python.is_some()),
-                ("load_python", raw.load_python.is_some()),
-                ("phase", raw.phase.is_some()),
-            ] {
-                if present {
-                    let at = here(&self.loc, key);
-                    self.err(at, format!("expect[{index}].{key} selects round trips, but this case has `code`, not `dump` and `load`"));
-                }
+        where_
+    }
+
+    /// `where`'s param `name` is one of the case's, and each of its values one of the param's.
+    fn where_param(
+        &mut self,
+        index: usize,
+        key: &Node,
+        name: &str,
+        negated: bool,
+        values: &[(ParamValue, Pos)],
+        params: &IndexMap<String, Vec<ParamValue>>,
+    ) {
+        let Some(declared) = params.get(name) else {
+            let known = if params.is_empty() {
+                "the case has no params".to_string()
+            } else {
+                format!(
+                    "its params are {}",
+                    params
+                        .keys()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            self.err(
+                Some(key.at),
+                format!("expect[{index}].where names param `{name}`, but {known}"),
+            );
+            return;
+        };
+        for (v, at) in values {
+            if !declared.contains(v) {
+                let list = declared
+                    .iter()
+                    .map(ParamValue::name)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.err(Some(*at), format!("expect[{index}].where: param `{name}` has no value {} (its values are [{list}])", v.name()));
             }
         }
-        if let Some(sig) = &raw.signal {
-            if !raw.outcome.has(OutcomeKind::Crash) {
-                let at = here(&self.loc, "signal");
-                self.err(
-                    at,
-                    format!("expect[{index}].signal `{sig}` only goes with `outcome: crash`, not `outcome: {}`", raw.outcome),
-                );
-            } else if crate::sys::signal::number(sig).is_none() {
-                let at = here(&self.loc, "signal");
-                self.err(at, format!("expect[{index}].signal `{sig}` is not a signal name (like SIGSEGV or SIGABRT)"));
-            }
+        if negated && declared.iter().all(|d| values.iter().any(|(v, _)| v == d)) {
+            let list: Vec<String> = values.iter().map(|(v, _)| v.name()).collect();
+            self.err(Some(key.at), format!("expect[{index}].where: `{name}: {{not: [{}]}}` leaves no value of param `{name}`: the rule would never be chosen", list.join(", ")));
         }
-        if raw.outcome.raises_nothing() {
-            for (key, value) in [
-                ("exception", raw.exception.as_deref()),
-                ("match", raw.pattern.as_deref()),
-            ] {
-                if let Some(value) = value {
-                    let at = here(&self.loc, key);
-                    self.err(at, format!("expect[{index}].{key} `{value}` cannot go with `outcome: {}`: no exception is raised", raw.outcome));
-                }
-            }
-        }
-        if let Some(exc) = &raw.exception {
-            if exc.split('.').any(|part| !is_identifier(part)) {
-                let at = here(&self.loc, "exception");
-                self.err(at, format!("expect[{index}].exception `{exc}` is not an exception name (like `PicklingError` or `_pickle.PicklingError`)"));
-            }
-        }
-        let pattern = raw.pattern.as_deref().and_then(|pattern| {
-            super::pyre::Pattern::compile(pattern)
-                .map_err(|e| {
-                    let at = here(&self.loc, "match");
-                    self.err(
-                        at,
-                        format!("expect[{index}].match `{pattern}` is not a valid regular expression (Python's `re` syntax): {e}"),
-                    );
-                })
-                .ok()
-        });
-        let dump = InterpreterSelector {
+    }
+}
+
+/// The rule as the runner asks it, from its typed keys.
+fn build_rule(
+    raw: RawRule,
+    where_: IndexMap<String, WhereValue>,
+    pattern: Option<super::pyre::Pattern>,
+    line: Option<usize>,
+) -> Rule {
+    Rule {
+        on: InterpreterSelector {
+            python: raw.python,
+            implementation: raw.implementation,
+            implementation_version: raw.implementation_version,
+            features: raw.features,
+        },
+        dump: InterpreterSelector {
             python: raw.dump_python,
             implementation: raw.dump_implementation,
             implementation_version: raw.dump_implementation_version,
             features: raw.dump_features,
-        };
-        let load = InterpreterSelector {
+        },
+        load: InterpreterSelector {
             python: raw.load_python,
             implementation: raw.load_implementation,
             implementation_version: raw.load_implementation_version,
             features: raw.load_features,
-        };
-        let relations = PairRelations {
+        },
+        relations: PairRelations {
             same: raw.same.unwrap_or_default(),
             different: raw.different.unwrap_or_default(),
             pairs: raw.pairs.unwrap_or_default(),
-        };
-        if let Some((key, why)) = relations.never(&dump, &load) {
-            let at = here(&self.loc, key);
-            self.err(at, format!("expect[{index}] can never be chosen: {why}"));
-        }
-        Rule {
-            on: InterpreterSelector {
-                python: raw.python,
-                implementation: raw.implementation,
-                implementation_version: raw.implementation_version,
-                features: raw.features,
-            },
-            dump,
-            load,
-            relations,
-            where_,
-            phase: raw.phase,
-            expected: Expected {
-                outcome: raw.outcome.first,
-                also: raw.outcome.also,
-                exception: raw.exception,
-                instance_of: raw.instance_of,
-                signal: raw.signal,
-                pattern,
-                reason: raw.reason,
-                line: self.loc.rule_start(index).map(|(line, _)| line),
-            },
-        }
+        },
+        where_,
+        phase: raw.phase,
+        expected: Expected {
+            outcome: raw.outcome.first,
+            also: raw.outcome.also,
+            exception: raw.exception,
+            instance_of: raw.instance_of,
+            signal: raw.signal,
+            pattern,
+            reason: raw.reason,
+            line,
+        },
     }
 }
 
@@ -620,12 +670,6 @@ pub(crate) fn valid_id(id: &str) -> bool {
     let mut chars = id.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_lowercase() || c.is_ascii_digit())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c))
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_alphabetic())
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
 }
 
 /// Python 2.7's keywords (`print` and `exec` among them; `None` cannot be bound either).
@@ -740,45 +784,6 @@ pub(crate) fn placeholders(s: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// Where keys and values stand in the file, for errors found after serde has read it (serde
-/// keeps no positions): the YAML tree's own positions, `None` when the key is not there.
-struct Locator<'a> {
-    root: &'a Node,
-}
-
-impl Locator<'_> {
-    /// The value of top-level `key`.
-    fn top_key(&self, key: &str) -> Option<(usize, usize)> {
-        self.root.get(key).map(|n| n.at)
-    }
-
-    /// Item `index` of the top-level list `key`.
-    fn top_item(&self, key: &str, index: usize) -> Option<(usize, usize)> {
-        let list = self.root.get(key)?;
-        Some(list.item(index).map(|n| n.at).unwrap_or(list.at))
-    }
-
-    /// The key `key` of the top-level mapping `top`.
-    fn key_under(&self, top: &str, key: &str) -> Option<(usize, usize)> {
-        let map = self.root.get(top)?;
-        Some(map.entry(key).map(|(k, _)| k.at).unwrap_or(map.at))
-    }
-
-    /// The line of the top-level key `key`.
-    fn top_line(&self, key: &str) -> Option<usize> {
-        self.root.entry(key).map(|(k, _)| k.at.0)
-    }
-
-    fn rule_start(&self, index: usize) -> Option<(usize, usize)> {
-        self.root.get("expect")?.item(index).map(|n| n.at)
-    }
-
-    /// The value of `key` in rule `index`.
-    fn rule_key(&self, index: usize, key: &str) -> Option<(usize, usize)> {
-        self.root.get("expect")?.item(index)?.get(key).map(|n| n.at)
-    }
 }
 
 #[cfg(test)]

@@ -494,80 +494,12 @@ impl Translator {
                 piece.max = Some(0);
                 Ok(Some(piece))
             }
-            '<' if matches!(self.peek(), Some('=' | '!')) => {
-                let negative = self.peek() == Some('!');
-                self.pos += 1;
-                self.lookbehind += 1;
-                let inner = self.alternation(flags);
-                self.lookbehind -= 1;
-                let inner = inner?;
-                if !self.eat(')') {
-                    return Err(self.error_at("missing ), unterminated subpattern", at));
-                }
-                if inner.max != Some(inner.min) {
-                    return Err(self.error_at("look-behind requires fixed-width pattern", at));
-                }
-                let open = if negative { "(?<!" } else { "(?<=" };
-                Ok(Some(Piece {
-                    text: format!("{open}{})", inner.text),
-                    min: 0,
-                    max: Some(0),
-                    kind: PieceKind::Atom,
-                }))
-            }
-            'P' => match self.peek() {
-                Some('<') => {
-                    self.pos += 1;
-                    let name = self.name('>')?;
-                    if self.names.contains_key(&name) {
-                        return Err(format!(
-                            "redefinition of group name '{name}' as group {}; was group {} at position {}",
-                            self.groups + 1,
-                            self.names[&name],
-                            at + 4
-                        ));
-                    }
-                    self.groups += 1;
-                    let n = self.groups;
-                    self.names.insert(name, n);
-                    self.capture(flags, n, at).map(Some)
-                }
-                Some('=') => {
-                    self.pos += 1;
-                    let name_at = self.pos;
-                    let name = self.name(')')?;
-                    let Some(&n) = self.names.get(&name) else {
-                        return Err(self.error_at(&format!("unknown group name '{name}'"), name_at));
-                    };
-                    self.backref(n, name_at).map(Some)
-                }
-                _ => Err(self.error("unknown extension ?P")),
-            },
+            '<' if matches!(self.peek(), Some('=' | '!')) => self.lookbehind(flags, at).map(Some),
+            'P' => self.named(flags, at),
             '(' => self.conditional(flags, at).map(Some),
             c if "aiLmsux-".contains(c) => {
                 self.pos -= 1;
-                let mut local = flags;
-                self.flag_letters(&mut local, true)?;
-                if self.eat('-') {
-                    if !self.peek().is_some_and(|c| "imsx".contains(c)) {
-                        return Err(self.error("missing flag"));
-                    }
-                    self.flag_letters(&mut local, false)?;
-                }
-                if self.eat(')') {
-                    return Err(
-                        self.error_at("global flags not at the start of the expression", at)
-                    );
-                }
-                if !self.eat(':') {
-                    return Err(self.error("missing :"));
-                }
-                let open = match (flags.i, local.i) {
-                    (false, true) => "(?i:",
-                    (true, false) => "(?-i:",
-                    _ => "(?:",
-                };
-                self.enclosed(local, at, open, ")").map(Some)
+                self.scoped_flags(flags, at).map(Some)
             }
             '<' => Err(self.error(&format!(
                 "unknown extension ?<{}",
@@ -575,6 +507,85 @@ impl Translator {
             ))),
             c => Err(self.error_at(&format!("unknown extension ?{c}"), at + 1)),
         }
+    }
+
+    /// After `(?<=` or `(?<!`'s `<`: a look-behind, of a fixed width.
+    fn lookbehind(&mut self, flags: Flags, at: usize) -> Result<Piece, String> {
+        let negative = self.peek() == Some('!');
+        self.pos += 1;
+        self.lookbehind += 1;
+        let inner = self.alternation(flags);
+        self.lookbehind -= 1;
+        let inner = inner?;
+        if !self.eat(')') {
+            return Err(self.error_at("missing ), unterminated subpattern", at));
+        }
+        if inner.max != Some(inner.min) {
+            return Err(self.error_at("look-behind requires fixed-width pattern", at));
+        }
+        let open = if negative { "(?<!" } else { "(?<=" };
+        Ok(Piece {
+            text: format!("{open}{})", inner.text),
+            min: 0,
+            max: Some(0),
+            kind: PieceKind::Atom,
+        })
+    }
+
+    /// After `(?P`: a named group `(?P<name>...)` or a back-reference `(?P=name)`.
+    fn named(&mut self, flags: Flags, at: usize) -> Result<Option<Piece>, String> {
+        match self.peek() {
+            Some('<') => {
+                self.pos += 1;
+                let name = self.name('>')?;
+                if self.names.contains_key(&name) {
+                    return Err(format!(
+                    "redefinition of group name '{name}' as group {}; was group {} at position {}",
+                    self.groups + 1,
+                    self.names[&name],
+                    at + 4
+                ));
+                }
+                self.groups += 1;
+                let n = self.groups;
+                self.names.insert(name, n);
+                self.capture(flags, n, at).map(Some)
+            }
+            Some('=') => {
+                self.pos += 1;
+                let name_at = self.pos;
+                let name = self.name(')')?;
+                let Some(&n) = self.names.get(&name) else {
+                    return Err(self.error_at(&format!("unknown group name '{name}'"), name_at));
+                };
+                self.backref(n, name_at).map(Some)
+            }
+            _ => Err(self.error("unknown extension ?P")),
+        }
+    }
+
+    /// After `(?`, at its flag letters: `(?i:...)`, `(?-i:...)` and the like.
+    fn scoped_flags(&mut self, flags: Flags, at: usize) -> Result<Piece, String> {
+        let mut local = flags;
+        self.flag_letters(&mut local, true)?;
+        if self.eat('-') {
+            if !self.peek().is_some_and(|c| "imsx".contains(c)) {
+                return Err(self.error("missing flag"));
+            }
+            self.flag_letters(&mut local, false)?;
+        }
+        if self.eat(')') {
+            return Err(self.error_at("global flags not at the start of the expression", at));
+        }
+        if !self.eat(':') {
+            return Err(self.error("missing :"));
+        }
+        let open = match (flags.i, local.i) {
+            (false, true) => "(?i:",
+            (true, false) => "(?-i:",
+            _ => "(?:",
+        };
+        self.enclosed(local, at, open, ")")
     }
 
     /// A capturing group numbered `n` (it stays open, for back-references, until its `)`).

@@ -60,7 +60,35 @@ pub struct YamlError {
     pub message: String,
 }
 
+/// One step of a path into the tree: a mapping's key, or a sequence's item.
+#[derive(Debug, Clone, Copy)]
+pub enum PathStep<'a> {
+    Key(&'a str),
+    Item(usize),
+}
+
 impl Node {
+    /// The node at `path` below this one (`[Key("expect"), Item(3), Key("python")]`), if it is
+    /// there.
+    pub fn find(&self, path: &[PathStep]) -> Option<&Node> {
+        path.iter().try_fold(self, |node, step| match *step {
+            PathStep::Key(key) => node.get(key),
+            PathStep::Item(i) => node.item(i),
+        })
+    }
+
+    /// The node at `path`, or the last node on the way to it that is there.
+    pub fn nearest(&self, path: &[PathStep]) -> &Node {
+        let mut node = self;
+        for i in 1..=path.len() {
+            match self.find(&path[..i]) {
+                Some(next) => node = next,
+                None => break,
+            }
+        }
+        node
+    }
+
     pub fn scalar(&self) -> Option<&Scalar> {
         match &self.kind {
             Kind::Scalar(s) => Some(s),
