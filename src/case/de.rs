@@ -928,4 +928,29 @@ mod tests {
         }
         assert!(compared > 2000 && errors > 500, "{compared} {errors}");
     }
+
+    /// Aliases (errors point at the anchored content, as serde_norway's do), tags on
+    /// collections and scalars, enums named by a tag, tuples too long.
+    #[test]
+    fn aliases_tags_and_lengths_read_as_serde_norway_reads_them() {
+        for text in [
+            "title: &t [x]\ncode: pass\ndescription: *t\n",
+            "title: &t t\ncode: *t\ntimeout: *t\n",
+            "title: t\ncode: pass\nexpect:\n  - &r {outcome: pass, python: 3.10}\n  - *r\n",
+            "title: t\ncode: pass\nisolation: !exec\n",
+            "title: t\ncode: pass\nisolation: !exec x\n",
+            "title: t\ncode: pass\nisolation: !bogus\n",
+            "title: t\ncode: pass\ntags: !foo [a]\n",
+            "title: t\ncode: pass\npython: !foo [a]\n",
+            "title: t\ncode: pass\nexpect: [!x {outcome: pass}]\n",
+            "title: t\ncode: pass\nexpect:\n  - outcome: !fail\n",
+            "title: t\ndump: d\nload: l\nexpect:\n  - pairs: [['<3', '>=3', '3.8']]\n    outcome: error\n",
+            "title: !!str t\ncode: !!str pass\nrepeat: !!int |\n  7\n",
+            "title: t\ncode: pass\nrepeat: !!null ~\ntimeout: !!null x\n",
+            "title: t\ncode: pass\n? [a]\n: b\n",
+        ] {
+            let tree = by_tree(text).expect(text);
+            assert_eq!(tree, by_serde_norway(text), "{text}");
+        }
+    }
 }

@@ -236,8 +236,8 @@ impl Builder {
                 };
                 let (node, size) = (node.clone(), *size);
                 self.count(size, at, Some(&name))?;
+                // The copy keeps its `origin`: the anchored node's position.
                 let mut node = (*node).clone();
-                node.origin = node.at;
                 node.at = at;
                 self.close(node, size, None)?;
             }
@@ -584,6 +584,20 @@ mod tests {
         assert!(r.get("title").unwrap().scalar().unwrap().plain);
         assert!(parse("").unwrap().is_none());
         assert!(parse("# only a comment\n").unwrap().is_none());
+    }
+
+    #[test]
+    fn paths_find_nodes_or_the_nearest_above() {
+        use PathStep::{Item, Key};
+        let r = root("expect:\n  - outcome: pass\n    python: '3.8'\n");
+        let python = [Key("expect"), Item(0), Key("python")];
+        assert_eq!(r.find(&python).unwrap().at, (3, 13));
+        assert_eq!(r.nearest(&python).at, (3, 13));
+        let missing = [Key("expect"), Item(0), Key("match")];
+        assert!(r.find(&missing).is_none());
+        assert_eq!(r.nearest(&missing).at, (2, 5), "the rule");
+        assert_eq!(r.nearest(&[Key("expect"), Item(7)]).at, (2, 3), "the list");
+        assert_eq!(r.nearest(&[Key("nope")]).at, r.at, "the root");
     }
 
     #[test]
