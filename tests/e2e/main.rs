@@ -24,6 +24,7 @@ mod retries;
 mod roundtrip;
 mod shards;
 mod support;
+mod surefire;
 mod surround;
 mod workflow;
 
@@ -54,5 +55,6 @@ fn main() {
     trials.extend(rerun::trials());
     trials.extend(surround::trials());
     trials.extend(repeat::trials());
+    trials.extend(surefire::trials());
     libtest_mimic::run(&args, trials).exit();
 }
