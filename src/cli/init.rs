@@ -28,7 +28,7 @@ const FILES: [(&str, &str, &str); 2] = [
     (
         ".github/workflows/crosspickle.yml",
         WORKFLOW,
-        "the GitHub Actions workflow; set CROSSPICKLE_SOURCE at its top to what pip installs crosspickle from",
+        "the GitHub Actions workflow; set CROSSPICKLE_SOURCE at its top to crosspickle's git repository (git+<address>@<tag>), which its first job builds the wheel from",
     ),
 ];
 

@@ -11,7 +11,7 @@ use libtest_mimic::Trial;
 use crate::support::*;
 
 /// uv as .ci/run gives it (CROSSPICKLE_TEST_UV), else on PATH.
-fn which_uv() -> Option<PathBuf> {
+pub fn which_uv() -> Option<PathBuf> {
     if let Some(uv) = std::env::var_os("CROSSPICKLE_TEST_UV").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(uv));
     }
@@ -33,7 +33,7 @@ fn uv_trial(name: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
 /// test suite, caches, static libraries and what the cases do not use; with patchelf (argv[3],
 /// when given) the executable finds its libpython in `$ORIGIN/../lib`, as the standalone
 /// builds do, so the installed copy uses nothing of the original folder.
-const PACK: &str = r#"
+pub const PACK: &str = r#"
 import os, shutil, subprocess, sys, tarfile, tempfile
 root, out = sys.argv[1], sys.argv[2]
 patchelf = sys.argv[3] if len(sys.argv) > 3 else None
@@ -89,7 +89,7 @@ fn isolated(dir: &Path, request: &str, uv: Option<&Path>) -> Command {
 }
 
 /// The downloads list uv reads: one CPython for this platform, at `archive`.
-fn downloads_json(version: &str, archive: &Path, sha256: &str) -> String {
+pub fn downloads_json(version: &str, archive: &Path, sha256: &str) -> String {
     let v: Vec<&str> = version.split(' ').collect();
     let key = format!("cpython-{}.{}.{}-linux-x86_64-gnu", v[0], v[1], v[2]);
     serde_json::json!({
@@ -111,7 +111,7 @@ fn downloads_json(version: &str, archive: &Path, sha256: &str) -> String {
     .to_string()
 }
 
-fn sha256_of(path: &Path) -> String {
+pub fn sha256_of(path: &Path) -> String {
     let out = Command::new("sha256sum").arg(path).output().unwrap();
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()

@@ -24,6 +24,7 @@ mod retries;
 mod roundtrip;
 mod shards;
 mod support;
+mod surefire;
 mod surround;
 mod workflow;
 

@@ -8,13 +8,22 @@
 //! - `actions/setup-python`: a folder at the front of `PATH` with this machine's interpreters
 //!   under the names setup-python gives them (`python3.8`, `pypy3.11`, ...), and the job's
 //!   `CROSSPICKLE_PYTHONS` set to the versions this machine has (the workflow's own list has
-//!   PyPy 3.10 and 3.14t, which it has not);
+//!   PyPy 3.10 and 3.14t, which it has not); with uv here, 3.12 is left out of that folder, as
+//!   a version setup-python could not set up;
+//! - `astral-sh/setup-uv`: uv (CROSSPICKLE_TEST_UV, else PATH's) in that folder, offline, with
+//!   a local downloads list (`UV_PYTHON_DOWNLOADS_JSON_URL`) serving pyenv's 3.12 packed as
+//!   uv's archives are, so that `--download-python auto` installs the missing 3.12 through the
+//!   real uv into the job's crosspickle cache folder, and the run uses it;
 //! - `actions/download-artifact` of the wheel and the "Install crosspickle" step (pip installing
 //!   it): the binary under test on `PATH`; of the shards' results: the shard jobs' JSON copied;
 //! - `actions/upload-artifact`: each of its `path:` lines must name files that exist;
 //! - the variables: `GITHUB_ACTIONS=true`, `CI=true`, `GITHUB_WORKSPACE`, `GITHUB_STEP_SUMMARY`,
-//!   `GITHUB_OUTPUT`, `GITHUB_ENV` (empty files), `RUNNER_TEMP`, and `${{ matrix.NAME }}` in a
-//!   step's `env:` (any other expression in a `run:` block or a step's `env:` fails the test).
+//!   `GITHUB_OUTPUT`, `GITHUB_ENV` (empty files), `RUNNER_TEMP`, a `HOME` of the runner's own,
+//!   and `${{ matrix.NAME }}` in a step's `env:` (any other expression in a `run:` block or a
+//!   step's `env:` fails the test).
+//!
+//! The build job's `Build the wheel` step is not run here: .ci/packaging runs it (it is how CI
+//! builds the wheel it checks).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -87,17 +96,77 @@ struct Runner {
     temp: PathBuf,
     /// The versions of the workflow's list that this machine has, one a line.
     pythons: String,
+    /// The crosspickle cache folder of the runner's jobs (where uv installs).
+    cache: PathBuf,
+    /// The version served to uv from the local downloads list (setup-python "could not"
+    /// set it up), when uv is here; uv's settings for it.
+    served: Option<Served>,
+}
+
+/// A version that uv installs from a local downloads list.
+struct Served {
+    /// As the workflow lists it: `3.12`.
+    version: &'static str,
+    /// Its full version: `3.12.1`.
+    dotted: String,
+    env: Vec<(String, String)>,
+}
+
+/// The version uv serves in place of setup-python.
+const SERVED: &str = "3.12";
+
+/// uv's stand-in: uv on PATH as `bin/uv`, and pyenv's `SERVED` packed as uv's archives are,
+/// listed in a local downloads list, uv offline. None without uv or that interpreter.
+fn serve(root: &Path, bin: &Path) -> Option<Served> {
+    let uv = crate::download::which_uv()?;
+    let python = python(SERVED)?;
+    let install = python.parent()?.parent()?.to_path_buf();
+    let archive = root.join(format!("cpython-{SERVED}-install_only.tar.gz"));
+    let mut pack = Command::new(&python);
+    pack.arg("-c")
+        .arg(crate::download::PACK)
+        .arg(&install)
+        .arg(&archive);
+    if let Ok(patchelf) = which::which("patchelf") {
+        pack.arg(patchelf);
+    }
+    let packed = pack.output().ok()?;
+    assert!(packed.status.success(), "packing {SERVED}: {packed:?}");
+    let version = String::from_utf8_lossy(&packed.stdout).trim().to_string();
+    let sha = crate::download::sha256_of(&archive);
+    let list = root.join("downloads.json");
+    std::fs::write(
+        &list,
+        crate::download::downloads_json(&version, &archive, &sha),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(uv, bin.join("uv")).unwrap();
+    let env = [
+        ("UV_OFFLINE", "1".to_string()),
+        ("UV_NO_CONFIG", "1".to_string()),
+        ("UV_CACHE_DIR", path_str(&root.join("uv-cache"))),
+        (
+            "UV_PYTHON_DOWNLOADS_JSON_URL",
+            format!("file://{}", list.display()),
+        ),
+    ];
+    Some(Served {
+        version: SERVED,
+        dotted: version.replace(' ', "."),
+        env: env.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+    })
 }
 
 impl Runner {
     fn new() -> Runner {
         let root = tempfile::tempdir().unwrap();
-        let (workspace, bin, temp) = (
+        let (workspace, bin, temp, home) = (
             root.path().join("workspace"),
             root.path().join("bin"),
             root.path().join("runner-temp"),
+            root.path().join("home"),
         );
-        for d in [&workspace, &bin, &temp] {
+        for d in [&workspace, &bin, &temp, &home] {
             std::fs::create_dir_all(d).unwrap();
         }
         let init = crosspickle(&workspace).arg("init").output().unwrap();
@@ -106,11 +175,16 @@ impl Runner {
             std::fs::write(workspace.join("cases").join(file), text).unwrap();
         }
         std::os::unix::fs::symlink(super::support::bin(), bin.join("crosspickle")).unwrap();
+        let served = serve(root.path(), &bin);
         let mut pythons = String::new();
         for (version, here) in SETUP_PYTHON {
             let Some(path) = here.and_then(python) else {
                 continue;
             };
+            if served.as_ref().is_some_and(|s| s.version == *version) {
+                pythons.push_str(&format!("{version}\n"));
+                continue; // setup-python "could not": uv installs it
+            }
             let exe = if version.starts_with("pypy") {
                 version.to_string()
             } else {
@@ -120,11 +194,13 @@ impl Runner {
             pythons.push_str(&format!("{version}\n"));
         }
         Runner {
+            cache: root.path().join("cache"),
             _root: root,
             workspace,
             bin,
             temp,
             pythons,
+            served,
         }
     }
 
@@ -150,8 +226,17 @@ impl Runner {
         env.insert("CI".into(), "true".into());
         env.insert("GITHUB_WORKSPACE".into(), path_str(&self.workspace));
         env.insert("RUNNER_TEMP".into(), path_str(&self.temp));
-        let path = std::env::var("PATH").unwrap_or_default();
-        env.insert("PATH".into(), format!("{}:{path}", self.bin.display()));
+        env.insert("HOME".into(), path_str(&self.temp.with_file_name("home")));
+        env.insert("CROSSPICKLE_CACHE_DIR".into(), path_str(&self.cache));
+        for (k, v) in self.served.iter().flat_map(|s| &s.env) {
+            env.insert(k.clone(), v.clone());
+        }
+        // The machine's PATH after the stand-ins, less pyenv's shims (a runner has none, and
+        // with the runner's HOME they find no version).
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let kept = std::env::split_paths(&path).filter(|d| !d.ends_with("shims"));
+        let path = std::env::join_paths(std::iter::once(self.bin.clone()).chain(kept)).unwrap();
+        env.insert("PATH".into(), path.to_string_lossy().into_owned());
         env
     }
 }
@@ -211,13 +296,9 @@ fn run_job(
         let mut cmd = Command::new("bash");
         cmd.arg("-e").arg("-c").arg(script);
         cmd.current_dir(&runner.workspace).env_clear().envs(&env);
-        for key in ["HOME", "CROSSPICKLE_NEWEST_PYTHONS"] {
-            if let Ok(v) = std::env::var(key) {
-                cmd.env(key, v);
-            }
+        if let Ok(v) = std::env::var("CROSSPICKLE_NEWEST_PYTHONS") {
+            cmd.env("CROSSPICKLE_NEWEST_PYTHONS", v);
         }
-        let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("probe-cache");
-        cmd.env("CROSSPICKLE_CACHE_DIR", cache);
         for (k, v) in step["env"].as_mapping().into_iter().flatten() {
             cmd.env(k.as_str().unwrap(), step_env(v, matrix)?);
         }
@@ -313,6 +394,28 @@ fn check_the_list(job: &Value) -> TestResult {
         setup["with"]["python-version"].as_str() == Some("${{ env.CROSSPICKLE_PYTHONS }}"),
         format!("{:?}", setup["with"]),
     )?;
+    // What setup-python cannot give, uv installs: the job goes on, with uv set up.
+    check(
+        setup["continue-on-error"].as_bool() == Some(true),
+        "setup-python's step is not continue-on-error",
+    )?;
+    let steps = job["steps"].as_sequence().unwrap();
+    check(
+        steps.iter().any(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("astral-sh/setup-uv@"))
+        }),
+        "no astral-sh/setup-uv step",
+    )?;
+    check(
+        steps.iter().any(|s| {
+            s["run"]
+                .as_str()
+                .is_some_and(|r| r.contains("--download-python auto"))
+        }),
+        "no step runs with --download-python auto",
+    )?;
     let listed: Vec<&str> = job["env"]["CROSSPICKLE_PYTHONS"]
         .as_str()
         .unwrap_or("")
@@ -322,6 +425,36 @@ fn check_the_list(job: &Value) -> TestResult {
     check(listed == wanted, format!("{listed:?}"))
 }
 
+/// The version setup-python "could not" set up was warned of, installed by uv into the
+/// runner's cache folder (`installed`: this job's run said so), and run on.
+fn check_served(runner: &Runner, json: &serde_json::Value, named: &Step) -> TestResult {
+    let Some(served) = &runner.served else {
+        return Ok(());
+    };
+    let warning = format!(
+        "::warning::python{v} is not on PATH (actions/setup-python did not set up {v})",
+        v = served.version
+    );
+    check(
+        named.stdout.contains(&warning),
+        format!("no warning for {}:\n{}", served.version, named.stdout),
+    )?;
+    let downloads = std::fs::canonicalize(runner.cache.join("pythons"))
+        .map_err(|e| format!("nothing installed in the cache's pythons/: {e}"))?;
+    let from_uv: Vec<_> = json["interpreters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["sources"] == serde_json::json!(["uv"]))
+        .collect();
+    check(
+        from_uv.len() == 1
+            && from_uv[0]["label"] == format!("cpython-{}", served.dotted)
+            && Path::new(from_uv[0]["executable"].as_str().unwrap_or("")).starts_with(&downloads),
+        format!("the interpreters found by uv: {from_uv:?}"),
+    )
+}
+
 /// What a workspace's results must show: every interpreter of the list here, round trips
 /// between two different ones, the failing case annotated on its rule's line.
 fn check_results(runner: &Runner, json: &serde_json::Value, stdout: &str) -> TestResult {
@@ -329,7 +462,7 @@ fn check_results(runner: &Runner, json: &serde_json::Value, stdout: &str) -> Tes
     let interpreters = json["interpreters"].as_array().map_or(0, Vec::len);
     check(
         interpreters == here,
-        format!("{interpreters} interpreters, {here} set up"),
+        format!("{interpreters} interpreters, {here} listed"),
     )?;
     let runs = runs(json);
     let pairs: Vec<_> = runs
@@ -398,7 +531,15 @@ fn one_job_runs_every_python_here() -> TestResult {
         format!("exit {}\n{}\n{}", run.code, run.stdout, run.stderr),
     )?;
     check_summary(&runner, &std::fs::read_to_string(&summary).unwrap())?;
+    if let Some(served) = &runner.served {
+        let note = format!("note: installed cpython-{} at ", served.dotted);
+        check(
+            run.stderr.contains(&note),
+            format!("uv's install is not told:\n{}", run.stderr),
+        )?;
+    }
     let json = json_at(&runner.workspace.join("crosspickle.json"));
+    check_served(&runner, &json, named)?;
     check_results(&runner, &json, &run.stdout)
 }
 
@@ -420,13 +561,18 @@ fn shards_run_every_python_here_and_merge() -> TestResult {
         "the matrix lists CROSSPICKLE_SHARDS shards",
     )?;
     let mut stdout = String::new();
+    let mut first_named = None;
     for shard in &shards {
         std::fs::write(&summary, "").unwrap();
         let matrix = BTreeMap::from([("shard", shard.clone())]);
-        let steps = run_job(&runner, cases, &matrix, &summary, &mut |_| {})?;
+        let mut steps = run_job(&runner, cases, &matrix, &summary, &mut |_| {})?;
         let run = step(&steps, "Run the cases")?;
         check(run.code <= 1, format!("{}\n{}", run.stdout, run.stderr))?;
         stdout.push_str(&run.stdout);
+        if first_named.is_none() {
+            let at = steps.iter().position(|s| s.name == "Name the interpreters");
+            first_named = at.map(|i| steps.swap_remove(i));
+        }
     }
     // The report job, in a workspace of its own that holds the shards' results.
     let report = &wf["jobs"]["report"];
@@ -454,5 +600,10 @@ fn shards_run_every_python_here_and_merge() -> TestResult {
         "the merged summary",
     )?;
     let json = json_at(&runner.workspace.join("crosspickle.json"));
+    check_served(
+        &runner,
+        &json,
+        &first_named.ok_or("no step `Name the interpreters` ran")?,
+    )?;
     check_results(&runner, &json, &stdout)
 }
