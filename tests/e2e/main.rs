@@ -10,6 +10,7 @@ mod download;
 mod expected;
 mod explore;
 mod format2;
+mod freethreaded;
 mod github;
 mod hardening;
 mod harness;
@@ -54,5 +55,6 @@ fn main() {
     trials.extend(rerun::trials());
     trials.extend(surround::trials());
     trials.extend(repeat::trials());
+    trials.extend(freethreaded::trials());
     libtest_mimic::run(&args, trials).exit();
 }
