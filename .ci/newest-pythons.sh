@@ -194,9 +194,27 @@ build_free_threaded() {
     echo "newest-pythons: free-threaded $v: ${step%%|*} done ($((SECONDS - start)) s so far)"
   done
   [ -x "$ft/bin/python${v}t" ] || { echo "newest-pythons: make install gave no $ft/bin/python${v}t" >&2; exit 1; }
-  patchelf --set-interpreter "$dir/sid/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" \
-    --force-rpath --set-rpath "$dir/sid/usr/lib/x86_64-linux-gnu" "$ft/bin/python${v}t"
   rm -rf "$src"
+}
+
+# The libraries a free-threaded build links that the sid prefix lacks (its _dbm links
+# gdbm's ndbm compatibility library, Debian's links Berkeley DB), from sid, into
+# DIR/ft/3.Xt/runtime; then the binary is pointed at the sid prefix's loader and libraries
+# and at these. Done again when the list changes.
+ft_runtime() {
+  local ft="$dir/ft/$1t" runtime="$dir/ft/$1t/runtime" deb
+  if [ "$(cat "$runtime/.packages" 2>/dev/null)" != "$ft_runtime_pkgs" ]; then
+    private_apt
+    rm -rf "$runtime" "$runtime.partial"
+    mkdir -p "$runtime.partial/debs"
+    (cd "$runtime.partial/debs" && apt-get "${apt_opts[@]}" -qq download $(printf "%s/sid " $ft_runtime_pkgs))
+    for deb in "$runtime.partial/debs"/*.deb; do dpkg-deb -x "$deb" "$runtime.partial"; done
+    rm -rf "$runtime.partial/debs"
+    echo "$ft_runtime_pkgs" >"$runtime.partial/.packages"
+    mv "$runtime.partial" "$runtime"
+  fi
+  patchelf --set-interpreter "$dir/sid/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" --force-rpath \
+    --set-rpath "$dir/sid/usr/lib/x86_64-linux-gnu:$runtime/usr/lib/x86_64-linux-gnu" "$ft/bin/python$1t"
 }
 
 # The host's compiler and -dev packages the free-threaded builds need, installed with the
@@ -237,6 +255,7 @@ ft_configure="$(echo $ft_configure)"
 ft_build_deps="gcc make pkg-config dpkg-dev patchelf libssl-dev libffi-dev zlib1g-dev libbz2-dev
   liblzma-dev libsqlite3-dev libncurses-dev libreadline-dev uuid-dev libgdbm-dev
   libgdbm-compat-dev libdb-dev libzstd-dev"
+ft_runtime_pkgs="libgdbm-compat4t64"
 ft_interpreters=""
 ft_versions=""
 for build in $ft_builds; do
@@ -263,6 +282,7 @@ for build in $ft_builds; do
     build_free_threaded "$v" "$srcver"
     printf '%s\n' "$ft_spec" >"$pending"
   fi
+  ft_runtime "$v"
   to_verify="$to_verify${to_verify:+$'\n'}ft-python${v}t|ft/${v}t|bin/python${v}t|sid"
 done
 
