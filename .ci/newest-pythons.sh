@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install the newest Pythons into a private prefix, from Debian's newer suites, on Debian 12:
 #   CPython 3.14 and 3.15 and their debug builds (3.14d, 3.15d), from sid;
-#   PyPy 3.11 7.3.x without `_pickle`, from trixie; PyPy 3.11 8.x with `_pickle`, from sid.
+#   PyPy 3.11 7.3.x without `_pickle`, from trixie; PyPy 3.11 8.x with `_pickle`, from sid;
+#   free-threaded CPython 3.13t, built here (`--disable-gil`) from Debian sid's source package
+#   of python3.13 3.13.15 (see ft_builds below for 3.14t/3.15t), into DIR/ft/3.13t.
 # Debian 12 cannot install these with apt (they need a newer C library), so they are downloaded
 # with an apt configuration of our own (its own sources list and lists folder: the machine's apt
 # is left as it is), unpacked with `dpkg-deb -x` into DIR/<suite>/, and each interpreter binary
@@ -14,6 +16,14 @@
 # multiprocessing spawn child runs; `-m venv` gives a venv whose pip is the prefix's and installs
 # a wheel; sys.prefix lies in DIR. A second run finds the stamp and does nothing.
 #
+# The free-threaded builds: `apt-get source` (the private configuration's deb-src of sid) of a
+# python3.X source package, unpacked without Debian's patches (their layout is not the
+# free-threaded one); the host's compiler and -dev
+# packages (installed with the machine's apt when missing, which needs root); `nice make -j2`;
+# installed into DIR/ft/3.Xt and pointed at the sid prefix's loader, libraries and pip wheels,
+# then verified as the others are. DIR/ft/3.Xt/built.stamp names the source version it was
+# built from: a second run does not build again (nor does reinstalling the other interpreters).
+#
 # Usage: .ci/newest-pythons.sh [--force] [DIR]     (DIR default: target/newest-pythons)
 # The Debian mirror is the one the machine's own apt sources name (CROSSPICKLE_DEBIAN_MIRROR
 # overrides it).
@@ -25,7 +35,7 @@ dir=""
 for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "newest-pythons: unknown option $arg (see --help)" >&2; exit 2 ;;
     *) [ -z "$dir" ] || { echo "newest-pythons: one DIR only" >&2; exit 2; }; dir="$arg" ;;
   esac
@@ -64,53 +74,60 @@ if [ "$force" = 0 ] && [ -f "$stamp" ] && [ "$(sed -n '1,/^--$/p' "$stamp" | sed
     [ -x "$dir/$prefix/$bin" ] && "$dir/$prefix/$bin" -c pass 2>/dev/null || ok=0
   done <<<"$interpreters"
   if [ "$ok" = 1 ]; then
-    echo "newest-pythons: already installed in $dir (nothing to do; --force reinstalls)"
-    exit 0
+    binaries=installed
+  else
+    echo "newest-pythons: $dir is incomplete, installing again"
   fi
-  echo "newest-pythons: $dir is incomplete, installing again"
 fi
-rm -f "$stamp"
 start=$SECONDS
 
-# The machine's Debian mirror: the first URI of its sources whose suite is its own codename.
-mirror="${CROSSPICKLE_DEBIAN_MIRROR:-}"
-if [ -z "$mirror" ]; then
-  codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
-  mirror="$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk -v c="$codename" '
-      /^URIs:/ { uri = $2 } /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == c) { print uri; exit } }
-      /^$/ { uri = "" }')"
-fi
-if [ -z "$mirror" ]; then
-  mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk -v c="$codename" '
-      $1 == "deb" { i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
-                    if ($(i + 1) == c) { print $i; exit } }')"
-fi
-if [ -z "$mirror" ]; then
-  echo "newest-pythons: no Debian mirror found in /etc/apt/sources.list*; set CROSSPICKLE_DEBIAN_MIRROR" >&2
-  exit 2
-fi
+# Sets up the private apt (below) the first time it is called.
+private_apt() {
+  [ -z "${apt_opts+set}" ] || return 0
 
-# A private apt: its own sources list, lists, cache and (empty) status; the machine's config
-# (proxies) still applies.
-apt_dir="$dir/apt"
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-printf 'deb [signed-by=%s] %s %s main\n' "$keyring" "$mirror" sid "$keyring" "$mirror" trixie \
-  >"$apt_dir/sources.list"
-: >"$apt_dir/status"
-apt_opts=(
-  -o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/none"
-  -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::State::status=$apt_dir/status"
-  -o "Dir::Cache=$apt_dir/cache" -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root"
-  -o "Acquire::Languages=none"
-  -o "Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false"
-  -o "Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false"
-  -o "Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false"
-  -o "Acquire::IndexTargets::deb::DEP-11-icons-hidpi::DefaultEnabled=false"
-  -o "Acquire::IndexTargets::deb::Contents-deb::DefaultEnabled=false"
-)
-echo "newest-pythons: package lists of sid and trixie from $mirror"
-apt-get "${apt_opts[@]}" -qq update
+  # The machine's Debian mirror: the first URI of its sources whose suite is its own codename.
+  mirror="${CROSSPICKLE_DEBIAN_MIRROR:-}"
+  if [ -z "$mirror" ]; then
+    codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
+    mirror="$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk -v c="$codename" '
+        /^URIs:/ { uri = $2 } /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == c) { print uri; exit } }
+        /^$/ { uri = "" }')"
+  fi
+  if [ -z "$mirror" ]; then
+    mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk -v c="$codename" '
+        $1 == "deb" { i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+                      if ($(i + 1) == c) { print $i; exit } }')"
+  fi
+  if [ -z "$mirror" ]; then
+    echo "newest-pythons: no Debian mirror found in /etc/apt/sources.list*; set CROSSPICKLE_DEBIAN_MIRROR" >&2
+    exit 2
+  fi
+
+  # A private apt: its own sources list, lists, cache and (empty) status; the machine's config
+  # (proxies) still applies.
+  apt_dir="$dir/apt"
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  {
+    printf 'deb [signed-by=%s] %s %s main\n' "$keyring" "$mirror" sid "$keyring" "$mirror" trixie
+    # The free-threaded builds' source packages.
+    printf 'deb-src [signed-by=%s] %s %s main\n' "$keyring" "$mirror" sid
+  } >"$apt_dir/sources.list"
+  : >"$apt_dir/status"
+  apt_opts=(
+    -o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/none"
+    -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::State::status=$apt_dir/status"
+    -o "Dir::Cache=$apt_dir/cache" -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root"
+    -o "Acquire::Languages=none"
+    -o "Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false"
+    -o "Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false"
+    -o "Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false"
+    -o "Acquire::IndexTargets::deb::DEP-11-icons-hidpi::DefaultEnabled=false"
+    -o "Acquire::IndexTargets::deb::Contents-deb::DefaultEnabled=false"
+  )
+  echo "newest-pythons: package lists of sid and trixie from $mirror"
+  apt-get "${apt_opts[@]}" -qq update
+}
 
 # Download and unpack one suite's packages into DIR/<suite>.
 install_prefix() {
@@ -155,9 +172,124 @@ install_prefix() {
   done <<<"$interpreters"
 }
 
-rm -f "$dir"/.versions-*
-install_prefix sid "$sid_pkgs"
-install_prefix trixie "$trixie_pkgs"
+# Build free-threaded CPython 3.X (from the source package python3.X=VERSION) into DIR/ft/3.Xt.
+build_free_threaded() {
+  local v="$1" srcver="$2" ft="$dir/ft/$1t" src="$dir/ft/src-$1" tree log step
+  rm -rf "$ft" "$src"
+  mkdir -p "$src"
+  private_apt
+  echo "newest-pythons: building free-threaded $v from the source package python$v $srcver"
+  # Debian's patches are left out: they give the default install scheme and site.py Debian's
+  # layout, which knows no free-threaded lib/python3.Xt (a venv's site-packages would not be
+  # on its sys.path, nor ensurepip's pip).
+  tree="$src/python$v"
+  (cd "$src" && apt-get "${apt_opts[@]}" -qq source --download-only "python$v=$srcver" &&
+     dpkg-source --skip-patches -x "python${v}_${srcver#*:}.dsc" "$tree") >"$src/source.log" 2>&1 ||
+    { tail -20 "$src/source.log" >&2; echo "newest-pythons: apt-get source python$v=$srcver failed" >&2; exit 1; }
+  [ -x "$tree/configure" ] || { echo "newest-pythons: no configure in the source of python$v ($src)" >&2; exit 1; }
+  for step in "configure|./configure --prefix=$ft $ft_configure" "build|make -j2" "install|make install"; do
+    log="$src/${step%%|*}.log"
+    (cd "$tree" && nice ${step#*|} >"$log" 2>&1) ||
+      { tail -30 "$log" >&2; echo "newest-pythons: '${step#*|}' of free-threaded $v failed (log: $log)" >&2; exit 1; }
+    echo "newest-pythons: free-threaded $v: ${step%%|*} done ($((SECONDS - start)) s so far)"
+  done
+  [ -x "$ft/bin/python${v}t" ] || { echo "newest-pythons: make install gave no $ft/bin/python${v}t" >&2; exit 1; }
+  rm -rf "$src"
+}
+
+# The libraries a free-threaded build links that the sid prefix lacks (its _dbm links
+# gdbm's ndbm compatibility library, Debian's links Berkeley DB), from sid, into
+# DIR/ft/3.Xt/runtime; then the binary is pointed at the sid prefix's loader and libraries
+# and at these. Done again when the list changes.
+ft_runtime() {
+  local ft="$dir/ft/$1t" runtime="$dir/ft/$1t/runtime" deb
+  if [ "$(cat "$runtime/.packages" 2>/dev/null)" != "$ft_runtime_pkgs" ]; then
+    private_apt
+    rm -rf "$runtime" "$runtime.partial"
+    mkdir -p "$runtime.partial/debs"
+    (cd "$runtime.partial/debs" && apt-get "${apt_opts[@]}" -qq download $(printf "%s/sid " $ft_runtime_pkgs))
+    for deb in "$runtime.partial/debs"/*.deb; do dpkg-deb -x "$deb" "$runtime.partial"; done
+    rm -rf "$runtime.partial/debs"
+    echo "$ft_runtime_pkgs" >"$runtime.partial/.packages"
+    mv "$runtime.partial" "$runtime"
+  fi
+  patchelf --set-interpreter "$dir/sid/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" --force-rpath \
+    --set-rpath "$dir/sid/usr/lib/x86_64-linux-gnu:$runtime/usr/lib/x86_64-linux-gnu" "$ft/bin/python$1t"
+}
+
+# The host's compiler and -dev packages the free-threaded builds need, installed with the
+# machine's apt when missing (as root; CI is).
+ensure_build_deps() {
+  local missing=() pkg
+  for pkg in $ft_build_deps; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "newest-pythons: the free-threaded builds need: apt-get install ${missing[*]} (as root)" >&2
+    exit 2
+  fi
+  echo "newest-pythons: installing the build dependencies ${missing[*]} with the machine's apt"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+if [ "${binaries:-}" != installed ]; then
+  rm -f "$stamp" "$dir"/.versions-*
+  private_apt
+  install_prefix sid "$sid_pkgs"
+  install_prefix trixie "$trixie_pkgs"
+  to_verify="$(sed 's/^\([^|]*\)|\([^|]*\)|.*$/&|\2/' <<<"$interpreters")"
+else
+  to_verify=""
+fi
+
+# The free-threaded builds: 3.X=VERSION builds the source package python3.X=VERSION of sid; a
+# bare 3.X, the version of python3.X the sid prefix holds (so that 3.X and 3.Xt differ in the
+# GIL only). The mirror this was written on serves no source of python3.14 or python3.15 (404
+# for every version sid's and forky's Sources list), so the one built is 3.13t from sid's
+# python3.13 3.13.15-1, whose source it serves; add "3.14" here where the mirror has it. Each
+# build's stamp names its source version and the configure options.
+ft_builds="3.13=3.13.15-1"
+ft_configure="--disable-gil --without-ensurepip --disable-test-modules --without-system-libmpdec
+  --with-wheel-pkg-dir=$dir/sid/usr/share/python-wheels"
+ft_configure="$(echo $ft_configure)"
+ft_build_deps="gcc make pkg-config dpkg-dev patchelf libssl-dev libffi-dev zlib1g-dev libbz2-dev
+  liblzma-dev libsqlite3-dev libncurses-dev libreadline-dev uuid-dev libgdbm-dev
+  libgdbm-compat-dev libdb-dev libzstd-dev"
+ft_runtime_pkgs="libgdbm-compat4t64"
+ft_interpreters=""
+ft_versions=""
+for build in $ft_builds; do
+  v="${build%%=*}"
+  ft_versions="$ft_versions $v"
+  if [ "$build" != "$v" ]; then
+    srcver="${build#*=}"
+  else
+    srcver="$({ cat "$dir"/.versions-sid "$stamp" 2>/dev/null || true; } | sed -n "s/^sid python$v //p" | head -1)"
+    [ -n "$srcver" ] || { echo "newest-pythons: no python$v in the sid prefix's versions" >&2; exit 1; }
+  fi
+  ft_interpreters="$ft_interpreters${ft_interpreters:+$'\n'}ft-python${v}t|ft/${v}t|bin/python${v}t"
+  ft_spec="$(printf '%s\n' "ft layout 2" "python$v $srcver, without Debian's patches" "configure: $ft_configure")"
+  ft_stamp="$dir/ft/${v}t/built.stamp"
+  if [ "$force" = 0 ] && [ -f "$ft_stamp" ] && [ "$(cat "$ft_stamp")" = "$ft_spec" ] &&
+     "$dir/ft/${v}t/bin/python${v}t" -c pass 2>/dev/null; then
+    continue
+  fi
+  # Built by an earlier run whose verification failed: verified again, not built again.
+  pending="$dir/ft/${v}t/.built.stamp-pending"
+  if [ "$force" = 1 ] || [ ! -f "$pending" ] || [ "$(cat "$pending")" != "$ft_spec" ] ||
+     ! "$dir/ft/${v}t/bin/python${v}t" -c pass 2>/dev/null; then
+    ensure_build_deps
+    build_free_threaded "$v" "$srcver"
+    printf '%s\n' "$ft_spec" >"$pending"
+  fi
+  ft_runtime "$v"
+  to_verify="$to_verify${to_verify:+$'\n'}ft-python${v}t|ft/${v}t|bin/python${v}t|sid"
+done
+
+if [ -z "$to_verify" ]; then
+  echo "newest-pythons: already installed in $dir (nothing to do; --force reinstalls)"
+  exit 0
+fi
 
 # Verify each interpreter.
 verify_dir="$dir/.verify"
@@ -170,7 +302,8 @@ import importlib, importlib.machinery, json, multiprocessing, os, sys, sysconfig
 
 prefix = os.path.realpath(sys.argv[1])
 def inside(path):
-    return os.path.realpath(path).startswith(prefix + os.sep)
+    path = os.path.realpath(path)
+    return path == prefix or path.startswith(prefix + os.sep)
 
 assert inside(sys.prefix), "sys.prefix %s is not in %s" % (sys.prefix, prefix)
 assert inside(sys.executable), sys.executable
@@ -231,25 +364,26 @@ if __name__ == "__main__":
 EOF
 
 # One interpreter's checks; prints "ok: ..." or "FAILED: why". Run for all of them at once,
-# as many at a time as there are cores.
+# as many at a time as there are cores. LIBS (4th argument) is the prefix whose loader,
+# libraries and pip wheels it runs with: its own, or sid's for a free-threaded build.
 verify() {
-  local name="$1" p="$2" bin="$3"
+  local name="$1" p="$2" bin="$3" libs="$dir/$4"
   local py="$dir/$p/$bin" prefix="$dir/$p"
   local log="$verify_dir/ld-$name" why="" out="" host="" own=0 f prog
   local venv wheels pip_whl pip_version v
-  if [ "$(patchelf --print-interpreter "$py")" != "$prefix/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" ]; then
+  if [ "$(patchelf --print-interpreter "$py")" != "$libs/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" ]; then
     why="its loader is not the prefix's"
   elif ! out="$(cd "$verify_dir" && LD_DEBUG=libs LD_DEBUG_OUTPUT="$log" "$py" check.py "$prefix" 2>&1)"; then
     why="the check failed: $out"
   else
     # Every object ld.so initialised in the interpreter's processes (the spawn child's too)
-    # must come from the prefix. Logs of host programs it runs (uname, gcc) are not its own.
+    # must come from the prefix (or LIBS). Logs of host programs it runs (uname, gcc) are not its own.
     for f in "$log".*; do
       prog="$(sed -n 's/.*initialize program: //p' "$f" | head -1)"
       case "$(realpath -q "$prog" || true)" in "$prefix"/*) ;; *) continue ;; esac
       own=$((own + 1))
       host="$host$(sed -n 's/.*calling init: //p' "$f" | sort -u | while read -r so; do
-        case "$(realpath "$so")" in "$prefix"/*) ;; *) echo " $so" ;; esac; done)"
+        case "$(realpath "$so")" in "$prefix"/* | "$libs"/*) ;; *) echo " $so" ;; esac; done)"
     done
     if [ -n "$host" ]; then
       why="libraries loaded from the host:$host"
@@ -260,7 +394,7 @@ verify() {
   if [ -z "$why" ]; then
     # A venv whose pip is the prefix's (not the host's) and installs a wheel.
     venv="$verify_dir/venv-$name"
-    wheels="$prefix/usr/share/python-wheels"
+    wheels="$libs/usr/share/python-wheels"
     pip_whl="$(cd "$wheels" && ls pip-*.whl)"
     pip_version="${pip_whl#pip-}"
     pip_version="${pip_version%%-*}"
@@ -284,19 +418,19 @@ verify() {
 }
 
 jobs_max="$(nproc 2>/dev/null || echo 2)"
-while IFS='|' read -r name p bin; do
+while IFS='|' read -r name p bin libs; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
-  verify "$name" "$p" "$bin" >"$verify_dir/result-$name" 2>&1 &
-done <<<"$interpreters"
+  verify "$name" "$p" "$bin" "$libs" >"$verify_dir/result-$name" 2>&1 &
+done <<<"$to_verify"
 wait
 failed=0
-while IFS='|' read -r name p bin; do
+while IFS='|' read -r name p bin libs; do
   result="$(cat "$verify_dir/result-$name")"
   case "$result" in
     ok*) echo "newest-pythons: $name $result" ;;
     *) echo "newest-pythons: $name ($dir/$p/$bin) $result" >&2; failed=1 ;;
   esac
-done <<<"$interpreters"
+done <<<"$to_verify"
 [ "$failed" = 0 ] || { echo "newest-pythons: not installed (see above)" >&2; exit 1; }
 
 rm -rf "$verify_dir"
@@ -307,13 +441,19 @@ rm -rf "$verify_dir"
   echo "[pythons]"
   while IFS='|' read -r name p bin; do
     echo "\"$name\" = \"$p/$bin\""
-  done <<<"$interpreters"
-} >"$dir/pythons.toml"
-{
-  echo "$spec"
-  echo "--"
-  cat "$dir"/.versions-*
-} >"$stamp"
+  done <<<"$interpreters"$'\n'"$ft_interpreters"
+} >"$dir/pythons.toml.new"
+mv "$dir/pythons.toml.new" "$dir/pythons.toml"
+if [ "${binaries:-}" != installed ]; then
+  {
+    echo "$spec"
+    echo "--"
+    cat "$dir"/.versions-*
+  } >"$stamp"
+fi
+for v in $ft_versions; do
+  [ ! -f "$dir/ft/${v}t/.built.stamp-pending" ] || mv "$dir/ft/${v}t/.built.stamp-pending" "$dir/ft/${v}t/built.stamp"
+done
 rm -f "$dir"/.versions-*
-rm -rf "$apt_dir"
+rm -rf "$dir/apt"
 echo "newest-pythons: installed in $dir in $((SECONDS - start)) s; $(du -sh "$dir" | cut -f1) on disk; see $dir/pythons.toml"

@@ -187,6 +187,12 @@ impl Validator<'_> {
         Some(self.root.nearest(path).at)
     }
 
+    /// Where the key `key` of the top-level mapping `top` stands, else the mapping.
+    fn key_under(&self, top: &str, key: &str) -> Option<Pos> {
+        let map = self.root.get(top)?;
+        Some(map.entry(key).map_or(map.at, |(k, _)| k.at))
+    }
+
     /// The line of the top-level key `key`.
     fn key_line(&self, key: &str) -> Option<usize> {
         self.root.entry(key).map(|(k, _)| k.at.0)
@@ -199,7 +205,11 @@ impl Validator<'_> {
         let round_trip = matches!(body, Body::RoundTrip { .. });
         self.limits(raw.timeout, raw.repeat);
         self.lists(&raw.links, &raw.tags, &raw.preload, &raw.env);
-        let params = self.params(raw.python.as_ref(), round_trip);
+        let mut params = self.params(raw.python.as_ref(), round_trip);
+        let gil = raw
+            .gil
+            .as_deref()
+            .map(|values| self.gil(values, &mut params, &raw.env));
         self.requires(&raw.requires, &params);
         let expect = self.expectations(raw.expect, &params, round_trip);
         if !self.errors.is_empty() {
@@ -230,6 +240,7 @@ impl Validator<'_> {
             isolation: raw.isolation,
             preload: raw.preload,
             params,
+            gil: gil.is_some(),
             body_lines,
             body,
             expect,
@@ -370,13 +381,54 @@ impl Validator<'_> {
                 self.err(at, format!("`preload` module `{module}` {problem}"));
             }
         }
-        let env_map = self.root.get("env");
         for key in env.keys() {
             if key.is_empty() || key.contains('=') || key.contains('\0') {
-                let at = env_map.map(|m| m.entry(key).map_or(m.at, |(k, _)| k.at));
+                let at = self.key_under("env", key);
                 self.err(at, format!("environment variable name `{key}` is invalid"));
             }
         }
+    }
+
+    /// `gil`: each value 0 or 1, once; added to `params` as the last param, `gil`, which
+    /// neither `params` nor `env` (`PYTHON_GIL`) may give too.
+    fn gil(
+        &mut self,
+        values: &[u8],
+        params: &mut IndexMap<String, Vec<ParamValue>>,
+        env: &BTreeMap<String, String>,
+    ) {
+        if values.is_empty() {
+            let at = self.root.entry("gil").map(|(k, _)| k.at);
+            self.err(at, "`gil` has no values: give it [0, 1], [0] or [1]".into());
+        }
+        for (i, &v) in values.iter().enumerate() {
+            let at = self.near(&[Key("gil"), Item(i)]);
+            if v > 1 {
+                self.err(
+                    at,
+                    format!("`gil` values are PYTHON_GIL's, 0 (off) or 1 (on), not {v}"),
+                );
+            } else if values[..i].contains(&v) {
+                self.err(at, format!("`gil` lists {v} twice"));
+            }
+        }
+        if params.contains_key("gil") {
+            let at = self.key_under("params", "gil");
+            self.err(
+                at,
+                "param `gil` and the `gil` key both name the `gil` dimension: rename the param"
+                    .into(),
+            );
+        }
+        if env.contains_key("PYTHON_GIL") {
+            let at = self.key_under("env", "PYTHON_GIL");
+            self.err(
+                at,
+                "`env` sets PYTHON_GIL, which `gil` sets for each run: drop one of them".into(),
+            );
+        }
+        let values = values.iter().map(|&v| ParamValue::Int(v.into())).collect();
+        params.insert("gil".into(), values);
     }
 
     /// `requires`: each requirement non-empty, each `{name}` one of the params.
@@ -862,6 +914,51 @@ mod tests {
         let e =
             first_error("title: t\ncode: pass\nexpect:\n  - where: {p: 1}\n    outcome: fail\n");
         assert!(e.contains("no params"), "{e}");
+    }
+
+    #[test]
+    fn gil_is_the_last_param_and_sets_python_gil() {
+        let text = "title: t\nparams:\n  p: [a]\ngil: [0, 1]\ncode: pass\nexpect:\n  - where: {gil: 0}\n    outcome: error\n";
+        let case = parse(text).unwrap();
+        assert!(case.gil);
+        let names: Vec<&String> = case.params.keys().collect();
+        assert_eq!(names, ["p", "gil"]);
+        let runs = case.param_combinations();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(case.env_for(&runs[0])["PYTHON_GIL"], "0");
+        assert_eq!(case.env_for(&runs[1])["PYTHON_GIL"], "1");
+        let mut gil_build =
+            crate::python::Interpreter::for_tests(crate::python::Implementation::Cpython, "3.13.0");
+        assert!(case.gil_skip_reason(&runs[0], &gil_build).is_some());
+        assert!(case.gil_skip_reason(&runs[1], &gil_build).is_none());
+        gil_build.free_threaded = true;
+        assert!(case.gil_skip_reason(&runs[0], &gil_build).is_none());
+        // Without `gil`, a param named gil is just a param.
+        let plain = parse("title: t\nparams:\n  gil: [0]\ncode: pass\n").unwrap();
+        assert!(plain.env_for(&plain.param_combinations()[0]).is_empty());
+    }
+
+    #[test]
+    fn gil_values_are_checked_where_they_stand() {
+        let e = first_error("title: t\ngil: [0, 2]\ncode: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:2:") && e.contains("not 2"),
+            "{e}"
+        );
+        let e = first_error("title: t\ngil: [1, 1]\ncode: pass\n");
+        assert!(e.contains("lists 1 twice"), "{e}");
+        let e = first_error("title: t\ngil: []\ncode: pass\n");
+        assert!(e.contains("no values"), "{e}");
+        let e = first_error("title: t\nparams:\n  gil: [0]\ngil: [0]\ncode: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:3:") && e.contains("rename the param"),
+            "{e}"
+        );
+        let e = first_error("title: t\nenv:\n  PYTHON_GIL: '0'\ngil: [0]\ncode: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:3:") && e.contains("drop one"),
+            "{e}"
+        );
     }
 
     #[test]

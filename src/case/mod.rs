@@ -57,6 +57,8 @@ pub struct Case {
     /// imports them once, before it forks).
     pub preload: Vec<String>,
     pub params: IndexMap<String, Vec<ParamValue>>,
+    /// `gil`: the last param, `gil`, is the `PYTHON_GIL` of each run's processes (0 or 1).
+    pub gil: bool,
     pub body: Body,
     pub expect: Vec<Rule>,
     /// The lines of `code:` (or `dump:`) and of `load:`: where the implicit `pass` of a run
@@ -180,6 +182,24 @@ impl Case {
         self.applies_to
             .mismatch(interpreter)
             .map(|m| format!("case applies to {m}"))
+    }
+
+    /// The environment variables `params`' runs get on top of the caller's: `env`, and
+    /// `PYTHON_GIL` when the case has the `gil` dimension.
+    pub fn env_for(&self, params: &Params) -> BTreeMap<String, String> {
+        let mut env = self.env.clone();
+        if let (true, Some(ParamValue::Int(gil))) = (self.gil, params.get("gil")) {
+            env.insert("PYTHON_GIL".into(), gil.to_string());
+        }
+        env
+    }
+
+    /// Why `params` cannot run on `interpreter`: `gil=0` (`PYTHON_GIL=0`) on a build that has
+    /// a GIL, which refuses to start without it (3.13 and later) or ignores the variable.
+    pub fn gil_skip_reason(&self, params: &Params, interpreter: &Interpreter) -> Option<String> {
+        let off = matches!(params.get("gil"), Some(ParamValue::Int(g)) if *g == 0.into());
+        (self.gil && off && !interpreter.free_threaded)
+            .then(|| "gil=0 (PYTHON_GIL=0) needs a free-threaded build".to_string())
     }
 
     /// The `skip` rule that decides `params` on `interpreter` (a plain run), or on the pair

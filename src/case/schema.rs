@@ -80,6 +80,11 @@ pub(super) struct RawCase {
     #[schemars(with = "IndexMap<String, NonEmpty<ParamValue>>")]
     #[allow(dead_code)]
     pub params: IndexMap<String, Vec<ParamValue>>,
+    /// `PYTHON_GIL` values as a dimension of the runs, like a param named `gil`: `[0, 1]` runs
+    /// each combination with the GIL off and on. `gil=0` runs only on free-threaded builds
+    /// (elsewhere it is skipped).
+    #[schemars(length(min = 1, max = 2), inner(range(min = 0, max = 1)), extend("uniqueItems" = true))]
+    pub gil: Option<Vec<u8>>,
     /// Python source run as `__main__` in a fresh interpreter.
     pub code: Option<String>,
     /// A round trip: runs once per producer and must leave bytes in the global `data`.

@@ -171,6 +171,18 @@ impl Interpreter {
         label
     }
 
+    /// What reports add to a column's label about the GIL: `free-threaded, GIL off` (or `GIL
+    /// on`, when the probe found it turned back on) for a free-threaded build, `GIL off` for
+    /// any other build without it; nothing for a build with its GIL.
+    pub fn gil_note(&self) -> Option<&'static str> {
+        match (self.free_threaded, self.gil_enabled) {
+            (true, false) => Some("free-threaded, GIL off"),
+            (true, true) => Some("free-threaded, GIL on"),
+            (false, false) => Some("GIL off"),
+            (false, true) => None,
+        }
+    }
+
     /// A short column header for the terminal matrix: `3.8.18`, `pp3.9.18`, `3.11.2d`, `3.13.0t`.
     pub fn short_label(&self) -> String {
         if self.unusable.is_some() {

@@ -328,7 +328,7 @@ fn interpreters(results: &Results) -> String {
             i.implementation_version.as_deref().map(|v| format!(" {}", t(v))).unwrap_or_default(),
             t(&i.executable.display().to_string()),
             t(&i.sources.join(", ")),
-            t(i.unusable.as_deref().unwrap_or(""))
+            t(i.unusable.as_deref().or(i.gil_note()).unwrap_or(""))
         );
     }
     out.push_str("</tbody></table></details>\n");

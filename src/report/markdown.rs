@@ -274,10 +274,12 @@ fn matrix(results: &Results) -> String {
         .iter()
         .filter(|c| c.header != c.label)
         .map(|c| {
+            let gil = c.interpreter.and_then(|i| i.gil_note());
             format!(
-                "{} = {}",
+                "{} = {}{}",
                 text::html_line(&c.header),
-                text::html_line(&c.label)
+                text::html_line(&c.label),
+                gil.map(|n| format!(" ({n})")).unwrap_or_default()
             )
         })
         .collect();

@@ -363,17 +363,19 @@ pub fn matrix(results: &Results, style: Style) -> String {
     out
 }
 
-/// Which interpreter each column is: `3.11.2d = cpython-3.11.2+debug (/usr/bin/python3.11d)`.
+/// Which interpreter each column is: `3.11.2d = cpython-3.11.2+debug (/usr/bin/python3.11d)`,
+/// and a free-threaded build's GIL state (`3.13.15t = … (…), free-threaded, GIL off`).
 pub fn columns_legend(results: &Results, style: Style) -> String {
     let lines: Vec<String> = results
         .interpreters
         .iter()
         .map(|i| {
             format!(
-                "{} = {} ({})",
+                "{} = {} ({}){}",
                 one_line(&i.short_label()),
                 one_line(&i.label),
-                one_line(&i.executable.display().to_string())
+                one_line(&i.executable.display().to_string()),
+                i.gil_note().map(|n| format!(", {n}")).unwrap_or_default()
             )
         })
         .collect();

@@ -169,7 +169,7 @@ struct Context {
     dumps_made: std::sync::atomic::AtomicUsize,
 }
 
-/// A program, a case `env` and a case `preload`.
+/// A program, a case `env` (with its run's `PYTHON_GIL`) and a case `preload`.
 type StartOf = (PathBuf, BTreeMap<String, String>, Vec<String>);
 
 /// How the interpreter of every run of one program with one case `env` and `preload` is
@@ -181,10 +181,16 @@ struct Start {
 }
 
 impl Context {
-    /// The [`Start`] of `program` for `case`, made once for all the runs that share it.
-    fn start_for(&self, program: PathBuf, case: &Case) -> std::io::Result<Arc<Start>> {
+    /// The [`Start`] of `program` for `case`'s runs of `params`, made once for all the runs
+    /// that share it.
+    fn start_for(
+        &self,
+        program: PathBuf,
+        case: &Case,
+        params: &Params,
+    ) -> std::io::Result<Arc<Start>> {
         let mut starts = self.starts.lock().unwrap();
-        let slot = (program, case.env.clone(), case.preload.clone());
+        let slot = (program, case.env_for(params), case.preload.clone());
         if let Some(start) = starts.get(&slot) {
             return Ok(start.clone());
         }
@@ -649,7 +655,7 @@ fn prepare(
         // The class names of `exception` and `instance_of`, for the driver to resolve.
         request = request.text("classes", &classes.join(","));
     }
-    let start = ctx.start_for(program, case).map_err(request_io())?;
+    let start = ctx.start_for(program, case, params).map_err(request_io())?;
     let request = request
         .path("code_cache", &ctx.workspace.code_cache(&start.digest, code))
         .map_err(request_io())?;

@@ -74,11 +74,14 @@ impl Plan {
                                     .as_ref()
                                     .map(|u| format!("interpreter {} unusable: {u}", i.label))
                             });
-                            let skip = case
-                                .skip_reason(producer)
+                            let skip_reason = |i: &Interpreter| {
+                                case.skip_reason(i)
+                                    .or_else(|| case.gil_skip_reason(&params, i))
+                            };
+                            let skip = skip_reason(producer)
                                 .map(|r| format!("producer {}: {r}", producer.label))
                                 .or_else(|| {
-                                    case.skip_reason(consumer)
+                                    skip_reason(consumer)
                                         .map(|r| format!("consumer {}: {r}", consumer.label))
                                 });
                             let rule = || case.skip_rule(&params, Some(producer), consumer);
@@ -101,17 +104,19 @@ impl Plan {
                     }
                 } else {
                     for interpreter in interpreters {
-                        let disposition =
-                            match (&interpreter.unusable, case.skip_reason(interpreter)) {
-                                (Some(broken), _) => {
-                                    Disposition::EnvError(format!("interpreter unusable: {broken}"))
-                                }
-                                (None, Some(skip)) => Disposition::Skip(skip),
-                                (None, None) => match case.skip_rule(&params, None, interpreter) {
-                                    Some(rule) => Disposition::SkipRule(rule),
-                                    None => Disposition::Execute,
-                                },
-                            };
+                        let skip = case
+                            .skip_reason(interpreter)
+                            .or_else(|| case.gil_skip_reason(&params, interpreter));
+                        let disposition = match (&interpreter.unusable, skip) {
+                            (Some(broken), _) => {
+                                Disposition::EnvError(format!("interpreter unusable: {broken}"))
+                            }
+                            (None, Some(skip)) => Disposition::Skip(skip),
+                            (None, None) => match case.skip_rule(&params, None, interpreter) {
+                                Some(rule) => Disposition::SkipRule(rule),
+                                None => Disposition::Execute,
+                            },
+                        };
                         runs.push(PlannedRun {
                             index: runs.len(),
                             case: case.clone(),

@@ -10,6 +10,7 @@ mod download;
 mod expected;
 mod explore;
 mod format2;
+mod freethreaded;
 mod github;
 mod hardening;
 mod harness;

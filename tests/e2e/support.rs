@@ -16,7 +16,8 @@ pub type TestResult = Result<(), Failed>;
 /// `debug` (Debian's python3.11-dbg), `system` (Debian's python3.11), and the newest ones that
 /// `.ci/newest-pythons.sh` installs (see [`newest_python`]): `3.14`, `3.15` (from pyenv when it
 /// has them), `3.14d`, `3.15d` (their debug builds), `pypy3.11` (PyPy 7.3, no `_pickle`) and
-/// `pypy8` (PyPy 8, Python 3.11 with `_pickle`).
+/// `pypy8` (PyPy 8, Python 3.11 with `_pickle`), and `3.13t` (free-threaded CPython 3.13, built
+/// from Debian's source package).
 pub fn python(need: &str) -> Option<PathBuf> {
     let fixed = match need {
         "pypy" => Some("/usr/bin/pypy3"),
@@ -32,6 +33,7 @@ pub fn python(need: &str) -> Option<PathBuf> {
         "3.15d" => Some("sid-python3.15d"),
         "pypy3.11" => Some("trixie-pypy3.11"),
         "pypy8" => Some("sid-pypy3.11"),
+        "3.13t" => Some("ft-python3.13t"),
         _ => None,
     };
     if let Some(name) = newest_name {
