@@ -18,6 +18,7 @@ mod last_failed;
 mod list;
 mod merge;
 mod pythons;
+mod ranges;
 mod rules;
 mod run;
 mod schema;

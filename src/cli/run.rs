@@ -27,7 +27,9 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
         .filter(|c| args.tags.is_empty() || c.tags.iter().any(|t| args.tags.contains(t)))
         .map(Arc::new)
         .collect();
-    let interpreters = super::interpreters::for_running(&args.pythons, &settings, None).await?;
+    let (interpreters, machine) =
+        super::interpreters::for_running_on_machine(&args.pythons, &settings, None).await?;
+    super::ranges::warn_unmatched(cases.iter().map(|c| &**c), &machine, false);
     let (mut plan, shard) = plan(&args, &cases, interpreters, keyword.as_ref())?;
     if args.last_failed {
         super::last_failed::narrow(&mut plan, settings.cache_dir.as_deref());

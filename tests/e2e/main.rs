@@ -15,6 +15,7 @@ mod hardening;
 mod harness;
 mod init;
 mod isolation;
+mod newcomer;
 mod newest;
 mod repeat;
 mod reports;
@@ -54,5 +55,6 @@ fn main() {
     trials.extend(rerun::trials());
     trials.extend(surround::trials());
     trials.extend(repeat::trials());
+    trials.extend(newcomer::trials());
     libtest_mimic::run(&args, trials).exit();
 }
