@@ -12,11 +12,28 @@ pub fn trials() -> Vec<Trial> {
     let t = |name: &str, needs: &[&str], f: fn() -> TestResult| {
         trial(&format!("newcomer::{name}"), needs, f)
     };
-    vec![t(
-        "a_version_range_that_matches_no_interpreter_here_is_a_warning",
-        &["2.7", "3.12"],
-        unmatched_range_warns,
-    )]
+    vec![
+        t(
+            "a_version_range_that_matches_no_interpreter_here_is_a_warning",
+            &["2.7", "3.12"],
+            unmatched_range_warns,
+        ),
+        t(
+            "an_interpreter_broken_during_the_run_is_a_tooling_failure",
+            &["3.6"],
+            broken_during_the_run,
+        ),
+        t(
+            "an_interpreter_removed_during_the_run_is_a_tooling_failure",
+            &["3.12"],
+            removed_during_the_run,
+        ),
+        t(
+            "an_environment_that_cannot_be_made_is_a_tooling_failure",
+            &["3.12"],
+            environment_not_made,
+        ),
+    ]
 }
 
 /// A pythons.toml that names `pythons` (name, need) and discovers nothing else: the machine,
@@ -78,5 +95,201 @@ fn unmatched_range_warns() -> TestResult {
         list.stderr.contains(warned)
             && list.stderr.contains("warning: cases/rule.yaml:4:20: expect[0].python[1] `<2` matches no interpreter of this machine (found 2.7.18 to 3.12.1): the rule decides no run here"),
         format!("list --expected names each: {}", list.stderr),
+    )
+}
+
+/// Cases of which the first says, by a file, that the run is under way and then waits a
+/// second, and the others pass: what runs after a fault made during that second shows it.
+fn cases_with_a_start_signal(dir: &Path) -> std::path::PathBuf {
+    let started = dir.join("started");
+    let first = format!(
+        "title: first\ncode: |\n  import time\n  open({:?}, 'w').close()\n  time.sleep(1)\n",
+        started.display().to_string()
+    );
+    std::fs::create_dir_all(dir.join("cases")).unwrap();
+    std::fs::write(dir.join("cases/a-first.yaml"), first).unwrap();
+    for n in 1..=4 {
+        std::fs::write(
+            dir.join(format!("cases/later-{n}.yaml")),
+            format!("title: later {n}\ncode: pass\n"),
+        )
+        .unwrap();
+    }
+    started
+}
+
+/// Run `args` (one job, exec isolation, JSON to results.json) and, once the first case has
+/// started, `fault`; returns the run and its JSON.
+fn run_with_fault(
+    dir: &Path,
+    started: &Path,
+    args: &[String],
+    fault: impl FnOnce(),
+) -> Result<(Run, serde_json::Value), libtest_mimic::Failed> {
+    let json = dir.join("results.json");
+    let child = crosspickle(dir)
+        .args(args)
+        .args(["-j", "1", "--isolation", "exec", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let begun = std::time::Instant::now();
+    while !started.exists() {
+        check(
+            begun.elapsed().as_secs() < 60,
+            "the first case never started",
+        )?;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    fault();
+    let run = Run::from(child.wait_with_output()?);
+    Ok((run, json_at(&json)))
+}
+
+/// Exit 3 and a message naming how many runs could not be set up and why; the runs after the
+/// fault are env-error with that reason, none a regression.
+fn is_tooling_failure(run: &Run, json: &serde_json::Value, why: &str) -> TestResult {
+    run.expect_code(3)?;
+    check(
+        run.stderr
+            .contains("runs could not be set up, a tooling failure and no verdict on their cases")
+            && run.stderr.contains(why),
+        format!("the message: {}", run.stderr),
+    )?;
+    let all = runs(json);
+    check(
+        all.iter().all(|r| r["verdict"] != "regression")
+            && all.iter().any(|r| {
+                r["verdict"] == "env-error" && r["reason"].as_str().unwrap_or("").contains(why)
+            }),
+        format!("the runs: {json}"),
+    )
+}
+
+/// A copy of a real CPython 3.6 installation (its executable and its standard library) whose
+/// `encodings` package is removed while the run goes on (as an upgrade or a clean-up half
+/// done leaves it): the runs after it crash at start ("Fatal Python error"), and that is the
+/// interpreter's failure, not the cases' regression.
+fn broken_during_the_run() -> TestResult {
+    let py = python("3.6").expect("3.6");
+    let prefix = py.parent().and_then(Path::parent).ok_or("no prefix")?;
+    let dir = tempfile::tempdir()?;
+    let copy = dir.path().join("py36");
+    copy_tree(&prefix.join("bin"), &copy.join("bin"))?;
+    copy_tree(&prefix.join("lib/python3.6"), &copy.join("lib/python3.6"))?;
+    if prefix.join("lib/libpython3.6m.so.1.0").exists() {
+        std::fs::copy(
+            prefix.join("lib/libpython3.6m.so.1.0"),
+            copy.join("lib/libpython3.6m.so.1.0"),
+        )?;
+    }
+    let started = cases_with_a_start_signal(dir.path());
+    let exe = copy.join("bin").join(py.file_name().unwrap());
+    let args = vec![
+        "cases".into(),
+        "--pythons-toml".into(),
+        "/dev/null".into(),
+        "-p".into(),
+        path_str(&exe),
+    ];
+    let encodings = copy.join("lib/python3.6/encodings");
+    let (run, json) = run_with_fault(dir.path(), &started, &args, || {
+        std::fs::remove_dir_all(&encodings).expect("the copy's encodings removed")
+    })?;
+    is_tooling_failure(&run, &json, "cpython-3.6.15 no longer starts")?;
+    check(
+        run.stderr.contains("Fatal Python error"),
+        format!("what the interpreter said: {}", run.stderr),
+    )
+}
+
+/// Copy the folder `from` to `to`, without the test suite and compiled files.
+fn copy_tree(from: &Path, to: &Path) -> TestResult {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let kind = entry.file_type()?;
+        if [
+            "test",
+            "__pycache__",
+            "site-packages",
+            "idlelib",
+            "tkinter",
+            "lib2to3",
+        ]
+        .iter()
+        .any(|skip| name == *skip)
+        {
+            continue;
+        }
+        let target = to.join(&name);
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// A virtual environment of 3.12 (its own copy of the executable) removed while the run goes
+/// on: the runs after it cannot start it.
+fn removed_during_the_run() -> TestResult {
+    let py = python("3.12").expect("3.12");
+    let dir = tempfile::tempdir()?;
+    let venv = dir.path().join("venv");
+    let made = std::process::Command::new(&py)
+        .args(["-m", "venv", "--copies", "--without-pip"])
+        .arg(&venv)
+        .output()?;
+    check(made.status.success(), format!("venv: {made:?}"))?;
+    let started = cases_with_a_start_signal(dir.path());
+    let args = vec![
+        "cases".into(),
+        "--pythons-toml".into(),
+        "/dev/null".into(),
+        "-p".into(),
+        path_str(&venv.join("bin/python")),
+    ];
+    let (run, json) = run_with_fault(dir.path(), &started, &args, || {
+        std::fs::remove_dir_all(&venv).expect("the venv removed")
+    })?;
+    is_tooling_failure(&run, &json, "cannot start")
+}
+
+/// A case whose `requires` names a package the index (here a folder of links, offline) does
+/// not have: its environment cannot be made, exit 3, and the case that needs none still ran.
+fn environment_not_made() -> TestResult {
+    let dir = folder(&[
+        (
+            "cases/needs.yaml",
+            "title: needs\nrequires: [\"crosspickle-no-such-package==1.0\"]\ncode: pass\n",
+        ),
+        ("cases/plain.yaml", "title: plain\ncode: pass\n"),
+    ]);
+    std::fs::create_dir_all(dir.path().join("links"))?;
+    let cache = tempfile::tempdir()?;
+    let (run, json) = run_json(
+        dir.path(),
+        &args_on(
+            &["3.12"],
+            &[
+                "cases",
+                "--offline",
+                "--find-links",
+                &path_str(&dir.path().join("links")),
+                "--cache-dir",
+                &path_str(cache.path()),
+            ],
+        ),
+    );
+    is_tooling_failure(&run, &json, "crosspickle-no-such-package")?;
+    check(
+        find_run(&json, "plain", "cpython-3.12").is_some_and(|r| r["verdict"] == "ok"),
+        format!("plain ran: {json}"),
     )
 }

@@ -266,7 +266,7 @@ fn hostile_output() -> TestResult {
         "r",
         &["--python", &py("3.12"), "--python", &path_str(&broken)],
     );
-    run.expect_code(1)?;
+    run.expect_code(3)?;
     let xml_path = dir.path().join("r.xml");
     xmllint(&xml_path)?;
     let xml = read(&xml_path)?;

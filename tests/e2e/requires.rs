@@ -245,7 +245,7 @@ fn unwritable_cache() -> TestResult {
     let (links, cache, dir) = tiny_and_plain(&[])?;
     let _unwritable = Unwritable::new(cache.path())?;
     let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8"));
-    run.expect_code(1)?;
+    run.expect_code(3)?;
     check(!run.stderr.contains("panicked"), &run.stderr)?;
     let plain = find_run(&json, "plain", "cpython-3.8").ok_or(format!("{json}"))?;
     check(plain["verdict"] == "ok", format!("{plain}"))?;
@@ -370,7 +370,7 @@ fn install_failure() -> TestResult {
         "title: needs what does not exist\nrequires: [\"crosspickle-no-such-package==1.0\"]\nparams:\n  n: [1, 2]\ncode: pass\n",
     )])?;
     let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8"));
-    run.expect_code(1)?;
+    run.expect_code(3)?;
     let all = runs(&json);
     check(all.len() == 4, format!("four runs: {:?}", verdicts(&json)))?;
     for r in &all {
