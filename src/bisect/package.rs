@@ -209,6 +209,7 @@ async fn environment(
         offline: false,
         find_links: find_links.to_vec(),
         jobs: 1,
+        progress: None,
     };
     let cached = crate::env::is_made(&options, base, requirements);
     let python = crate::env::python_with(&options, base, requirements, cancel).await?;

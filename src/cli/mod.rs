@@ -7,6 +7,7 @@
 mod args;
 mod bisect;
 mod cache;
+mod env_progress;
 mod expected;
 mod explore;
 mod failure;

@@ -34,12 +34,21 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     if args.last_failed {
         super::last_failed::narrow(&mut plan, settings.cache_dir.as_deref());
     }
-    let options = execute_options(&args, &settings)?;
-    announce_environments(&plan, &options.environments);
+    let mut options = execute_options(&args, &settings)?;
+    let to_make = announce_environments(&plan, &options.environments);
+    let mut bars = None;
+    if to_make > 0 {
+        let (progress, beside) = super::env_progress::shown(to_make);
+        options.environments.progress = Some(progress);
+        bars = beside;
+    }
 
     let (cancel, interrupted) = super::interrupt::cancel_on_signals();
     let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose)
         .with_closing(args.quiet, args.durations);
+    if let Some(bars) = bars {
+        terminal = terminal.beside(bars);
+    }
     let executed = execute(&plan, &options, cancel, &mut |event| {
         terminal.on_event(event)
     })
@@ -189,6 +198,7 @@ fn execute_options(args: &RunArgs, settings: &Settings) -> Result<ExecuteOptions
             offline: args.offline,
             find_links: settings.find_links.clone(),
             jobs: settings.jobs,
+            progress: None,
         },
         retries: args.retries.unwrap_or(0),
         repeat: args.repeat.unwrap_or(1),
@@ -201,11 +211,12 @@ fn execute_options(args: &RunArgs, settings: &Settings) -> Result<ExecuteOptions
     })
 }
 
-/// Tell the user why the first runs are slow: environments for `requires` to make.
-fn announce_environments(plan: &Plan, options: &EnvOptions) {
+/// Tell the user why the first runs are slow: environments for `requires` to make (how
+/// many, returned).
+fn announce_environments(plan: &Plan, options: &EnvOptions) -> usize {
     let to_make = crate::env::missing(plan.environments(), options);
     if to_make.is_empty() {
-        return;
+        return 0;
     }
     let interpreters: std::collections::BTreeSet<&str> =
         to_make.iter().map(|(i, _)| i.as_str()).collect();
@@ -214,6 +225,7 @@ fn announce_environments(plan: &Plan, options: &EnvOptions) {
         crate::report::text::count(to_make.len(), "environment", "environments"),
         crate::report::text::count(interpreters.len(), "interpreter", "interpreters")
     );
+    to_make.len()
 }
 
 /// The interpreters of `selected` that `requests` (one side of round trips) ask for.

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::grid::Grid;
 use super::text::one_line;
@@ -68,6 +68,8 @@ pub struct TerminalReporter {
     quiet: bool,
     /// `--durations N`: list the N slowest runs (0: all).
     durations: Option<usize>,
+    /// The bars drawn beside the run's (environments being made), if any.
+    beside: Option<MultiProgress>,
 }
 
 impl TerminalReporter {
@@ -78,7 +80,14 @@ impl TerminalReporter {
             progress: None,
             quiet: false,
             durations: None,
+            beside: None,
         }
+    }
+
+    /// Draw the run's bar among `bars` (those of environments being made), not over them.
+    pub fn beside(mut self, bars: MultiProgress) -> Self {
+        self.beside = Some(bars);
+        self
     }
 
     /// `-q` (no matrix, no details of runs) and `--durations N`.
@@ -91,7 +100,7 @@ impl TerminalReporter {
     pub fn on_event(&mut self, event: Event<'_>) {
         match event {
             Event::Planned { plan } => {
-                let bar = ProgressBar::with_draw_target(
+                let mut bar = ProgressBar::with_draw_target(
                     Some(plan.runs.len() as u64),
                     ProgressDrawTarget::stderr(),
                 );
@@ -103,6 +112,8 @@ impl TerminalReporter {
                 );
                 if !std::io::stderr().is_terminal() {
                     bar.set_draw_target(ProgressDrawTarget::hidden());
+                } else if let Some(bars) = &self.beside {
+                    bar = bars.add(bar);
                 }
                 self.progress = Some(bar);
             }

@@ -33,6 +33,16 @@ pub fn trials() -> Vec<Trial> {
             &["3.12"],
             environment_not_made,
         ),
+        t(
+            "environments_being_made_show_a_line_each_in_a_log",
+            &["3.8"],
+            environments_in_a_log,
+        ),
+        t(
+            "environments_being_made_show_a_count_and_the_current_one_on_a_terminal",
+            &["3.8"],
+            environments_on_a_terminal,
+        ),
     ]
 }
 
@@ -292,4 +302,81 @@ fn environment_not_made() -> TestResult {
         find_run(&json, "plain", "cpython-3.12").is_some_and(|r| r["verdict"] == "ok"),
         format!("plain ran: {json}"),
     )
+}
+
+/// Three environments to make (tinypkg 1.0, 2.0 and 3.0 on 3.8, from local wheels, offline):
+/// the case folder, the links and the cache, and the run's arguments.
+fn three_environments(
+) -> Result<(tempfile::TempDir, Vec<String>, [tempfile::TempDir; 2]), libtest_mimic::Failed> {
+    let py = python("3.8").expect("3.8");
+    let links = crate::requires::wheels(
+        &py,
+        &[("tinypkg", "1.0"), ("tinypkg", "2.0"), ("tinypkg", "3.0")],
+    )?;
+    let cache = crate::requires::cache();
+    let case = "title: one environment per version\nparams:\n  v: [\"1.0\", \"2.0\", \"3.0\"]\nrequires: [\"tinypkg=={v}\"]\ncode: |\n  import tinypkg\n  assert tinypkg.__version__ == v\n";
+    let dir = folder(&[("cases/pv.yaml", case)]);
+    let mut args = crate::requires::args(cache.path(), links.path(), "3.8");
+    args.extend(["-j".into(), "1".into(), "cases".into()]);
+    Ok((dir, args, [links, cache]))
+}
+
+/// stderr not a terminal (a CI log): a line per environment as it is made, with the count,
+/// its time and what it holds.
+fn environments_in_a_log() -> TestResult {
+    let (dir, args, _kept) = three_environments()?;
+    let (run, _) = run_json(dir.path(), &args);
+    run.expect_code(0)?;
+    for v in ["1.0", "2.0", "3.0"] {
+        let line = run
+            .stderr
+            .lines()
+            .find(|l| l.ends_with(&format!("cpython-3.8.18 with tinypkg=={v}")))
+            .ok_or(format!("no line for tinypkg=={v}: {}", run.stderr))?;
+        check(
+            line.starts_with("note: environment ") && line.contains(" of 3 made in "),
+            format!("the line: {line}"),
+        )?;
+    }
+    for n in 1..=3 {
+        check(
+            run.stderr
+                .contains(&format!("note: environment {n} of 3 made in ")),
+            format!("environment {n} of 3 counted: {}", run.stderr),
+        )?;
+    }
+    Ok(())
+}
+
+/// On a terminal (`script` gives crosspickle one): a bar with the count made of the three and
+/// the one being made, and no line per environment.
+fn environments_on_a_terminal() -> TestResult {
+    let (dir, args, _kept) = three_environments()?;
+    let mut command = vec![shell_quote(&path_str(&bin()))];
+    command.extend(args.iter().map(|a| shell_quote(a)));
+    let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("probe-cache");
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command.join(" "), "/dev/null"])
+        .current_dir(dir.path())
+        .env("CROSSPICKLE_CACHE_DIR", cache)
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "160")
+        .env_remove("CI")
+        .output()?;
+    let run = Run::from(out);
+    run.expect_code(0)?;
+    let text = run.stdout.replace('\r', "\n");
+    check(
+        text.contains("environments 0/3 making cpython-3.8.18 with tinypkg==")
+            && text.contains("environments 2/3 making cpython-3.8.18 with tinypkg=="),
+        format!("the bar: {text}"),
+    )?;
+    check(
+        !text.contains("note: environment 1 of 3"),
+        format!("no line per environment: {text}"),
+    )
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }

@@ -108,7 +108,7 @@ with zipfile.ZipFile(path, "w") as z:
 "#;
 
 /// A folder of wheels: each (name, version).
-fn wheels(
+pub(crate) fn wheels(
     python: &Path,
     dists: &[(&str, &str)],
 ) -> Result<tempfile::TempDir, libtest_mimic::Failed> {
@@ -130,7 +130,7 @@ fn wheels(
 
 /// A throwaway cache folder, seeded with the shared probe answers so that tests do not probe
 /// every interpreter again (environments are made afresh in it).
-fn cache() -> tempfile::TempDir {
+pub(crate) fn cache() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let probes = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("probe-cache")
@@ -140,7 +140,7 @@ fn cache() -> tempfile::TempDir {
 }
 
 /// `crosspickle` args for a run with this cache and wheels, offline.
-fn args<'a>(cache: &'a Path, links: &'a Path, python: &'a str) -> Vec<String> {
+pub(crate) fn args<'a>(cache: &'a Path, links: &'a Path, python: &'a str) -> Vec<String> {
     vec![
         "--cache-dir".into(),
         path_str(cache),
