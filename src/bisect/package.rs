@@ -306,7 +306,7 @@ pub async fn bisect(
         python: Some(base.label.clone()),
         candidates: versions.clone(),
         steps: found.steps,
-        boundaries: found.boundary.into_iter().collect(),
+        boundaries: found.boundaries,
         conclusion: found.conclusion,
         builds: None,
         duration_s: started.elapsed().as_secs_f64(),

@@ -34,6 +34,11 @@ pub fn trials() -> Vec<Trial> {
             environment_not_made,
         ),
         t(
+            "a_package_bisect_names_every_change_it_crossed",
+            &["3.8"],
+            every_change_named,
+        ),
+        t(
             "environments_being_made_show_a_line_each_in_a_log",
             &["3.8"],
             environments_in_a_log,
@@ -379,4 +384,63 @@ fn environments_on_a_terminal() -> TestResult {
 
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// tinypkg 1.0 to 1.5: the case passes up to 1.1, raises ValueError from 1.2 and TypeError
+/// from 1.4. The bisect's steps show the three outcomes, and it names both changes, each with
+/// its two releases, in the report, its JSON and the conclusion.
+fn every_change_named() -> TestResult {
+    let py = python("3.8").expect("3.8");
+    let releases = ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5"];
+    let dists: Vec<(&str, &str)> = releases.iter().map(|v| ("tinypkg", *v)).collect();
+    let links = crate::requires::wheels(&py, &dists)?;
+    let case = "title: two changes\nrequires: [\"tinypkg\"]\ncode: |\n  import tinypkg\n  v = tuple(int(x) for x in tinypkg.__version__.split('.'))\n  if v >= (1, 4):\n      raise TypeError('from 1.4')\n  if v >= (1, 2):\n      raise ValueError('from 1.2')\n";
+    let dir = folder(&[("cases/two.yaml", case)]);
+    let cache = crate::requires::cache();
+    let (run, report) = crate::bisect::bisect_json(
+        dir.path(),
+        cache.path(),
+        &[("PIP_NO_INDEX", "1"), ("PIP_CONFIG_FILE", "/dev/null")],
+        &[
+            "bisect",
+            "two",
+            "--package",
+            "tinypkg",
+            "--find-links",
+            &path_str(links.path()),
+            "--python",
+            "cpython3.8",
+        ],
+    );
+    run.expect_code(0)?;
+    let found: Vec<(String, String)> = crate::bisect::boundaries(&report)
+        .iter()
+        .map(|b| {
+            let at = |p: &str| b[p]["label"].as_str().unwrap_or("").to_string();
+            (at("last_old"), at("first_new"))
+        })
+        .collect();
+    check(
+        found == [("1.1".into(), "1.2".into()), ("1.3".into(), "1.4".into())],
+        format!("both changes: {found:?}\n{}", run.stdout),
+    )?;
+    let conclusion = report["conclusion"].as_str().unwrap_or("");
+    check(
+        conclusion.starts_with("the outcome changed 2 times: at 1.2 (")
+            && conclusion.contains("ValueError")
+            && conclusion.contains(", then at 1.4 (")
+            && conclusion.contains("TypeError"),
+        format!("the conclusion: {conclusion}"),
+    )?;
+    check(
+        run.stdout.contains("(2 changes):")
+            && run.stdout.contains("1.1 -> 1.2: ")
+            && run.stdout.contains("1.3 -> 1.4: "),
+        format!("the summary: {}", run.stdout),
+    )?;
+    let tested = crate::bisect::steps(&report).len();
+    check(
+        tested <= releases.len(),
+        format!("no release tested twice: {tested} steps"),
+    )
 }
