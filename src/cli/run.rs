@@ -45,7 +45,8 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
 
     let (cancel, interrupted) = super::interrupt::cancel_on_signals();
     let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose)
-        .with_closing(args.quiet, args.durations);
+        .with_closing(args.quiet, args.durations)
+        .with_layout(args.reports.layout());
     if let Some(bars) = bars {
         terminal = terminal.beside(bars);
     }

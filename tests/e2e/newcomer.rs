@@ -39,6 +39,11 @@ pub fn trials() -> Vec<Trial> {
             every_change_named,
         ),
         t(
+            "the_matrix_fits_the_terminal_and_can_show_the_failures_only",
+            &["2.7", "3.8", "3.12", "3.13"],
+            matrix_fits,
+        ),
+        t(
             "environments_being_made_show_a_line_each_in_a_log",
             &["3.8"],
             environments_in_a_log,
@@ -442,5 +447,105 @@ fn every_change_named() -> TestResult {
     check(
         tested <= releases.len(),
         format!("no release tested twice: {tested} steps"),
+    )
+}
+
+/// 45 rows (a case with a long name and 44 params, and one that fails on 2.7) on four
+/// interpreters: at `COLUMNS=40` every line fits in 40 characters, the columns come in groups
+/// that each hold every row, the header is repeated, and the names are shortened in the
+/// middle so that their params still tell them apart; at the default width of a pipe, 80;
+/// `--failures-only` shows the failing row alone and says how many were left out.
+fn matrix_fits() -> TestResult {
+    let dir = folder(&[
+        (
+            "cases/long.yaml",
+            &format!(
+                "title: long\nid: a-case-whose-name-is-longer-than-a-narrow-terminal\nparams:\n  n: [{}]\ncode: pass\n",
+                (0..44).map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        ),
+        ("cases/three.yaml", "title: three\ncode: |\n  assert str is not bytes\n"),
+    ]);
+    let args = args_on(&["2.7", "3.8", "3.12", "3.13"], &["cases"]);
+    let matrix_of = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .take_while(|l| !l.starts_with(". ok"))
+            .map(str::to_string)
+            .collect()
+    };
+    let out = crosspickle(dir.path())
+        .args(&args)
+        .env("COLUMNS", "40")
+        .output()?;
+    let run = Run::from(out);
+    run.expect_code(1)?;
+    let lines = matrix_of(&run.stdout);
+    check(
+        lines.iter().all(|l| l.chars().count() <= 40),
+        format!("every line in 40 columns:\n{}", lines.join("\n")),
+    )?;
+    let groups = lines
+        .iter()
+        .filter(|l| l.starts_with("interpreters "))
+        .count();
+    check(
+        groups >= 2,
+        format!("columns in groups:\n{}", lines.join("\n")),
+    )?;
+    let headers = lines
+        .iter()
+        .filter(|l| {
+            l.trim_start().starts_with("2.7.18")
+                || l.trim_start().starts_with("3.12.1")
+                || l.trim_start().starts_with("3.13.0")
+        })
+        .count();
+    check(
+        headers >= 2 * groups,
+        format!(
+            "the header repeated over 45 rows ({headers} headers):\n{}",
+            lines.join("\n")
+        ),
+    )?;
+    for n in [0, 7, 43] {
+        let shown = lines
+            .iter()
+            .filter(|l| l.contains(&format!("[n={n}]")))
+            .count();
+        check(
+            shown == groups,
+            format!(
+                "row n={n} once in each group ({shown}):\n{}",
+                lines.join("\n")
+            ),
+        )?;
+    }
+    check(
+        lines.iter().any(|l| l.contains('…')),
+        format!("long names shortened:\n{}", lines.join("\n")),
+    )?;
+    let wide = Run::from(crosspickle(dir.path()).args(&args).output()?);
+    let lines = matrix_of(&wide.stdout);
+    check(
+        lines.iter().all(|l| l.chars().count() <= 80)
+            && lines.iter().any(|l| l.chars().count() > 40),
+        format!("80 columns off a terminal:\n{}", lines.join("\n")),
+    )?;
+    let only = Run::from(
+        crosspickle(dir.path())
+            .args(&args)
+            .arg("--failures-only")
+            .output()?,
+    );
+    only.expect_code(1)?;
+    let lines = matrix_of(&only.stdout);
+    check(
+        lines.iter().any(|l| l.starts_with("three "))
+            && !lines.iter().any(|l| l.contains("[n="))
+            && lines
+                .iter()
+                .any(|l| l == "44 rows with no failing run not shown (--failures-only)"),
+        format!("--failures-only:\n{}", lines.join("\n")),
     )
 }
