@@ -44,6 +44,11 @@ pub fn trials() -> Vec<Trial> {
             matrix_fits,
         ),
         t(
+            "docs_bisect_md_examples_run_as_printed_and_print_what_it_shows",
+            &["3.7", "3.8", "3.9", "3.12"],
+            bisect_doc_examples,
+        ),
+        t(
             "environments_being_made_show_a_line_each_in_a_log",
             &["3.8"],
             environments_in_a_log,
@@ -548,4 +553,74 @@ fn matrix_fits() -> TestResult {
                 .any(|l| l == "44 rows with no failing run not shown (--failures-only)"),
         format!("--failures-only:\n{}", lines.join("\n")),
     )
+}
+
+/// The first console block of the section `heading` of docs/bisect.md: its commands (`$ `
+/// lines, comments dropped) and, after each, the lines it shows.
+fn doc_block(doc: &str, heading: &str) -> Vec<(String, Vec<String>)> {
+    let section = doc.split(&format!("\n{heading}\n")).nth(1).unwrap_or("");
+    let block = section
+        .split("```console\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .unwrap_or("");
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for line in block.lines() {
+        match line.strip_prefix("$ ") {
+            Some(command) => {
+                let command = command.split(" # ").next().unwrap_or("").trim_end();
+                out.push((command.to_string(), Vec::new()));
+            }
+            None => {
+                if let Some(last) = out.last_mut() {
+                    last.1.push(line.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// docs/bisect.md's "Choosing the case" and "Across interpreters" blocks, run as printed from
+/// this checkout (its `cases/` is the corpus): every command exits 0 (a change found), and
+/// what a block shows after a command is what the command prints.
+fn bisect_doc_examples() -> TestResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/bisect.md"))?;
+    let mut ran = 0;
+    for heading in ["## Choosing the case", "## Across interpreters"] {
+        let block = doc_block(&doc, heading);
+        check(
+            !block.is_empty(),
+            format!("no console block under {heading}"),
+        )?;
+        for (command, shown) in block {
+            let words = shlex::split(&command).ok_or(format!("cannot split {command}"))?;
+            check(
+                words[0] == "crosspickle",
+                format!("not a crosspickle command: {command}"),
+            )?;
+            let run = Run::from(crosspickle(root).args(&words[1..]).output()?);
+            check(
+                run.code == 0,
+                format!(
+                    "`{command}` exit {}: {}{}",
+                    run.code, run.stdout, run.stderr
+                ),
+            )?;
+            if !shown.is_empty() {
+                let printed: Vec<&str> = run.stdout.trim_end().lines().collect();
+                check(
+                    printed == shown.iter().map(String::as_str).collect::<Vec<_>>(),
+                    format!(
+                        "`{command}` printed:\n{}\nthe doc shows:\n{}",
+                        run.stdout,
+                        shown.join("\n")
+                    ),
+                )?;
+            }
+            ran += 1;
+        }
+    }
+    check(ran >= 4, format!("{ran} commands run"))
 }
