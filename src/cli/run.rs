@@ -109,8 +109,13 @@ fn tooling_failure(results: &crate::results::Results) -> Option<String> {
         Some(_) => String::new(),
         None => format!(" on {}", first.python),
     };
+    let whose = if failed.len() == 1 {
+        "its case"
+    } else {
+        "their cases"
+    };
     Some(format!(
-        "error: {} of {} could not be set up, a tooling failure and no verdict on their cases \
+        "error: {} of {} could not be set up, a tooling failure and no verdict on {whose} \
          (the first, {name}{on}: {}); the reports list them as env-error",
         failed.len(),
         crate::report::text::count(results.runs.len(), "run", "runs"),
