@@ -53,8 +53,10 @@ pub fn trials() -> Vec<Trial> {
             &["3.8"],
             environments_in_a_log,
         ),
-        t(
-            "environments_being_made_show_a_count_and_the_current_one_on_a_terminal",
+        // `script` (util-linux) gives crosspickle a terminal.
+        tool_trial(
+            "newcomer::environments_being_made_show_a_count_and_the_current_one_on_a_terminal",
+            "script",
             &["3.8"],
             environments_on_a_terminal,
         ),
