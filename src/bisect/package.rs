@@ -209,6 +209,7 @@ async fn environment(
         offline: false,
         find_links: find_links.to_vec(),
         jobs: 1,
+        progress: None,
     };
     let cached = crate::env::is_made(&options, base, requirements);
     let python = crate::env::python_with(&options, base, requirements, cancel).await?;
@@ -305,7 +306,7 @@ pub async fn bisect(
         python: Some(base.label.clone()),
         candidates: versions.clone(),
         steps: found.steps,
-        boundaries: found.boundary.into_iter().collect(),
+        boundaries: found.boundaries,
         conclusion: found.conclusion,
         builds: None,
         duration_s: started.elapsed().as_secs_f64(),

@@ -1,6 +1,8 @@
 //! The search of the package and commit modes: test both ends, then binary-search between
 //! them for the first candidate whose outcome differs from the first one's, skipping the
-//! candidates that cannot be tested as `git bisect skip` does.
+//! candidates that cannot be tested as `git bisect skip` does; while the last candidate's
+//! outcome differs from the one just found, search on from there, so that every change the
+//! range crosses is named (`1.0 -> 1.2` then `1.4 -> 1.5`), not only the first.
 
 use std::collections::BTreeSet;
 
@@ -22,9 +24,15 @@ pub struct Search {
 impl Search {
     pub fn new(n: usize) -> Search {
         assert!(n >= 2, "a search needs two ends");
+        Search::between(0, n - 1)
+    }
+
+    /// A search between `last_old` and `first_new`, both tested.
+    pub fn between(last_old: usize, first_new: usize) -> Search {
+        assert!(last_old < first_new, "a search needs two ends");
         Search {
-            last_old: 0,
-            first_new: n - 1,
+            last_old,
+            first_new,
             skipped: BTreeSet::new(),
         }
     }
@@ -69,10 +77,10 @@ pub trait Tester {
     async fn test(&mut self, index: usize) -> Result<Step, BisectError>;
 }
 
-/// What a package or commit search found.
+/// What a package or commit search found: every change it crossed, in order.
 pub struct Found {
     pub steps: Vec<Step>,
-    pub boundary: Option<Boundary>,
+    pub boundaries: Vec<Boundary>,
     pub conclusion: String,
 }
 
@@ -98,7 +106,7 @@ impl Log<'_> {
     fn end(self, conclusion: String) -> Found {
         Found {
             steps: self.steps,
-            boundary: None,
+            boundaries: Vec::new(),
             conclusion,
         }
     }
@@ -151,48 +159,107 @@ pub async fn search_range<T: Tester>(
             labels[n - 1]
         )));
     }
-    let mut search = Search::new(n);
-    let mut outcomes: Vec<Option<OutcomeKey>> = vec![None; n];
-    outcomes[0] = Some(old.clone());
-    outcomes[n - 1] = Some(new_end);
-    while let Some(i) = search.next() {
-        let step = tester.test(i).await?;
-        let state = match &step.outcome {
-            None => StepState::Skip,
-            Some(o) if *o == old => StepState::Old,
-            Some(_) => StepState::New,
-        };
-        outcomes[i] = log.record(step, state);
-        match state {
-            StepState::Skip => search.skip(i),
-            StepState::Old => search.old(i),
-            _ => search.new_outcome(i),
+    // What each candidate showed once tested (`Some(None)`: skipped), so that the search of
+    // a later change reuses what an earlier one learnt.
+    let mut known: Vec<Option<Option<OutcomeKey>>> = vec![None; n];
+    known[0] = Some(Some(old.clone()));
+    known[n - 1] = Some(Some(new_end.clone()));
+    let mut boundaries = Vec::new();
+    let mut from = 0;
+    // One search per change: from the first candidate with the new outcome, the next change
+    // is searched for while the last candidate's outcome still differs from its own.
+    while let Some(Some(here)) = known[from].clone() {
+        if known[n - 1] == Some(Some(here.clone())) || from == n - 1 {
+            break;
         }
+        let search = search_from(from, n, &here, &old, &mut known, tester, &mut log).await?;
+        boundaries.push(boundary(labels, &search, &known));
+        from = search.first_new;
     }
-    let boundary = boundary(labels, &search, &outcomes);
-    let conclusion = if boundary.untested.is_empty() {
-        format!("the outcome changed at {}", boundary.first_new.label)
-    } else {
-        format!(
-            "the outcome changed after {}, at one of {} untested or at {}",
-            boundary.last_old.label,
-            boundary.untested.len(),
-            boundary.first_new.label
-        )
-    };
+    let conclusion = conclude(&boundaries);
     Ok(Found {
         steps: log.steps,
-        boundary: Some(boundary),
+        boundaries,
         conclusion,
     })
 }
 
+/// Binary-search `from..n` for the first candidate whose outcome differs from `here`, the
+/// outcome at `from` (steps are `old` or `new` against `old`, the first candidate's).
+async fn search_from<T: Tester>(
+    from: usize,
+    n: usize,
+    here: &OutcomeKey,
+    old: &OutcomeKey,
+    known: &mut [Option<Option<OutcomeKey>>],
+    tester: &mut T,
+    log: &mut Log<'_>,
+) -> Result<Search, BisectError> {
+    let mut search = Search::between(from, n - 1);
+    while let Some(i) = search.next() {
+        let outcome = match &known[i] {
+            Some(outcome) => outcome.clone(),
+            None => {
+                let step = tester.test(i).await?;
+                let state = match &step.outcome {
+                    None => StepState::Skip,
+                    Some(o) if o == old => StepState::Old,
+                    Some(_) => StepState::New,
+                };
+                let outcome = log.record(step, state);
+                known[i] = Some(outcome.clone());
+                outcome
+            }
+        };
+        match outcome {
+            None => search.skip(i),
+            Some(o) if o == *here => search.old(i),
+            Some(_) => search.new_outcome(i),
+        }
+    }
+    Ok(search)
+}
+
+/// One sentence for every change found, in order.
+fn conclude(boundaries: &[Boundary]) -> String {
+    let one = |b: &Boundary| {
+        if b.untested.is_empty() {
+            format!("at {}", b.first_new.label)
+        } else {
+            format!(
+                "after {}, at one of {} untested or at {}",
+                b.last_old.label,
+                b.untested.len(),
+                b.first_new.label
+            )
+        }
+    };
+    match boundaries {
+        [] => "no change found".to_string(),
+        [b] => format!("the outcome changed {}", one(b)),
+        all => format!(
+            "the outcome changed {} times: {}",
+            all.len(),
+            all.iter()
+                .map(|b| format!(
+                    "{} ({} -> {})",
+                    one(b),
+                    b.last_old.outcome,
+                    b.first_new.outcome
+                ))
+                .collect::<Vec<_>>()
+                .join(", then ")
+        ),
+    }
+}
+
 /// Where a finished search stopped.
-fn boundary(labels: &[String], search: &Search, outcomes: &[Option<OutcomeKey>]) -> Boundary {
+fn boundary(labels: &[String], search: &Search, known: &[Option<Option<OutcomeKey>>]) -> Boundary {
     let point = |i: usize| Point {
         label: labels[i].clone(),
-        outcome: outcomes[i]
+        outcome: known[i]
             .clone()
+            .flatten()
             .expect("both ends of the boundary were tested"),
         subject: None,
     };

@@ -218,6 +218,10 @@ pub struct ReportOptions {
     /// (when GITHUB_ACTIONS is true), always, never
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = AnnotationsChoice::Auto)]
     pub github_annotations: AnnotationsChoice,
+    /// The terminal's matrix shows only the rows with a failing run (the report files keep
+    /// every row)
+    #[arg(long)]
+    pub failures_only: bool,
 }
 
 /// `--github-annotations`' values.
@@ -230,6 +234,24 @@ pub enum AnnotationsChoice {
 }
 
 impl ReportOptions {
+    /// How the terminal's matrix fits: `COLUMNS`, else the width of the terminal stdout is,
+    /// else 80; every row, or only the failing ones with `--failures-only`.
+    pub fn layout(&self) -> crate::report::terminal::Layout {
+        let from_env = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0);
+        let width = from_env
+            .or_else(|| {
+                terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0 as usize)
+            })
+            .unwrap_or(80);
+        crate::report::terminal::Layout {
+            width,
+            failures_only: self.failures_only,
+        }
+    }
+
     /// The report files asked for; two options naming the same file are refused (one report
     /// would silently overwrite the other).
     pub fn files(&self) -> Result<crate::report::ReportFiles, Error> {

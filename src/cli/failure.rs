@@ -1,6 +1,7 @@
 //! Why a command stopped, turned into its exit code and its message here and nowhere else:
 //! **2** for bad input (the user's to fix), **3** when crosspickle could not do its work (a tool
-//! it runs failed, its cache or a temporary folder could not be written), **130** for Ctrl-C (**143** SIGTERM,
+//! it runs failed, its cache or a temporary folder could not be written; a `run` with an
+//! `env-error`, a run that could not be set up), **130** for Ctrl-C (**143** SIGTERM,
 //! **129** SIGHUP: [`super::interrupt::exit_code`]).
 //! (**0** and **1** are the verdicts' answer, not failures.)
 

@@ -150,6 +150,16 @@ pub async fn for_running(
     settings: &Settings,
     only: Option<Implementation>,
 ) -> Result<Vec<Interpreter>, Failure> {
+    Ok(for_running_on_machine(options, settings, only).await?.0)
+}
+
+/// [`for_running`]'s interpreters, and every usable one discovery found on the machine (what
+/// the warnings about version ranges that match none compare with).
+pub async fn for_running_on_machine(
+    options: &PythonOptions,
+    settings: &Settings,
+    only: Option<Implementation>,
+) -> Result<(Vec<Interpreter>, Vec<Interpreter>), Failure> {
     let chosen = choose(options, settings).await?;
     chosen.warn_unusable();
     chosen.check_missing(options.skip_missing)?;
@@ -187,7 +197,7 @@ pub async fn for_running(
         };
         return Err(Error::NoInterpreters(hint).into());
     }
-    Ok(interpreters)
+    Ok((interpreters, discovery.interpreters))
 }
 
 impl Chosen {

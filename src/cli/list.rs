@@ -206,7 +206,9 @@ async fn expected_matrix(
     settings: &Settings,
     cases: Vec<Case>,
 ) -> Result<i32, Failure> {
-    let interpreters = super::interpreters::for_running(&args.pythons, settings, None).await?;
+    let (interpreters, machine) =
+        super::interpreters::for_running_on_machine(&args.pythons, settings, None).await?;
+    super::ranges::warn_unmatched(cases.iter(), &machine, true);
     let labels: Vec<String> = interpreters.iter().map(|i| i.label.clone()).collect();
     let cases: Vec<std::sync::Arc<Case>> = cases.into_iter().map(std::sync::Arc::new).collect();
     let mut matrices = super::expected::matrices(&cases, interpreters);

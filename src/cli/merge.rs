@@ -29,7 +29,9 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
     let results = crate::results::merge::merge(inputs);
     let written = crate::report::write_all(&results, &report_files);
     let style = args.reports.color.style();
-    let out = TerminalReporter::new(style, false).finish(&results);
+    let out = TerminalReporter::new(style, false)
+        .with_layout(args.reports.layout())
+        .finish(&results);
     crate::sys::stdout::emit(&super::github::with_annotations(
         out,
         &results,

@@ -7,6 +7,7 @@
 mod args;
 mod bisect;
 mod cache;
+mod env_progress;
 mod expected;
 mod explore;
 mod failure;
@@ -18,6 +19,7 @@ mod last_failed;
 mod list;
 mod merge;
 mod pythons;
+mod ranges;
 mod rules;
 mod run;
 mod schema;

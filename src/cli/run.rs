@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::args::{IsolationArg, RunArgs};
-use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
+use super::failure::{Failure, EXIT_FAILED, EXIT_OK, EXIT_SYSTEM};
 use super::settings::Settings;
 use crate::case::{Case, Isolation, Params};
 use crate::env::EnvOptions;
@@ -27,17 +27,29 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
         .filter(|c| args.tags.is_empty() || c.tags.iter().any(|t| args.tags.contains(t)))
         .map(Arc::new)
         .collect();
-    let interpreters = super::interpreters::for_running(&args.pythons, &settings, None).await?;
+    let (interpreters, machine) =
+        super::interpreters::for_running_on_machine(&args.pythons, &settings, None).await?;
+    super::ranges::warn_unmatched(cases.iter().map(|c| &**c), &machine, false);
     let (mut plan, shard) = plan(&args, &cases, interpreters, keyword.as_ref())?;
     if args.last_failed {
         super::last_failed::narrow(&mut plan, settings.cache_dir.as_deref());
     }
-    let options = execute_options(&args, &settings)?;
-    announce_environments(&plan, &options.environments);
+    let mut options = execute_options(&args, &settings)?;
+    let to_make = announce_environments(&plan, &options.environments);
+    let mut bars = None;
+    if to_make > 0 {
+        let (progress, beside) = super::env_progress::shown(to_make);
+        options.environments.progress = Some(progress);
+        bars = beside;
+    }
 
     let (cancel, interrupted) = super::interrupt::cancel_on_signals();
     let mut terminal = TerminalReporter::new(args.reports.color.style(), args.verbose)
-        .with_closing(args.quiet, args.durations);
+        .with_closing(args.quiet, args.durations)
+        .with_layout(args.reports.layout());
+    if let Some(bars) = bars {
+        terminal = terminal.beside(bars);
+    }
     let executed = execute(&plan, &options, cancel, &mut |event| {
         terminal.on_event(event)
     })
@@ -67,11 +79,48 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     written?;
     Ok(if was_interrupted {
         super::interrupt::exit_code()
+    } else if let Some(message) = tooling_failure(&results) {
+        eprintln!("{message}");
+        EXIT_SYSTEM
     } else if args.flaky.failed(&results) {
         EXIT_FAILED
     } else {
         EXIT_OK
     })
+}
+
+/// Runs that could not be set up (`env-error`: the interpreter could not be started or its
+/// environment made, the run's folder could not be written) are crosspickle's failure, not a
+/// verdict on their cases: what the run ends with (exit 3), naming how many and the first.
+fn tooling_failure(results: &crate::results::Results) -> Option<String> {
+    let failed: Vec<_> = results
+        .runs
+        .iter()
+        .filter(|r| r.verdict == crate::verdict::Verdict::EnvError)
+        .collect();
+    let first = failed.first()?;
+    let name = crate::case::run_name(
+        &first.case,
+        &first.params,
+        first.dump_python.as_deref(),
+        first.load_python.as_deref(),
+    );
+    let on = match &first.dump_python {
+        Some(_) => String::new(),
+        None => format!(" on {}", first.python),
+    };
+    let whose = if failed.len() == 1 {
+        "its case"
+    } else {
+        "their cases"
+    };
+    Some(format!(
+        "error: {} of {} could not be set up, a tooling failure and no verdict on {whose} \
+         (the first, {name}{on}: {}); the reports list them as env-error",
+        failed.len(),
+        crate::report::text::count(results.runs.len(), "run", "runs"),
+        crate::report::text::clean(first.reason.as_deref().unwrap_or("no reason given"))
+    ))
 }
 
 /// Every run of the selected cases on the selected interpreters (round trips narrowed by
@@ -155,6 +204,7 @@ fn execute_options(args: &RunArgs, settings: &Settings) -> Result<ExecuteOptions
             offline: args.offline,
             find_links: settings.find_links.clone(),
             jobs: settings.jobs,
+            progress: None,
         },
         retries: args.retries.unwrap_or(0),
         repeat: args.repeat.unwrap_or(1),
@@ -167,11 +217,12 @@ fn execute_options(args: &RunArgs, settings: &Settings) -> Result<ExecuteOptions
     })
 }
 
-/// Tell the user why the first runs are slow: environments for `requires` to make.
-fn announce_environments(plan: &Plan, options: &EnvOptions) {
+/// Tell the user why the first runs are slow: environments for `requires` to make (how
+/// many, returned).
+fn announce_environments(plan: &Plan, options: &EnvOptions) -> usize {
     let to_make = crate::env::missing(plan.environments(), options);
     if to_make.is_empty() {
-        return;
+        return 0;
     }
     let interpreters: std::collections::BTreeSet<&str> =
         to_make.iter().map(|(i, _)| i.as_str()).collect();
@@ -180,6 +231,7 @@ fn announce_environments(plan: &Plan, options: &EnvOptions) {
         crate::report::text::count(to_make.len(), "environment", "environments"),
         crate::report::text::count(interpreters.len(), "interpreter", "interpreters")
     );
+    to_make.len()
 }
 
 /// The interpreters of `selected` that `requests` (one side of round trips) ask for.

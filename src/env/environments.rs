@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::EnvError;
 use super::key::{self, EnvKey};
 use super::options::EnvOptions;
+use super::progress::BuildEvent;
 use super::{build, store};
 use crate::case::{Case, Params};
 use crate::python::Interpreter;
@@ -123,7 +124,27 @@ async fn ensure(
         return Ok(store::python_in(&dir));
     }
     store::remove_leftovers(&envs, &key.hash);
-    build::build(cache_dir, options, interpreter, key, &dir, cancel).await?;
+    let (label, requirements) = (interpreter.label.as_str(), &key.meta.requirements);
+    let tell = |event: BuildEvent<'_>| {
+        if let Some(p) = &options.progress {
+            p.tell(event)
+        }
+    };
+    tell(BuildEvent::Started {
+        interpreter: label,
+        requirements,
+    });
+    let started = std::time::Instant::now();
+    let built = build::build(cache_dir, options, interpreter, key, &dir, cancel).await;
+    if !matches!(built, Err(EnvError::Cancelled)) {
+        tell(BuildEvent::Finished {
+            interpreter: label,
+            requirements,
+            result: built.as_ref().map(|_| ()),
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
+    built?;
     store::touch_last_used(&dir);
     Ok(store::python_in(&dir))
 }

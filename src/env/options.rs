@@ -13,4 +13,6 @@ pub struct EnvOptions {
     pub find_links: Vec<String>,
     /// Environments made at once (0: one).
     pub jobs: usize,
+    /// Told of each environment started and finished (none: nobody is).
+    pub progress: Option<super::progress::BuildProgress>,
 }

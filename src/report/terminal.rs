@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::grid::Grid;
 use super::text::one_line;
@@ -68,6 +68,10 @@ pub struct TerminalReporter {
     quiet: bool,
     /// `--durations N`: list the N slowest runs (0: all).
     durations: Option<usize>,
+    /// The bars drawn beside the run's (environments being made), if any.
+    beside: Option<MultiProgress>,
+    /// How the matrix fits the terminal.
+    layout: Layout,
 }
 
 impl TerminalReporter {
@@ -78,7 +82,21 @@ impl TerminalReporter {
             progress: None,
             quiet: false,
             durations: None,
+            beside: None,
+            layout: Layout::default(),
         }
+    }
+
+    /// The matrix fitted to `layout` (the terminal's width, `--failures-only`).
+    pub fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Draw the run's bar among `bars` (those of environments being made), not over them.
+    pub fn beside(mut self, bars: MultiProgress) -> Self {
+        self.beside = Some(bars);
+        self
     }
 
     /// `-q` (no matrix, no details of runs) and `--durations N`.
@@ -91,7 +109,7 @@ impl TerminalReporter {
     pub fn on_event(&mut self, event: Event<'_>) {
         match event {
             Event::Planned { plan } => {
-                let bar = ProgressBar::with_draw_target(
+                let mut bar = ProgressBar::with_draw_target(
                     Some(plan.runs.len() as u64),
                     ProgressDrawTarget::stderr(),
                 );
@@ -103,6 +121,8 @@ impl TerminalReporter {
                 );
                 if !std::io::stderr().is_terminal() {
                     bar.set_draw_target(ProgressDrawTarget::hidden());
+                } else if let Some(bars) = &self.beside {
+                    bar = bars.add(bar);
                 }
                 self.progress = Some(bar);
             }
@@ -184,7 +204,7 @@ impl TerminalReporter {
 
     /// The matrix, the details of every failing run and of every flaky one.
     fn full_report(&self, results: &Results, failing: &[RunView<'_>]) -> String {
-        let mut out = matrix(results, self.style);
+        let mut out = matrix(results, self.style, self.layout);
         if self.verbose {
             out.push_str(&columns_legend(results, self.style));
         }
@@ -311,8 +331,35 @@ pub fn summary(results: &Results, style: Style) -> String {
     line
 }
 
-/// Rows: cases with params (round trips: one row per producer); columns: interpreters.
-pub fn matrix(results: &Results, style: Style) -> String {
+/// How the matrix fits the terminal: its width in columns, and whether only the rows with a
+/// failing run are shown (`--failures-only`).
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub width: usize,
+    pub failures_only: bool,
+}
+
+impl Default for Layout {
+    /// 80 columns (a terminal of unknown width), every row.
+    fn default() -> Self {
+        Layout {
+            width: 80,
+            failures_only: false,
+        }
+    }
+}
+
+/// The header is drawn again after this many rows.
+const HEADER_EVERY: usize = 40;
+/// The narrowest matrix drawn, whatever the terminal says.
+const MIN_WIDTH: usize = 40;
+
+/// Rows: cases with params (round trips: one row per producer); columns: interpreters. Each
+/// row is one line of at most `layout.width` characters: names too long are shortened in the
+/// middle (`default-protocol…3.12.1 ->`), and columns that do not fit beside them are drawn
+/// in groups, one after the other, each with the rows again; the header is repeated every
+/// [`HEADER_EVERY`] rows.
+pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
     let mut grid = Grid::new(results);
     // Names and labels from case files and JSON files: no escape sequence reaches the terminal.
     for row in &mut grid.rows {
@@ -321,39 +368,94 @@ pub fn matrix(results: &Results, style: Style) -> String {
     for column in &mut grid.columns {
         column.header = one_line(&column.header);
     }
-    let name_width = grid
-        .rows
-        .iter()
-        .map(|r| r.name.chars().count())
-        .max()
-        .unwrap_or(4)
-        .clamp(4, 70);
-    let mut out = String::new();
-    let _ = write!(out, "{:name_width$}", "");
-    for c in &grid.columns {
-        let _ = write!(out, " {:>w$}", c.header, w = c.header.len().max(1));
+    let total_rows = grid.rows.len();
+    if layout.failures_only {
+        grid.rows.retain(|r| {
+            r.cells
+                .iter()
+                .flatten()
+                .any(|&i| results.runs[i].verdict.fails_run())
+        });
     }
-    out.push('\n');
-    for row in &grid.rows {
-        let shown: String = if row.name.chars().count() > name_width {
-            let cut: String = row.name.chars().take(name_width - 1).collect();
-            format!("{cut}…")
-        } else {
-            row.name.clone()
-        };
-        let _ = write!(out, "{shown:name_width$}");
-        for (cell, column) in row.cells.iter().zip(&grid.columns) {
-            let w = column.header.len().max(1);
-            let cell = match cell {
-                Some(i) => {
-                    let v = results.runs[*i].verdict;
-                    style.verdict(v, &format!("{:>w$}", v.symbol()))
-                }
-                None => format!("{:>w$}", " "),
-            };
-            let _ = write!(out, " {cell}");
+    let width = layout.width.max(MIN_WIDTH);
+    let cells: Vec<usize> = grid
+        .columns
+        .iter()
+        .map(|c| c.header.chars().count().max(1))
+        .collect();
+    let all_cells: usize = cells.iter().map(|w| w + 1).sum();
+    let longest = grid.rows.iter().map(|r| r.name.chars().count()).max();
+    let longest = longest.unwrap_or(4).max(4);
+    // Every column beside names of at least a third of the width, else names of half the
+    // width and the columns in groups.
+    let beside = width.saturating_sub(all_cells);
+    let name_width = if longest + all_cells <= width {
+        longest
+    } else if beside >= longest.min(width / 3) {
+        beside
+    } else {
+        longest.min(width / 2)
+    };
+    let groups = match grid.rows.is_empty() && layout.failures_only {
+        true => Vec::new(),
+        false => column_groups(&cells, width - name_width),
+    };
+    let mut out = String::new();
+    for (g, group) in groups.iter().enumerate() {
+        if groups.len() > 1 {
+            let _ = writeln!(
+                out,
+                "{}",
+                style.dim(&format!(
+                    "interpreters {}-{} of {}:",
+                    group.start + 1,
+                    group.end,
+                    cells.len()
+                ))
+            );
         }
-        out.push('\n');
+        let mut header = format!("{:name_width$}", "");
+        for (c, w) in grid.columns[group.clone()]
+            .iter()
+            .zip(&cells[group.clone()])
+        {
+            let _ = write!(header, " {:>w$}", shorten(&c.header, *w));
+        }
+        for (n, row) in grid.rows.iter().enumerate() {
+            if n % HEADER_EVERY == 0 {
+                let _ = writeln!(out, "{header}");
+            }
+            let _ = write!(out, "{:name_width$}", shorten(&row.name, name_width));
+            for (cell, w) in row.cells[group.clone()].iter().zip(&cells[group.clone()]) {
+                let w = *w;
+                let cell = match cell {
+                    Some(i) => {
+                        let v = results.runs[*i].verdict;
+                        style.verdict(v, &format!("{:>w$}", v.symbol()))
+                    }
+                    None => format!("{:>w$}", " "),
+                };
+                let _ = write!(out, " {cell}");
+            }
+            out.push('\n');
+        }
+        if grid.rows.is_empty() {
+            let _ = writeln!(out, "{header}");
+        }
+        if g + 1 < groups.len() {
+            out.push('\n');
+        }
+    }
+    if layout.failures_only {
+        let left = total_rows - grid.rows.len();
+        let _ = writeln!(
+            out,
+            "{}",
+            style.dim(&format!(
+                "{} with no failing run not shown (--failures-only)",
+                super::text::count(left, "row", "rows")
+            ))
+        );
     }
     let legend: Vec<String> = Verdict::ALL
         .iter()
@@ -361,6 +463,39 @@ pub fn matrix(results: &Results, style: Style) -> String {
         .collect();
     let _ = writeln!(out, "{}", style.dim(&legend.join("  ")));
     out
+}
+
+/// The columns (each `cells[i]` wide, plus a space) split into consecutive groups that fit in
+/// `room`; a column wider than `room` is a group of its own (its header is shortened).
+fn column_groups(cells: &[usize], room: usize) -> Vec<std::ops::Range<usize>> {
+    let mut groups = Vec::new();
+    let (mut start, mut used) = (0, 0);
+    for (i, w) in cells.iter().enumerate() {
+        if used + w + 1 > room && i > start {
+            groups.push(start..i);
+            (start, used) = (i, 0);
+        }
+        used += w + 1;
+    }
+    groups.push(start..cells.len());
+    groups
+}
+
+/// `text` in at most `width` characters: shortened in the middle, where an ellipsis keeps its
+/// start and its end (the params and the producer, which tell rows apart).
+fn shorten(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width {
+        return text.to_string();
+    }
+    if width < 2 {
+        return text.chars().take(width).collect();
+    }
+    let tail = (width - 1) / 2;
+    let head = width - 1 - tail;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
 }
 
 /// Which interpreter each column is: `3.11.2d = cpython-3.11.2+debug (/usr/bin/python3.11d)`,

@@ -504,12 +504,44 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
                 return Some(skipped_by(&expected));
             }
             let verdict = judge(&expected, &observed);
+            if verdict.fails_run() && observed.outcome == OutcomeKind::Crash {
+                let deciding = side(run, observed.phase).deciding;
+                if let Some(why) = broken_interpreter(ctx, deciding).await {
+                    return Some(unrun(Verdict::EnvError, &why));
+                }
+            }
             let mut r = record(run, verdict, expected, Some(observed.for_storage()), None);
             r.dump_duration_s = dump_duration_s;
             Some(r)
         }
         Err(RunFailure::Cancelled) => None,
         Err(RunFailure::Setup(e)) => Some(unrun(Verdict::EnvError, &e.to_string())),
+    }
+}
+
+/// Why `interpreter` no longer starts, if it does not (its installation removed or broken
+/// while the run went on): asked after a run that crashed against its expectation, so that
+/// an interpreter's failure is not reported as the case's regression.
+async fn broken_interpreter(ctx: &Context, interpreter: &Interpreter) -> Option<String> {
+    const SAY: &str = "import sys; sys.stdout.write('ok')";
+    let spec = ProcessSpec::new(&interpreter.executable, Some(Duration::from_secs(30)))
+        .args(["-E", "-s", "-c", SAY])
+        .env(crate::python::sanitized_env(&Default::default()))
+        .cwd(ctx.workspace.servers_dir());
+    let what = format!("{} -E -s -c \"{SAY}\"", interpreter.executable.display());
+    match process::output(&spec, &what, &ctx.cancel).await {
+        Ok(said) if said == "ok" => None,
+        Ok(said) => Some(format!(
+            "{} no longer runs Python, so the run's crash is not the case's: `{what}` wrote {:?}",
+            interpreter.label,
+            said.chars().take(80).collect::<String>()
+        )),
+        Err(e) if e.is_cancelled() => None,
+        Err(e) => Some(format!(
+            "{} no longer starts, so the run's crash is not the case's: {}",
+            interpreter.label,
+            e.to_string().lines().next().unwrap_or("")
+        )),
     }
 }
 

@@ -630,7 +630,8 @@ fn a_program_that_is_no_python_says_so() -> TestResult {
         dir.path(),
         &["--pythons-toml", "/dev/null", "--python", "/bin/ls"],
     );
-    run.expect_code(1)?;
+    // An interpreter that cannot run is a tooling failure (exit 3), not a verdict.
+    run.expect_code(3)?;
     contains(
         &run.stdout,
         "not a Python interpreter (the probe exited with status 2",
@@ -643,7 +644,7 @@ fn a_program_that_is_no_python_says_so() -> TestResult {
         dir.path(),
         &["--pythons-toml", "/dev/null", "--python", "/bin/ls", "-v"],
     );
-    verbose.expect_code(1)?;
+    verbose.expect_code(3)?;
     contains(&verbose.stdout, "it printed: /usr/bin/ls: cannot access")
 }
 

@@ -16,6 +16,7 @@ mod hardening;
 mod harness;
 mod init;
 mod isolation;
+mod newcomer;
 mod newest;
 mod repeat;
 mod reports;

@@ -221,7 +221,7 @@ fn junit_markdown_html_survive_hostile_output() -> TestResult {
         "r",
         &["--python", &py("3.12"), "--python", &path_str(&broken)],
     );
-    run.expect_code(1)?;
+    run.expect_code(3)?;
     let xml_path = dir.path().join("r.xml");
     xmllint(&xml_path)?;
     let xml = read(&xml_path)?;

@@ -57,7 +57,7 @@ with zipfile.ZipFile(path, "w") as z:
 "#;
 
 /// A folder of wheels: each (name, version).
-fn wheels(
+pub(crate) fn wheels(
     python: &Path,
     dists: &[(&str, &str)],
 ) -> Result<tempfile::TempDir, libtest_mimic::Failed> {
@@ -79,7 +79,7 @@ fn wheels(
 
 /// A throwaway cache folder, seeded with the shared probe answers so that tests do not probe
 /// every interpreter again (environments are made afresh in it).
-fn cache() -> tempfile::TempDir {
+pub(crate) fn cache() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let probes = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("probe-cache")
@@ -89,7 +89,7 @@ fn cache() -> tempfile::TempDir {
 }
 
 /// `crosspickle` args for a run with this cache and wheels, offline.
-fn args<'a>(cache: &'a Path, links: &'a Path, python: &'a str) -> Vec<String> {
+pub(crate) fn args<'a>(cache: &'a Path, links: &'a Path, python: &'a str) -> Vec<String> {
     vec![
         "--cache-dir".into(),
         path_str(cache),
@@ -195,7 +195,7 @@ fn a_cache_folder_that_cannot_be_written() -> TestResult {
     let (links, cache, dir) = tiny_and_plain(&[])?;
     let _unwritable = Unwritable::new(cache.path())?;
     let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8"));
-    run.expect_code(1)?;
+    run.expect_code(3)?;
     check(!run.stderr.contains("panicked"), &run.stderr)?;
     let plain = find_run(&json, "plain", "cpython-3.8").ok_or(format!("{json}"))?;
     check(plain["verdict"] == "ok", format!("{plain}"))?;
@@ -323,7 +323,7 @@ fn install_failure_is_env_error() -> TestResult {
         "title: needs what does not exist\nrequires: [\"crosspickle-no-such-package==1.0\"]\nparams:\n  n: [1, 2]\ncode: pass\n",
     )])?;
     let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8"));
-    run.expect_code(1)?;
+    run.expect_code(3)?;
     let all = runs(&json);
     check(all.len() == 4, format!("four runs: {:?}", verdicts(&json)))?;
     for r in &all {

@@ -206,7 +206,7 @@ pub async fn bisect(
         };
         search_range(&labels, &mut tester, on_step).await?
     };
-    let mut boundaries: Vec<_> = found.boundary.into_iter().collect();
+    let mut boundaries = found.boundaries;
     for b in &mut boundaries {
         for point in [&mut b.last_old, &mut b.first_new] {
             point.subject = commits
