@@ -313,16 +313,17 @@ impl Validator<'_> {
             }
         }
         let params = self.params(raw.python.as_ref(), round_trip);
-        for (i, req) in raw.requires.iter().enumerate() {
-            let at = self.loc.top_item("requires", i);
-            if req.trim().is_empty() {
-                self.err(at, "empty requirement in `requires`".into());
+        self.requirements("requires", &raw.requires, &params);
+        for (key, list) in [
+            ("dump_requires", &raw.dump_requires),
+            ("load_requires", &raw.load_requires),
+        ] {
+            if !round_trip && self.loc.top_key(key).is_some() {
+                let at = self.loc.top_key(key);
+                self.err(at, format!("`{key}` gives one side of a round trip its packages, but this case has `code`, not `dump` and `load`: use `requires`"));
+                continue;
             }
-            for name in placeholders(req) {
-                if !params.contains_key(&name) {
-                    self.err(at, format!("requirement `{req}` uses `{{{name}}}` but the case has no param `{name}`"));
-                }
-            }
+            self.requirements(key, list, &params);
         }
         let rules: Vec<Rule> = raw
             .expect
@@ -355,6 +356,8 @@ impl Validator<'_> {
                 features: raw.features,
             },
             requires: raw.requires,
+            dump_requires: raw.dump_requires,
+            load_requires: raw.load_requires,
             env: raw.env,
             timeout: raw.timeout,
             repeat: raw.repeat,
@@ -370,6 +373,27 @@ impl Validator<'_> {
             body,
             expect: rules,
         })
+    }
+
+    /// The requirement strings of the list `key` (`requires`, `dump_requires`,
+    /// `load_requires`), each checked where it stands: not empty, every placeholder a param.
+    fn requirements(
+        &mut self,
+        key: &str,
+        list: &[String],
+        params: &IndexMap<String, Vec<ParamValue>>,
+    ) {
+        for (i, req) in list.iter().enumerate() {
+            let at = self.loc.top_item(key, i);
+            if req.trim().is_empty() {
+                self.err(at, format!("empty requirement in `{key}`"));
+            }
+            for name in placeholders(req) {
+                if !params.contains_key(&name) {
+                    self.err(at, format!("requirement `{req}` uses `{{{name}}}` but the case has no param `{name}`"));
+                }
+            }
+        }
     }
 
     /// The params, each value typed from its YAML text (serde has checked the shape), with
@@ -925,6 +949,34 @@ mod tests {
         assert!(
             first_error("title: t\ncode: pass\nrequires: ['loky=={loky}']\n")
                 .contains("no param `loky`")
+        );
+    }
+
+    #[test]
+    fn each_side_of_a_round_trip_has_its_packages() {
+        let case = parse("title: t\nparams:\n  v: ['1.0']\nrequires: [six]\ndump_requires: ['a=={v}']\nload_requires: [b]\ndump: data = b''\nload: pass\n").unwrap();
+        use super::super::Phase;
+        assert_eq!(case.requires_for(Some(Phase::Dump)), ["six", "a=={v}"]);
+        assert_eq!(case.requires_for(Some(Phase::Load)), ["six", "b"]);
+        assert_eq!(case.requires_for(None), ["six"]);
+        let e = first_error("title: t\ncode: pass\nload_requires: [b]\n");
+        assert!(
+            e.starts_with("cases/x.yaml:3:16: `load_requires` gives one side of a round trip its packages, but this case has `code`"),
+            "{e}"
+        );
+        let e = first_error(
+            "title: t\ndump: data = b''\nload: pass\ndump_requires:\n  - ok\n  - 'a=={v}'\n",
+        );
+        assert!(
+            e.starts_with(
+                "cases/x.yaml:6:5: requirement `a=={v}` uses `{v}` but the case has no param `v`"
+            ),
+            "{e}"
+        );
+        let e = first_error("title: t\ndump: data = b''\nload: pass\nload_requires: ['']\n");
+        assert!(
+            e.contains(":4:17: empty requirement in `load_requires`"),
+            "{e}"
         );
     }
 

@@ -23,6 +23,7 @@ mod rerun;
 mod retries;
 mod roundtrip;
 mod shards;
+mod sides;
 mod support;
 mod surround;
 mod workflow;
@@ -54,5 +55,6 @@ fn main() {
     trials.extend(rerun::trials());
     trials.extend(surround::trials());
     trials.extend(repeat::trials());
+    trials.extend(sides::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -108,7 +108,7 @@ with zipfile.ZipFile(path, "w") as z:
 "#;
 
 /// A folder of wheels: each (name, version).
-fn wheels(
+pub(crate) fn wheels(
     python: &Path,
     dists: &[(&str, &str)],
 ) -> Result<tempfile::TempDir, libtest_mimic::Failed> {
@@ -130,7 +130,7 @@ fn wheels(
 
 /// A throwaway cache folder, seeded with the shared probe answers so that tests do not probe
 /// every interpreter again (environments are made afresh in it).
-fn cache() -> tempfile::TempDir {
+pub(crate) fn cache() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let probes = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("probe-cache")
@@ -158,7 +158,7 @@ fn run(dir: &Path, args: &[String]) -> (Run, serde_json::Value) {
 }
 
 /// The complete environments in `cache` (folders with a marker).
-fn envs(cache: &Path) -> Vec<PathBuf> {
+pub(crate) fn envs(cache: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(cache.join("envs"))
         .map(|rd| {
             rd.flatten()
