@@ -23,6 +23,11 @@ pub fn trials() -> Vec<Trial> {
             refused_where_they_mean_nothing,
         ),
         trial(
+            "sides::numpy_case_fails_when_a_rule_changes",
+            &["3.12"],
+            numpy_case_fails_when_a_rule_changes,
+        ),
+        trial(
             "sides::bisect_one_side_with_the_other_fixed",
             &["3.8"],
             bisect_one_side,
@@ -301,5 +306,49 @@ load: |
         run.stderr
             .contains("bisect runs `code` cases only, or one side's package releases"),
         &run.stderr,
+    )
+}
+
+/// The corpus's NumPy case (NumPy 2.0.2 pickles, NumPy 1.26.0 and 1.26.4 loads, from the index)
+/// on 3.12: every verdict as its rules say; with one rule changed (its `where` moved from
+/// protocol 5 to protocol 4), the run fails where that rule no longer tells the truth.
+fn numpy_case_fails_when_a_rule_changes() -> TestResult {
+    const CASE: &str =
+        include_str!("../../cases/thirdparty/numpy-28340-numpy2-pickle-on-numpy1.yaml");
+    let rule = r#"  - where: {numpy_release: "1.26.4", protocol: 5}"#;
+    check(CASE.contains(rule), "the rule to change is in the case")?;
+    let changed = CASE.replace(rule, r#"  - where: {numpy_release: "1.26.4", protocol: 4}"#);
+    let args = python_args(&["3.12"]);
+    let verdicts = |json: &Value| {
+        let mut v: Vec<String> = runs(json)
+            .iter()
+            .map(|r| format!("{}={}", r["params"], r["verdict"].as_str().unwrap_or("?")))
+            .collect();
+        v.sort();
+        v
+    };
+    let dir = folder(&[("cases/numpy.yaml", CASE)]);
+    let (run, json) = run_json(dir.path(), &args);
+    run.expect_code(0)?;
+    let want = [
+        r#"{"protocol":4,"numpy_release":"1.26.0"}=xfail"#,
+        r#"{"protocol":4,"numpy_release":"1.26.4"}=ok"#,
+        r#"{"protocol":5,"numpy_release":"1.26.0"}=xfail"#,
+        r#"{"protocol":5,"numpy_release":"1.26.4"}=xfail"#,
+    ];
+    check(verdicts(&json) == want, format!("{:?}", verdicts(&json)))?;
+    let dir = folder(&[("cases/numpy.yaml", &changed)]);
+    let (run, json) = run_json(dir.path(), &args);
+    run.expect_code(1)?;
+    let want = [
+        r#"{"protocol":4,"numpy_release":"1.26.0"}=xfail"#,
+        r#"{"protocol":4,"numpy_release":"1.26.4"}=fixed"#,
+        r#"{"protocol":5,"numpy_release":"1.26.0"}=xfail"#,
+        r#"{"protocol":5,"numpy_release":"1.26.4"}=regression"#,
+    ];
+    check(verdicts(&json) == want, format!("{:?}", verdicts(&json)))?;
+    check(
+        run.stdout.contains("No module named 'numpy._core.numeric'"),
+        &run.stdout,
     )
 }
