@@ -424,6 +424,40 @@ mod tests {
     }
 
     #[test]
+    fn each_side_says_its_packages() {
+        let mut results = fixture();
+        let at = results
+            .runs
+            .iter()
+            .position(|r| r.dump_python.is_some())
+            .unwrap();
+        results.runs[at].packages = crate::run::record::Packages {
+            dump: vec!["numpy==2.0.2".into()],
+            python: Vec::new(),
+        };
+        let view = RunView::new(&results.runs[at], &results);
+        assert_eq!(
+            labels(&view, Detail::Brief)[..3],
+            ["case", "pair", "packages"]
+        );
+        assert_eq!(
+            packages_text(&results.runs[at]).unwrap(),
+            "dumped with numpy==2.0.2; loaded with nothing installed"
+        );
+        let plain = results
+            .runs
+            .iter()
+            .position(|r| r.dump_python.is_none())
+            .unwrap();
+        assert_eq!(packages_text(&results.runs[plain]), None);
+        results.runs[plain].packages.python = vec!["six".into(), "attrs==23.1.0".into()];
+        assert_eq!(
+            packages_text(&results.runs[plain]).unwrap(),
+            "six, attrs==23.1.0"
+        );
+    }
+
+    #[test]
     fn runs_that_did_not_run_say_why() {
         let results = fixture();
         let view = views(&results)
