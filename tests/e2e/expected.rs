@@ -10,7 +10,7 @@ pub fn trials() -> Vec<Trial> {
     vec![
         trial(
             "expected::corpus_matrix_is_what_a_run_decides",
-            &corpus_needs(),
+            CORPUS_PYTHONS,
             corpus_matrix_is_what_a_run_decides,
         ),
         trial("expected::text_matrix", &["2.7", "3.13"], text_matrix),
@@ -26,34 +26,8 @@ pub fn trials() -> Vec<Trial> {
     ]
 }
 
-/// The interpreters the corpus comparison needs at least: both majors, a debug build and a
-/// PyPy. It runs on every interpreter of [`EVERY_PYTHON`] and [`NEWEST_PYTHONS`] found (18 in
-/// CI).
+/// The interpreters of the corpus comparison: both majors, a debug build and a PyPy.
 const CORPUS_PYTHONS: &[&str] = &["2.7", "3.8", "3.13", "pypy", "debug"];
-
-/// [`CORPUS_PYTHONS`], and those of the 18 that CROSSPICKLE_REQUIRE_PYTHONS names: a machine
-/// that must have them fails the comparison when one is missing, instead of comparing fewer.
-fn corpus_needs() -> Vec<&'static str> {
-    let required = std::env::var("CROSSPICKLE_REQUIRE_PYTHONS").unwrap_or_default();
-    let required: Vec<&str> = required.split(',').map(str::trim).collect();
-    let mut needs = CORPUS_PYTHONS.to_vec();
-    for &p in EVERY_PYTHON.iter().chain(NEWEST_PYTHONS) {
-        if required.contains(&p) && !needs.contains(&p) {
-            needs.push(p);
-        }
-    }
-    needs
-}
-
-/// Every interpreter of [`EVERY_PYTHON`] and [`NEWEST_PYTHONS`] this machine has.
-fn corpus_pythons() -> Vec<&'static str> {
-    EVERY_PYTHON
-        .iter()
-        .chain(NEWEST_PYTHONS)
-        .copied()
-        .filter(|p| python(p).is_some())
-        .collect()
-}
 
 /// The key of a run in both JSONs: case, params, consumer (or interpreter), producer.
 fn key(v: &Value) -> String {
@@ -129,13 +103,12 @@ pub fn compare(listed: &Value, run: &Value) -> Result<usize, libtest_mimic::Fail
     Ok(judged)
 }
 
-/// The whole corpus on every interpreter of the machine (18 in CI): `list --corpus -p …
-/// --json`, then a run of the same with `--json`; every run's expectation is the cell's (of the
-/// phase that decided it), every skip is listed as one, with the same reason.
+/// The whole corpus on five interpreters: `list --corpus -p … --json`, then a run of the same
+/// with `--json`; every run's expectation is the cell's (of the phase that decided it), every
+/// skip is listed as one, with the same reason.
 fn corpus_matrix_is_what_a_run_decides() -> TestResult {
     let dir = folder(&[]);
-    let pythons = corpus_pythons();
-    let mut args = python_args(&pythons);
+    let mut args = python_args(CORPUS_PYTHONS);
     args.push("--corpus".into());
     let listed = crosspickle(dir.path())
         .arg("list")
@@ -146,26 +119,10 @@ fn corpus_matrix_is_what_a_run_decides() -> TestResult {
     text.expect_code(0)?;
     let listed: Value = serde_json::from_str(&text.stdout)?;
     check(
-        listed["interpreters"].as_array().map_or(0, Vec::len) == pythons.len(),
+        listed["interpreters"].as_array().map_or(0, Vec::len) == CORPUS_PYTHONS.len(),
         format!("interpreters {}", listed["interpreters"]),
     )?;
-    // The corpus's package cases make about 115 environments on 18 interpreters: with uv
-    // (CROSSPICKLE_TEST_UV, as .ci/run sets it) where there is one, in seconds each rather
-    // than pip's tens; the installer is not what this test is about.
-    let json_file = dir.path().join("results.json");
-    let mut command = crosspickle(dir.path());
-    command.args(&args).arg("--json").arg(&json_file);
-    if let Some(uv) = std::env::var_os("CROSSPICKLE_TEST_UV").filter(|v| !v.is_empty()) {
-        let uv_dir = std::path::PathBuf::from(uv)
-            .parent()
-            .map(std::path::Path::to_path_buf)
-            .unwrap_or_default();
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let paths = std::iter::once(uv_dir).chain(std::env::split_paths(&path));
-        command.env("PATH", std::env::join_paths(paths)?);
-    }
-    let run = Run::from(command.output()?);
-    let json = json_at(&json_file);
+    let (run, json) = run_json(dir.path(), &args);
     run.expect_code(0)?;
     let judged = compare(&listed, &json)?;
     // Most of the corpus's runs execute: a comparison of skips alone would prove little.
