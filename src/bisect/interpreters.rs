@@ -76,6 +76,7 @@ pub async fn bisect(
         case: target.case.id.clone(),
         params: target.params.clone(),
         subject: None,
+        side: None,
         python: None,
         candidates: interpreters.iter().map(|i| i.label.clone()).collect(),
         steps,

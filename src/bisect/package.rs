@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::report::seconds;
 use super::search::{search_range, Tester};
 use super::{BisectError, Report, Step, StepState, Target};
+use crate::case::Phase;
 use crate::env::{pip, EnvError, EnvOptions};
 use crate::python::Interpreter;
 use crate::sys::process::{self, Output, TOOL_OUTPUT};
@@ -28,6 +29,9 @@ pub struct PackageOptions {
     /// Folders of wheels and sdists handed to pip as `--find-links` (absolute paths).
     pub find_links: Vec<String>,
     pub cache_dir: PathBuf,
+    /// A round trip's side whose releases are bisected (`--side`): its environment gets each
+    /// release, the other side's holds what the case gives it, on the same interpreter.
+    pub side: Option<Phase>,
 }
 
 /// The releases pip can see for `name`, oldest first (pre-releases only if pip lists them).
@@ -183,10 +187,16 @@ fn normalize(name: &str) -> String {
 }
 
 /// What goes into the environment of one release: `name==version`, and the case's own
-/// `requires` (params substituted) except those naming the package.
-pub fn requirements(target: &Target, name: &str, version: &str) -> Vec<String> {
+/// `requires` (params substituted) except those naming the package; for a round trip's
+/// `side`, that side's (`requires` and `dump_requires` or `load_requires`).
+pub fn requirements(
+    target: &Target,
+    side: Option<Phase>,
+    name: &str,
+    version: &str,
+) -> Vec<String> {
     let mut reqs = vec![format!("{name}=={version}")];
-    let own = crate::env::resolve_requirements(&target.case.requires, &target.params);
+    let own = crate::env::resolve_requirements(&target.case.requires_for(side), &target.params);
     reqs.extend(
         own.into_iter()
             .filter(|r| project_name(r) != normalize(name)),
@@ -232,8 +242,11 @@ impl Tester for PackageTester<'_> {
         let label = format!("{}=={version}", self.options.name);
         let python = Some(self.base.label.clone());
         let started = Instant::now();
-        let reqs = requirements(self.target, &self.options.name, version);
+        let reqs = requirements(self.target, self.options.side, &self.options.name, version);
         let options = self.options;
+        if let Some(side) = self.options.side {
+            return one_side(self, side, label, reqs, started).await;
+        }
         let made = environment(
             &options.cache_dir,
             self.base,
@@ -265,6 +278,54 @@ impl Tester for PackageTester<'_> {
         step.notes.push(note);
         Ok(step)
     }
+}
+
+/// One release on one side of a round trip: the case runs on `base` as both producer and
+/// consumer, `side`'s environment holding `reqs` and the other side's what the case gives it,
+/// both made (and cached) by the runner as for any run.
+async fn one_side(
+    tester: &PackageTester<'_>,
+    side: Phase,
+    label: String,
+    reqs: Vec<String>,
+    started: Instant,
+) -> Result<Step, BisectError> {
+    let python = Some(tester.base.label.clone());
+    let options = tester.options;
+    let environments = EnvOptions {
+        cache_dir: Some(options.cache_dir.clone()),
+        offline: false,
+        find_links: options.find_links.clone(),
+        jobs: 1,
+        progress: None,
+    };
+    let cached = crate::env::is_made(&environments, tester.base, &reqs);
+    let mut target = tester.target.clone();
+    let mut case = (*target.case).clone();
+    let other = match side {
+        Phase::Dump => Phase::Load,
+        Phase::Load => Phase::Dump,
+    };
+    let fixed = crate::env::resolve_requirements(&case.requires_for(Some(other)), &target.params);
+    case.requires.clear();
+    let (this, that) = match side {
+        Phase::Dump => (&mut case.dump_requires, &mut case.load_requires),
+        Phase::Load => (&mut case.load_requires, &mut case.dump_requires),
+    };
+    *this = reqs;
+    *that = fixed;
+    target.case = std::sync::Arc::new(case);
+    target.environments = environments;
+    let mut step = match target.run_on(tester.base, tester.cancel).await {
+        _ if tester.cancel.is_cancelled() => return Err(BisectError::Interrupted),
+        Ok(observed) => Step::tested(label, python, observed, StepState::Tested),
+        Err(reason) => Step::skipped(label, python, reason),
+    };
+    step.notes.push(match cached {
+        true => format!("{side} environment cached"),
+        false => format!("{side} environment made in {}", seconds(started.elapsed())),
+    });
+    Ok(step)
 }
 
 pub async fn bisect(
@@ -303,6 +364,7 @@ pub async fn bisect(
         case: target.case.id.clone(),
         params: target.params.clone(),
         subject: Some(options.name.clone()),
+        side: options.side.map(|s| s.to_string()),
         python: Some(base.label.clone()),
         candidates: versions.clone(),
         steps: found.steps,

@@ -163,6 +163,10 @@ pub struct Report {
     /// The package, or the CPython checkout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// Package mode on a round trip: the side whose releases were bisected (`dump` or
+    /// `load`; the other side held what the case gives it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
     /// The interpreter of package mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub python: Option<String>,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::case::{load_cases, Case, ParamValue, Params};
+use crate::env::EnvOptions;
 use crate::errors::Error;
 use crate::outcome::Observed;
 use crate::python::Interpreter;
@@ -20,6 +21,9 @@ pub struct Target {
     pub params: Params,
     /// Overrides the case's own time limit.
     pub timeout: Option<f64>,
+    /// Where the environments of the case's requirements are made (package mode gives the
+    /// cache folder; without one a case with requirements cannot run).
+    pub environments: EnvOptions,
 }
 
 impl Target {
@@ -64,18 +68,25 @@ impl Target {
             found
         };
         let case = found.ok_or_else(|| Error::Usage(format!("{case}: holds no case")))?;
-        if case.is_round_trip() {
-            return Err(Error::Usage(format!(
-                "case `{}` is a round trip (dump/load): bisect runs `code` cases only",
-                case.id
-            )));
-        }
         let params = pick_params(&case, params)?;
         Ok(Target {
             case: Arc::new(case),
             params,
             timeout: None,
+            environments: EnvOptions::default(),
         })
+    }
+
+    /// A round trip is bisected across package releases only (one side's, on one
+    /// interpreter): the other modes refuse it with what to do.
+    pub fn refuse_round_trip(&self) -> Result<(), Error> {
+        if self.case.is_round_trip() {
+            return Err(Error::Usage(format!(
+                "case `{}` is a round trip (dump/load): bisect runs `code` cases only, or one side's package releases (--package NAME --side load|dump)",
+                self.case.id
+            )));
+        }
+        Ok(())
     }
 
     pub fn name(&self) -> String {
@@ -112,6 +123,7 @@ impl Target {
         let plan = Plan::build(std::slice::from_ref(&self.case), &arcs, None, None, &keep);
         let options = ExecuteOptions {
             timeout: self.timeout,
+            environments: self.environments.clone(),
             ..ExecuteOptions::new(jobs.max(1))
         };
         let executed = match execute(&plan, &options, cancel.clone(), &mut |_| {}).await {

@@ -204,7 +204,8 @@ pub fn case_constraints(schema: &mut Schema) {
         serde_json::json!({
             "properties": {
                 "expect": { "items": { "not": { "anyOf": round_trip_only } } }
-            }
+            },
+            "not": { "anyOf": [{ "required": ["dump_requires"] }, { "required": ["load_requires"] }] }
         }),
     );
     if let Some(title) = schema

@@ -210,7 +210,8 @@ impl Validator<'_> {
             .gil
             .as_deref()
             .map(|values| self.gil(values, &mut params, &raw.env));
-        self.requires(&raw.requires, &params);
+        let sides = [&raw.dump_requires, &raw.load_requires];
+        self.requires(&raw.requires, sides, &params, round_trip);
         let expect = self.expectations(raw.expect, &params, round_trip);
         if !self.errors.is_empty() {
             return Err(self.errors);
@@ -234,6 +235,8 @@ impl Validator<'_> {
                 features: raw.features,
             },
             requires: raw.requires,
+            dump_requires: raw.dump_requires,
+            load_requires: raw.load_requires,
             env: raw.env,
             timeout: raw.timeout,
             repeat: raw.repeat,
@@ -431,12 +434,37 @@ impl Validator<'_> {
         params.insert("gil".into(), values);
     }
 
-    /// `requires`: each requirement non-empty, each `{name}` one of the params.
-    fn requires(&mut self, requires: &[String], params: &IndexMap<String, Vec<ParamValue>>) {
-        for (i, req) in requires.iter().enumerate() {
-            let at = self.near(&[Key("requires"), Item(i)]);
+    /// `requires`, and a round trip's `dump_requires` and `load_requires` (refused in a `code` case).
+    fn requires(
+        &mut self,
+        requires: &[String],
+        [dump, load]: [&Vec<String>; 2],
+        params: &IndexMap<String, Vec<ParamValue>>,
+        round_trip: bool,
+    ) {
+        self.requirements("requires", requires, params);
+        for (key, list) in [("dump_requires", dump), ("load_requires", load)] {
+            if !round_trip && self.find(&[Key(key)]).is_some() {
+                let at = self.find(&[Key(key)]);
+                self.err(at, format!("`{key}` gives one side of a round trip its packages, but this case has `code`, not `dump` and `load`: use `requires`"));
+                continue;
+            }
+            self.requirements(key, list, params);
+        }
+    }
+
+    /// The requirement strings of the list `key` (`requires`, `dump_requires`,
+    /// `load_requires`), each checked where it stands: not empty, every placeholder a param.
+    fn requirements(
+        &mut self,
+        key: &str,
+        list: &[String],
+        params: &IndexMap<String, Vec<ParamValue>>,
+    ) {
+        for (i, req) in list.iter().enumerate() {
+            let at = self.near(&[Key(key), Item(i)]);
             if req.trim().is_empty() {
-                self.err(at, "empty requirement in `requires`".into());
+                self.err(at, format!("empty requirement in `{key}`"));
             }
             for name in placeholders(req) {
                 if !params.contains_key(&name) {
@@ -1019,6 +1047,34 @@ mod tests {
         assert!(
             first_error("title: t\ncode: pass\nrequires: ['loky=={loky}']\n")
                 .contains("no param `loky`")
+        );
+    }
+
+    #[test]
+    fn each_side_of_a_round_trip_has_its_packages() {
+        let case = parse("title: t\nparams:\n  v: ['1.0']\nrequires: [six]\ndump_requires: ['a=={v}']\nload_requires: [b]\ndump: data = b''\nload: pass\n").unwrap();
+        use super::super::Phase;
+        assert_eq!(case.requires_for(Some(Phase::Dump)), ["six", "a=={v}"]);
+        assert_eq!(case.requires_for(Some(Phase::Load)), ["six", "b"]);
+        assert_eq!(case.requires_for(None), ["six"]);
+        let e = first_error("title: t\ncode: pass\nload_requires: [b]\n");
+        assert!(
+            e.starts_with("cases/x.yaml:3:16: `load_requires` gives one side of a round trip its packages, but this case has `code`"),
+            "{e}"
+        );
+        let e = first_error(
+            "title: t\ndump: data = b''\nload: pass\ndump_requires:\n  - ok\n  - 'a=={v}'\n",
+        );
+        assert!(
+            e.starts_with(
+                "cases/x.yaml:6:5: requirement `a=={v}` uses `{v}` but the case has no param `v`"
+            ),
+            "{e}"
+        );
+        let e = first_error("title: t\ndump: data = b''\nload: pass\nload_requires: ['']\n");
+        assert!(
+            e.contains(":4:17: empty requirement in `load_requires`"),
+            "{e}"
         );
     }
 

@@ -45,7 +45,12 @@ pub struct Case {
     /// `python`, `implementation`, `implementation_version`, `features`: the interpreters the
     /// case applies to (both ends of a round trip).
     pub applies_to: InterpreterSelector,
+    /// `requires`: what every environment of the case holds (both sides of a round trip).
     pub requires: Vec<String>,
+    /// `dump_requires`, `load_requires`: what a round trip's producer, or its consumer, holds
+    /// besides `requires` (empty for a case with `code`).
+    pub dump_requires: Vec<String>,
+    pub load_requires: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub timeout: Option<f64>,
     /// `repeat`: attempts of each run (the larger of this and `--repeat`).
@@ -175,6 +180,24 @@ impl RunSide<'_> {
 impl Case {
     pub fn is_round_trip(&self) -> bool {
         matches!(self.body, Body::RoundTrip { .. })
+    }
+
+    /// The requirements (placeholders as written) of the environment a run's `phase` runs in:
+    /// `requires`, then for a round trip's dump `dump_requires`, for its load `load_requires`.
+    pub fn requires_for(&self, phase: Option<Phase>) -> Vec<String> {
+        let own = match phase {
+            Some(Phase::Dump) => &self.dump_requires,
+            Some(Phase::Load) => &self.load_requires,
+            None => &[][..],
+        };
+        self.requires.iter().chain(own).cloned().collect()
+    }
+
+    /// Whether any run of the case needs an environment of its own (`requires` or a side's).
+    pub fn has_requires(&self) -> bool {
+        !(self.requires.is_empty()
+            && self.dump_requires.is_empty()
+            && self.load_requires.is_empty())
     }
 
     /// Why this case does not apply to `interpreter`, if it does not.

@@ -56,6 +56,14 @@ pub(super) struct RawCase {
     /// stands for the value of param `name`.
     #[serde(default)]
     pub requires: Vec<String>,
+    /// Round trips: requirements installed for the producer only, besides `requires` (the
+    /// producer's environment holds both); `{name}` placeholders and markers as in `requires`.
+    #[serde(default)]
+    pub dump_requires: Vec<String>,
+    /// Round trips: requirements installed for the consumer only, besides `requires` (the
+    /// consumer's environment holds both); `{name}` placeholders and markers as in `requires`.
+    #[serde(default)]
+    pub load_requires: Vec<String>,
     /// Extra environment variables for the case's process.
     #[serde(default)]
     pub env: BTreeMap<String, String>,

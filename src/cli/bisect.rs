@@ -15,6 +15,7 @@ use super::settings::{Given, Settings};
 use crate::bisect::commits::CommitOptions;
 use crate::bisect::package::PackageOptions;
 use crate::bisect::{self, OutcomeKey, Report, Step, Target};
+use crate::case::Phase;
 use crate::errors::Error;
 use crate::python::request::{split_requests, PythonRequest};
 use crate::python::{Implementation, Interpreter, Source};
@@ -42,6 +43,10 @@ pub struct BisectArgs {
         requires = "package"
     )]
     pub versions: Vec<String>,
+    /// A round trip's side whose package releases are bisected: `load` (the consumer's, the
+    /// producer's packages as the case gives them) or `dump` (the reverse)
+    #[arg(long, value_name = "SIDE", value_parser = ["load", "dump"], requires = "package")]
+    pub side: Option<String>,
     /// A folder of wheels or sdists for pip (`pip --find-links`; repeatable)
     #[arg(long = "find-links", value_name = "DIR", requires = "package")]
     pub find_links: Vec<String>,
@@ -150,10 +155,12 @@ pub async fn bisect(args: BisectArgs) -> Result<i32, Failure> {
     };
     println!("bisect {}", target.name());
     let report = if let Some(repo) = &args.cpython {
+        target.refuse_round_trip()?;
         commits(&args, repo, &settings, &target, &mut on_step, &cancel).await?
     } else if let Some(name) = &args.package {
         package(&args, name, &settings, &target, &mut on_step, &cancel).await?
     } else {
+        target.refuse_round_trip()?;
         if args.good.is_some() || args.bad.is_some() {
             return Err(Error::Usage("--good and --bad go with --package or --cpython; interpreter mode runs every selected interpreter".into()).into());
         }
@@ -247,8 +254,21 @@ async fn package(
         versions: (!args.versions.is_empty()).then(|| args.versions.clone()),
         find_links: settings.find_links.clone(),
         cache_dir,
+        side: side(args, target)?,
     };
     Ok(bisect::package::bisect(target, base, &options, on_step, cancel).await?)
+}
+
+/// `--side` as package mode takes it: needed for a round trip, refused for a `code` case.
+fn side(args: &BisectArgs, target: &Target) -> Result<Option<Phase>, Error> {
+    let id = &target.case.id;
+    match (target.case.is_round_trip(), args.side.as_deref()) {
+        (true, Some("dump")) => Ok(Some(Phase::Dump)),
+        (true, Some(_)) => Ok(Some(Phase::Load)),
+        (true, None) => Err(Error::Usage(format!("case `{id}` is a round trip: say whose releases to bisect, --side load (the consumer's, the producer's packages as the case gives them) or --side dump (the producer's)"))),
+        (false, Some(side)) => Err(Error::Usage(format!("--side {side} is for round trips; case `{id}` has `code`: leave --side out"))),
+        (false, None) => Ok(None),
+    }
 }
 
 /// Split `--configure` as a shell would split words (POSIX rules: spaces separate, quotes
@@ -278,6 +298,7 @@ pub async fn bisect_step(args: BisectStepArgs) -> i32 {
 async fn bisect_step_inner(args: BisectStepArgs, cancel: &CancellationToken) -> Result<i32, Error> {
     let settings = args.target.settings(&args.pythons, None, &[])?;
     let target = args.target.load(&settings)?;
+    target.refuse_round_trip()?;
     let old = OutcomeKey::parse(&args.old).map_err(|e| Error::Usage(format!("--old: {e}")))?;
     let requests = split_requests(&args.pythons.python, "--python")?;
     let [request] = requests.as_slice() else {

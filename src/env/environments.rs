@@ -15,7 +15,7 @@ use super::key::{self, EnvKey};
 use super::options::EnvOptions;
 use super::progress::BuildEvent;
 use super::{build, store};
-use crate::case::{Case, Params};
+use crate::case::{Case, Params, Phase};
 use crate::python::Interpreter;
 
 type Pending = Shared<BoxFuture<'static, Result<PathBuf, EnvError>>>;
@@ -37,19 +37,22 @@ impl Environments {
         }
     }
 
-    /// The python a run of `case` with `params` on `interpreter` must use: the interpreter's
-    /// own without `requires`, else the one of its environment, made first if need be.
+    /// The python a run of `case` with `params` on `interpreter` in `phase` must use: the
+    /// interpreter's own without requirements for that phase ([`Case::requires_for`]), else
+    /// the one of its environment, made first if need be.
     pub async fn python_for(
         &self,
         interpreter: &Interpreter,
         case: &Case,
+        phase: Option<Phase>,
         params: &Params,
         cancel: &CancellationToken,
     ) -> Result<PathBuf, EnvError> {
-        if case.requires.is_empty() {
+        let requires = case.requires_for(phase);
+        if requires.is_empty() {
             return Ok(interpreter.executable.clone());
         }
-        let requirements = key::resolve_requirements(&case.requires, params);
+        let requirements = key::resolve_requirements(&requires, params);
         let key = EnvKey::new(interpreter, &requirements);
         let pending = {
             let mut pending = self.pending.lock().expect("no panics while locked");

@@ -227,6 +227,13 @@ fn test_case(v: &RunView<'_>, budget: &mut Budget) -> TestCase {
         let out = details(v, allowance);
         used += text::escaped_size(&out);
         case.set_system_out(format!("xfail: the known behaviour was reproduced\n{out}"));
+    } else if let (TestCaseStatus::Success { .. }, Some(packages)) =
+        (&case.status, super::view::packages_text(r))
+    {
+        // A passing run has no other text: the packages its environments had, in one line.
+        let line = text::clean_head(&format!("packages: {packages}"), MESSAGE);
+        used += text::escaped_size(&line);
+        case.set_system_out(line);
     }
     if let TestCaseStatus::NonSuccess {
         description: Some(d),

@@ -103,6 +103,7 @@ pub(crate) mod fixtures {
                 reason: None,
                 dump_duration_s: None,
                 attempts: Vec::new(),
+                packages: Default::default(),
             });
         }
         results.cases.insert(

@@ -146,6 +146,7 @@ mod tests {
             dump_duration_s: None,
             reason: None,
             attempts: Vec::new(),
+            packages: Default::default(),
         }
     }
 

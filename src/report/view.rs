@@ -128,6 +128,28 @@ pub fn counts_text(record: &RunRecord) -> String {
     parts.join(", ")
 }
 
+/// The packages the run had, if its case asked for some: `numpy==1.26.4, attrs==23.1.0`, or
+/// for a round trip each side's, `dumped with numpy==2.0.2; loaded with numpy==1.26.4`
+/// (`nothing installed` for a side without).
+pub fn packages_text(record: &RunRecord) -> Option<String> {
+    let p = &record.packages;
+    if p.is_empty() {
+        return None;
+    }
+    let list = |l: &[String]| match l.is_empty() {
+        true => "nothing installed".to_string(),
+        false => l.join(", "),
+    };
+    Some(match record.dump_python {
+        Some(_) => format!(
+            "dumped with {}; loaded with {}",
+            list(&p.dump),
+            list(&p.python)
+        ),
+        None => list(&p.python),
+    })
+}
+
 /// Attempts listed one by one up to this many; beyond, only counted.
 const ATTEMPTS_LISTED: usize = 10;
 
@@ -156,6 +178,9 @@ impl<'a> RunView<'a> {
         }
         if let (Some(d), Some(l)) = (&record.dump_python, &record.load_python) {
             push("pair", Text(format!("dumped by {d}, loaded by {l}")), Brief);
+        }
+        if let Some(packages) = packages_text(record) {
+            push("packages", Text(packages), Brief);
         }
         push("expected", Text(describe_expected(&record.expected)), Brief);
         if let Some(reason) = &record.expected.reason {
@@ -395,6 +420,40 @@ mod tests {
         assert_eq!(
             value("duration"),
             &Value::Text("0.011s (dump 0.092s)".into())
+        );
+    }
+
+    #[test]
+    fn each_side_says_its_packages() {
+        let mut results = fixture();
+        let at = results
+            .runs
+            .iter()
+            .position(|r| r.dump_python.is_some())
+            .unwrap();
+        results.runs[at].packages = crate::run::record::Packages {
+            dump: vec!["numpy==2.0.2".into()],
+            python: Vec::new(),
+        };
+        let view = RunView::new(&results.runs[at], &results);
+        assert_eq!(
+            labels(&view, Detail::Brief)[..3],
+            ["case", "pair", "packages"]
+        );
+        assert_eq!(
+            packages_text(&results.runs[at]).unwrap(),
+            "dumped with numpy==2.0.2; loaded with nothing installed"
+        );
+        let plain = results
+            .runs
+            .iter()
+            .position(|r| r.dump_python.is_none())
+            .unwrap();
+        assert_eq!(packages_text(&results.runs[plain]), None);
+        results.runs[plain].packages.python = vec!["six".into(), "attrs==23.1.0".into()];
+        assert_eq!(
+            packages_text(&results.runs[plain]).unwrap(),
+            "six, attrs==23.1.0"
         );
     }
 

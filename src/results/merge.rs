@@ -228,6 +228,7 @@ mod tests {
             reason: None,
             dump_duration_s: None,
             attempts: Vec::new(),
+            packages: Default::default(),
         }
     }
 

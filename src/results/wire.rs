@@ -19,7 +19,7 @@ use crate::errors::Error;
 use crate::outcome::Observed;
 use crate::partition::{Partition, Scheme, Shard};
 use crate::python::{Implementation, Interpreter, Source};
-use crate::run::record::Attempt;
+use crate::run::record::{Attempt, Packages};
 use crate::verdict::Verdict;
 use crate::version::PythonVersion;
 
@@ -184,6 +184,15 @@ struct WireRun {
     /// `--retries`: the attempts before this one, oldest first (written when there are some).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     attempts: Vec<WireAttempt>,
+    /// A plain run's packages (`requires`, params put in), written when it had some.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    packages: Vec<String>,
+    /// A round trip's producer's packages (`requires` and `dump_requires`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    dump_packages: Vec<String>,
+    /// A round trip's consumer's packages (`requires` and `load_requires`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    load_packages: Vec<String>,
 }
 
 /// An earlier attempt of a run tried again: its verdict, expectation and observation, as a run's.
@@ -589,6 +598,15 @@ impl From<&RunRecord> for WireRun {
                     reason: a.reason.clone(),
                 })
                 .collect(),
+            packages: match r.dump_python {
+                None => r.packages.python.clone(),
+                Some(_) => Vec::new(),
+            },
+            dump_packages: r.packages.dump.clone(),
+            load_packages: match r.dump_python {
+                Some(_) => r.packages.python.clone(),
+                None => Vec::new(),
+            },
         }
     }
 }
@@ -597,6 +615,7 @@ impl TryFrom<WireRun> for RunRecord {
     type Error = String;
 
     fn try_from(w: WireRun) -> Result<Self, String> {
+        let round_trip = w.dump_python.is_some();
         Ok(RunRecord {
             case: w.case,
             params: model_params(w.params)?,
@@ -619,6 +638,14 @@ impl TryFrom<WireRun> for RunRecord {
                     reason: a.reason,
                 })
                 .collect(),
+            packages: Packages {
+                dump: w.dump_packages,
+                python: if round_trip {
+                    w.load_packages
+                } else {
+                    w.packages
+                },
+            },
         })
     }
 }

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::driver::{observe, Request, RunDirs, Workspace};
 use super::plan::{Disposition, Plan, PlannedRun};
-use super::record::RunRecord;
+use super::record::{Packages, RunRecord};
 use super::server::{Forked, Lost, ServerKey, Servers};
 use crate::case::{Body, Case, Expected, Isolation, OutcomeKind, Params, Phase, RunSide};
 use crate::env::{EnvError, EnvOptions, Environments};
@@ -452,6 +452,13 @@ fn record(
         dump_duration_s: None,
         attempts: Vec::new(),
         reason,
+        packages: match verdict {
+            Verdict::Skipped => Packages::default(),
+            _ => {
+                let (dump, python) = run.packages();
+                Packages { dump, python }
+            }
+        },
     }
 }
 
@@ -598,7 +605,13 @@ async fn run_python(
 ) -> Result<Observed, RunFailure> {
     let program = ctx
         .environments
-        .python_for(interpreter, case, params, &ctx.cancel)
+        .python_for(
+            interpreter,
+            case,
+            phase.as_ref().map(|(p, _)| *p),
+            params,
+            &ctx.cancel,
+        )
         .await?;
     let permit = ctx
         .processes

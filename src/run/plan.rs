@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::case::{run_name, Case, Expected, Params};
+use crate::case::{run_name, Case, Expected, Params, Phase};
 use crate::python::Interpreter;
 
 /// What will happen to one planned run.
@@ -31,6 +31,30 @@ pub struct PlannedRun {
 }
 
 impl PlannedRun {
+    /// Each interpreter the run starts, with the phase it runs: the producer's dump and the
+    /// consumer's load of a round trip, or the one interpreter of a plain run.
+    pub fn sides(&self) -> Vec<(&Interpreter, Option<Phase>)> {
+        match &self.producer {
+            Some(p) => vec![
+                (&**p, Some(Phase::Dump)),
+                (&*self.interpreter, Some(Phase::Load)),
+            ],
+            None => vec![(&*self.interpreter, None)],
+        }
+    }
+
+    /// The packages each side's environment is made from (requirements with placeholders
+    /// replaced): the producer's and the consumer's of a round trip, the interpreter's of a
+    /// plain run (as the consumer's); empty where the case asks for none.
+    pub fn packages(&self) -> (Vec<String>, Vec<String>) {
+        let of =
+            |phase| crate::env::resolve_requirements(&self.case.requires_for(phase), &self.params);
+        match &self.producer {
+            Some(_) => (of(Some(Phase::Dump)), of(Some(Phase::Load))),
+            None => (Vec::new(), of(None)),
+        }
+    }
+
     /// `id[params]`, and ` producer -> consumer` for a round trip (see [`run_name`]).
     pub fn name(&self) -> String {
         run_name(
@@ -135,17 +159,21 @@ impl Plan {
         }
     }
 
-    /// The environments the runs to execute need, for cases with `requires`: (interpreter,
-    /// requirements with placeholders replaced), for both sides of a round trip.
+    /// The environments the runs to execute need, for cases with `requires` (or a side's):
+    /// (interpreter, requirements with placeholders replaced), for both sides of a round trip,
+    /// each side with its own.
     pub fn environments(&self) -> Vec<(&Interpreter, Vec<String>)> {
         let mut out = Vec::new();
         for run in &self.runs {
-            if run.case.requires.is_empty() || !matches!(run.disposition, Disposition::Execute) {
+            if !matches!(run.disposition, Disposition::Execute) {
                 continue;
             }
-            let requirements = crate::env::resolve_requirements(&run.case.requires, &run.params);
-            for interpreter in run.producer.iter().chain(std::iter::once(&run.interpreter)) {
-                out.push((&**interpreter, requirements.clone()));
+            for (interpreter, phase) in run.sides() {
+                let requires = run.case.requires_for(phase);
+                if !requires.is_empty() {
+                    let requirements = crate::env::resolve_requirements(&requires, &run.params);
+                    out.push((interpreter, requirements));
+                }
             }
         }
         out

@@ -27,6 +27,25 @@ pub struct RunRecord {
     /// With `--retries`: the attempts before the one this record is, oldest first, each a run
     /// in a fresh process whose verdict failed (empty when the first attempt is this one).
     pub attempts: Vec<Attempt>,
+    /// The packages of the environments the run had (none for a skipped run).
+    pub packages: Packages,
+}
+
+/// The packages each side's environment was made from: requirements with the params put in,
+/// `requires` first, then the side's own (`dump_requires`, `load_requires`); empty where the
+/// case asks for none (the interpreter's own packages, nothing installed).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Packages {
+    /// A round trip's producer's.
+    pub dump: Vec<String>,
+    /// The interpreter's (for a round trip, the consumer's).
+    pub python: Vec<String>,
+}
+
+impl Packages {
+    pub fn is_empty(&self) -> bool {
+        self.dump.is_empty() && self.python.is_empty()
+    }
 }
 
 /// An earlier attempt of a run that was run again (`--retries`).

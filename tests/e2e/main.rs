@@ -25,6 +25,7 @@ mod rerun;
 mod retries;
 mod roundtrip;
 mod shards;
+mod sides;
 mod support;
 mod surefire;
 mod surround;

@@ -107,7 +107,7 @@ fn run(dir: &Path, args: &[String]) -> (Run, serde_json::Value) {
 }
 
 /// The complete environments in `cache` (folders with a marker).
-fn envs(cache: &Path) -> Vec<PathBuf> {
+pub(crate) fn envs(cache: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(cache.join("envs"))
         .map(|rd| {
             rd.flatten()

@@ -221,6 +221,7 @@ pub async fn bisect(
         case: target.case.id.clone(),
         params: target.params.clone(),
         subject: Some(options.repo.display().to_string()),
+        side: None,
         python: None,
         candidates: labels,
         steps: found.steps,
