@@ -353,6 +353,7 @@ impl Validator<'_> {
                 implementation: raw.implementation,
                 implementation_version: raw.implementation_version,
                 features: raw.features,
+                platform: Vec::new(),
             },
             requires: raw.requires,
             env: raw.env,
@@ -582,12 +583,14 @@ impl Validator<'_> {
             implementation: raw.dump_implementation,
             implementation_version: raw.dump_implementation_version,
             features: raw.dump_features,
+            platform: Vec::new(),
         };
         let load = InterpreterSelector {
             python: raw.load_python,
             implementation: raw.load_implementation,
             implementation_version: raw.load_implementation_version,
             features: raw.load_features,
+            platform: Vec::new(),
         };
         let relations = PairRelations {
             same: raw.same.unwrap_or_default(),
@@ -604,6 +607,7 @@ impl Validator<'_> {
                 implementation: raw.implementation,
                 implementation_version: raw.implementation_version,
                 features: raw.features,
+                platform: raw.platform,
             },
             dump,
             load,

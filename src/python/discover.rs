@@ -348,8 +348,8 @@ pub fn interpreter_from(
         .ok_or_else(|| ProbeError::Unsupported(info.implementation.clone()))?;
     let (major, minor, micro, level, serial) = &info.version_info;
     let version = PythonVersion::from_version_info(*major, *minor, *micro, level, *serial);
-    Ok(Interpreter {
-        label: Interpreter::base_label(implementation, &version, info.debug, info.free_threaded),
+    let mut interpreter = Interpreter {
+        label: String::new(),
         version,
         implementation,
         implementation_version: match (implementation, &info.implementation_version_info) {
@@ -367,10 +367,14 @@ pub fn interpreter_from(
         c_pickle_used: info.c_pickle_used,
         pickle_highest_protocol: info.pickle_highest_protocol,
         pickle_default_protocol: info.pickle_default_protocol,
+        platform: Some(crate::python::platform::normal(&info.platform)),
+        machine: Some(info.machine),
         name,
         sources,
         unusable: None,
-    })
+    };
+    interpreter.label = interpreter.own_label();
+    Ok(interpreter)
 }
 
 /// Order by implementation and version, and make labels unique: a second interpreter with the
@@ -394,18 +398,11 @@ pub fn sort_and_label(interpreters: &mut [Interpreter]) {
     });
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for i in interpreters.iter() {
-        *counts
-            .entry(Interpreter::base_label(
-                i.implementation,
-                &i.version,
-                i.debug,
-                i.free_threaded,
-            ))
-            .or_default() += 1;
+        *counts.entry(i.own_label()).or_default() += 1;
     }
     let mut taken = std::collections::HashSet::new();
     for i in interpreters.iter_mut() {
-        let base = Interpreter::base_label(i.implementation, &i.version, i.debug, i.free_threaded);
+        let base = i.own_label();
         let mut label = base.clone();
         if counts[&base] > 1 {
             let suffix = i

@@ -16,6 +16,7 @@ mod harness;
 mod init;
 mod isolation;
 mod newest;
+mod platforms;
 mod repeat;
 mod reports;
 mod requires;
@@ -54,5 +55,6 @@ fn main() {
     trials.extend(rerun::trials());
     trials.extend(surround::trials());
     trials.extend(repeat::trials());
+    trials.extend(platforms::trials());
     libtest_mimic::run(&args, trials).exit();
 }
