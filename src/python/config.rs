@@ -280,7 +280,8 @@ mod tests {
         std::fs::write(&file, "[discovery]\nconda = false\n[pythons]\na = \"/usr/bin/python3\"\nb = { path = \"rel/python\" }\n").unwrap();
         let c = PythonsConfig::load(&file).unwrap();
         assert!(!c.sources.on(Source::Conda) && c.sources.on(Source::Path));
-        assert_eq!(c.named["a"], PathBuf::from("/usr/bin/python3"));
+        // `/usr/bin/python3` is absolute on Unix; on Windows it is on the file's drive.
+        assert_eq!(c.named["a"], dir.path().join("/usr/bin/python3"));
         assert_eq!(c.named["b"], dir.path().join("rel/python"));
     }
 
@@ -292,7 +293,7 @@ mod tests {
         let mut c = PythonsConfig::default();
         c.named.insert("other".into(), PathBuf::from("/mine"));
         c.add_kept(dir.path());
-        assert_eq!(c.named["cpython@v3.8.1"], PathBuf::from("/x/bin/python"));
+        assert_eq!(c.named["cpython@v3.8.1"], dir.path().join("/x/bin/python"));
         assert_eq!(c.named["other"], PathBuf::from("/mine"));
     }
 
