@@ -274,6 +274,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::join_absolute_paths)] // On purpose: a root path keeps the folder's drive.
     fn both_entry_forms_and_switches() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("pythons.toml");
@@ -286,6 +287,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::join_absolute_paths)] // On purpose: a root path keeps the folder's drive.
     fn kept_interpreters() {
         let dir = tempfile::tempdir().unwrap();
         register_kept(dir.path(), "cpython@v3.8.1", Path::new("/x/bin/python")).unwrap();

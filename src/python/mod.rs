@@ -7,6 +7,7 @@ pub mod config;
 pub mod discover;
 pub mod download;
 mod environ;
+mod native;
 pub mod platform;
 pub mod probe;
 pub mod request;
