@@ -148,7 +148,13 @@ mod tests {
         std::fs::write(root.path().join("Current/bin/python3"), "").unwrap();
         let found: Vec<String> = framework_builds(root.path())
             .iter()
-            .map(|p| p.strip_prefix(root.path()).unwrap().display().to_string())
+            .map(|p| {
+                let parts: Vec<_> = p.strip_prefix(root.path()).unwrap().iter().collect();
+                parts
+                    .join(std::ffi::OsStr::new("/"))
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .collect();
         assert_eq!(
             found,
