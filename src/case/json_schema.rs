@@ -78,6 +78,24 @@ impl JsonSchema for Implementations {
     }
 }
 
+/// `platform: win32` or `[linux, darwin]`, for the schema only (the loader reads it with
+/// `selectors::platforms`).
+pub struct Platforms;
+
+impl JsonSchema for Platforms {
+    fn schema_name() -> Cow<'static, str> {
+        "Platforms".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let one = json_schema!({ "type": "string", "enum": ["linux", "darwin", "win32"] });
+        json_schema!({
+            "description": "`linux`, `darwin`, `win32` (as `sys.platform` names them), or a list of them.",
+            "anyOf": [one.clone(), { "type": "array", "items": one, "minItems": 1 }]
+        })
+    }
+}
+
 impl JsonSchema for VersionRequests {
     fn schema_name() -> Cow<'static, str> {
         "VersionRequests".into()

@@ -8,11 +8,11 @@ use std::fmt;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use super::json_schema::{Implementations, NonEmpty};
+use super::json_schema::{Implementations, NonEmpty, Platforms};
 use super::pairs::Relation;
 use super::params::ParamValue;
 use super::selectors::{Features, VersionRequests, WhereValue};
-use crate::python::Implementation;
+use crate::python::{Implementation, Platform};
 
 /// A case file: one case (format version 2, which every version-1 file is too).
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -122,6 +122,11 @@ pub(super) struct RawRule {
     pub implementation_version: Option<VersionRequests>,
     /// Probed capabilities the interpreter must have (true) or lack (false).
     pub features: Option<Features>,
+    /// The operating system the run is on, as `sys.platform` names it: `linux`, `darwin`,
+    /// `win32`, or a list of them.
+    #[serde(default, deserialize_with = "super::selectors::platforms")]
+    #[schemars(with = "Platforms")]
+    pub platform: Vec<Platform>,
     /// Param name to a value, a list of values, or `{not: VALUE}` / `{not: [VALUES]}`.
     /// (Read for its shape only: the loader types each value from the YAML tree.)
     #[serde(rename = "where", default)]

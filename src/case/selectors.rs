@@ -11,7 +11,7 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 
 use super::params::ParamValue;
-use crate::python::{Implementation, Interpreter};
+use crate::python::{Implementation, Interpreter, Platform};
 use crate::version::{PythonVersion, VersionRequest};
 
 /// One version request or several, meaning any of them: `"3.8"`, or
@@ -137,6 +137,62 @@ impl<'de> de::Visitor<'de> for ImplementationsVisitor {
         if all.is_empty() {
             return Err(de::Error::custom(
                 "an empty list of implementations matches no interpreter: give at least one, or leave the key out",
+            ));
+        }
+        Ok(all)
+    }
+}
+
+/// `platform: win32` or `[linux, darwin]`, read where the value stands so that an unknown
+/// name is reported at its own line and column.
+pub fn platforms<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Platform>, D::Error> {
+    d.deserialize_any(PlatformsVisitor { in_list: false })
+}
+
+struct PlatformsVisitor {
+    in_list: bool,
+}
+
+/// One name of a list of platforms.
+struct PlatformName(Platform);
+
+impl<'de> Deserialize<'de> for PlatformName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let found = d.deserialize_any(PlatformsVisitor { in_list: true })?;
+        Ok(PlatformName(found[0]))
+    }
+}
+
+impl<'de> de::Visitor<'de> for PlatformsVisitor {
+    type Value = Vec<Platform>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.in_list {
+            "`linux`, `darwin` or `win32`"
+        } else {
+            "`linux`, `darwin`, `win32`, or a list of them"
+        })
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Vec<Platform>, E> {
+        Platform::from_name(v).map(|p| vec![p]).ok_or_else(|| {
+            E::custom(format!(
+                "unknown platform `{v}`: crosspickle knows `linux`, `darwin` and `win32` (as `sys.platform` names them)"
+            ))
+        })
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Platform>, A::Error> {
+        if self.in_list {
+            return Err(de::Error::invalid_type(de::Unexpected::Seq, &self));
+        }
+        let mut all = Vec::new();
+        while let Some(PlatformName(p)) = seq.next_element()? {
+            all.push(p);
+        }
+        if all.is_empty() {
+            return Err(de::Error::custom(
+                "an empty list of platforms matches no interpreter: give at least one, or leave the key out",
             ));
         }
         Ok(all)
@@ -377,12 +433,15 @@ pub struct InterpreterSelector {
     /// On `sys.implementation.version`: PyPy's own release, CPython's Python version.
     pub implementation_version: Option<VersionRequests>,
     pub features: Option<Features>,
+    /// The operating systems (`sys.platform`) it runs on: a rule's `platform`.
+    pub platform: Vec<Platform>,
 }
 
 impl InterpreterSelector {
     pub fn is_empty(&self) -> bool {
         self.python.is_none()
             && self.implementation.is_empty()
+            && self.platform.is_empty()
             && self.implementation_version.is_none()
             && self.features.as_ref().is_none_or(Features::is_empty)
     }
@@ -418,6 +477,13 @@ impl InterpreterSelector {
                 return Some(format!("interpreters {features}"));
             }
         }
+        if !self.platform.is_empty()
+            && !interpreter
+                .platform()
+                .is_some_and(|p| self.platform.contains(&p))
+        {
+            return Some(format!("platform {}", platform_names(&self.platform)));
+        }
         None
     }
 
@@ -447,6 +513,9 @@ impl InterpreterSelector {
                 out.push(format!("{side} {f}"));
             }
         }
+        if !self.platform.is_empty() {
+            out.push(format!("on {}", platform_names(&self.platform)));
+        }
         out
     }
 
@@ -474,8 +543,17 @@ impl InterpreterSelector {
             (Some(a), Some(b)) => a.contradict(b),
             _ => false,
         };
-        implementations_apart || features_apart
+        let platforms_apart = !self.platform.is_empty()
+            && !other.platform.is_empty()
+            && !self.platform.iter().any(|p| other.platform.contains(p));
+        implementations_apart || features_apart || platforms_apart
     }
+}
+
+/// `win32`, `linux/darwin`.
+fn platform_names(platforms: &[Platform]) -> String {
+    let names: Vec<&str> = platforms.iter().map(|p| p.as_str()).collect();
+    names.join("/")
 }
 
 #[cfg(test)]
@@ -559,6 +637,42 @@ mod tests {
         assert!(e.contains("invalid type: sequence"), "{e}");
         assert!(read("[]").unwrap_err().contains("empty list"));
         assert!(read("3").unwrap_err().contains("invalid type: integer `3`"));
+    }
+
+    #[test]
+    fn platforms_name_themselves_and_select() {
+        let read = |text: &str| {
+            platforms(serde_norway::Deserializer::from_str(text)).map_err(|e| e.to_string())
+        };
+        assert_eq!(read("win32").unwrap(), vec![Platform::Win32]);
+        assert_eq!(
+            read("[linux, darwin]").unwrap(),
+            vec![Platform::Linux, Platform::Darwin]
+        );
+        let e = read("windows").unwrap_err();
+        assert!(e.contains("unknown platform `windows`"), "{e}");
+        assert!(read("[]").unwrap_err().contains("empty list"));
+        assert!(read("[linux, [win32]]").unwrap_err().contains("sequence"));
+        let on = |platforms: Vec<Platform>| InterpreterSelector {
+            platform: platforms,
+            ..Default::default()
+        };
+        let mut i = Interpreter::for_tests(Implementation::Cpython, "3.12.1");
+        i.platform = Some("win32".into());
+        assert!(on(vec![Platform::Win32]).holds_for(&i));
+        assert_eq!(
+            on(vec![Platform::Linux, Platform::Darwin])
+                .mismatch(&i)
+                .as_deref(),
+            Some("platform linux/darwin")
+        );
+        assert!(on(vec![Platform::Linux]).excludes(&on(vec![Platform::Win32])));
+        assert!(!on(vec![Platform::Linux]).excludes(&on(vec![Platform::Linux, Platform::Win32])));
+        assert_eq!(on(vec![Platform::Win32]).describe(""), ["on win32"]);
+        // Unrecorded (results of older versions, a stand-in): the host's.
+        i.platform = None;
+        let host = Platform::from_name(crate::python::platform::host_platform());
+        assert_eq!(i.platform(), host);
     }
 
     #[test]

@@ -162,7 +162,14 @@ mod tests {
         while let Some(d) = stack.pop() {
             for e in std::fs::read_dir(&d).unwrap() {
                 let p = e.unwrap().path();
-                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+                // With `/` between parts on every system.
+                let parts: Vec<_> = p.strip_prefix(dir).unwrap().iter().collect();
+                out.push(
+                    parts
+                        .join(std::ffi::OsStr::new("/"))
+                        .to_string_lossy()
+                        .into_owned(),
+                );
                 if p.is_dir() {
                     stack.push(p);
                 }
@@ -208,7 +215,8 @@ mod tests {
         std::fs::write(dir.path().join("cases/a.yaml"), "").unwrap();
         std::fs::write(dir.path().join(".github"), "").unwrap();
         let e = check_free(dir.path(), &files).unwrap_err().to_string();
-        let (a, github) = (dir.path().join("cases/a.yaml"), dir.path().join(".github"));
+        let a = dir.path().join("cases").join("a.yaml");
+        let github = dir.path().join(".github");
         assert!(
             e.starts_with(&format!(
                 "{}, {} exist already: crosspickle init never overwrites; nothing was written",

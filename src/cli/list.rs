@@ -91,6 +91,8 @@ fn implied_by(earlier: &Rule, rule: &Rule) -> bool {
                     && r.implementation
                         .iter()
                         .all(|i| e.implementation.contains(i))))
+            && (e.platform.is_empty()
+                || (!r.platform.is_empty() && r.platform.iter().all(|p| e.platform.contains(p))))
             && e.features.as_ref().is_none_or(|ef| {
                 let asked = r.features.as_ref().map(|f| f.asked()).unwrap_or_default();
                 ef.asked().iter().all(|f| asked.contains(f))

@@ -229,7 +229,13 @@ mod tests {
                 s.cache_dir.as_deref(),
                 s.timeout
             ),
-            (&given[..], 3, Some(Path::new("/c")), Some(1.5))
+            // `/c` is absolute on Unix; on Windows it gets the current drive.
+            (
+                &given[..],
+                3,
+                Some(std::path::absolute("/c").unwrap().as_path()),
+                Some(1.5)
+            )
         );
         assert!(s.corpus, "--corpus with paths: both");
         let relative = Settings::resolve(Given {

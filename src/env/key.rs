@@ -105,6 +105,8 @@ mod tests {
             c_pickle_used: false,
             pickle_highest_protocol: None,
             pickle_default_protocol: None,
+            platform: None,
+            machine: None,
             name: None,
             sources: vec![],
             unusable: None,

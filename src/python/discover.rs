@@ -9,6 +9,7 @@ use std::sync::Arc;
 use futures::stream::{self, StreamExt};
 
 use super::config::PythonsConfig;
+use super::native;
 use super::probe::{ProbeError, ProbeInfo, Prober};
 use super::{Implementation, Interpreter, Source, Unusable};
 use crate::version::PythonVersion;
@@ -44,16 +45,22 @@ pub fn candidates(config: &PythonsConfig) -> Vec<Candidate> {
             name: Some(name.clone()),
         });
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home =
+        std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" }).map(PathBuf::from);
     if config.sources.on(Source::Path) {
         path_candidates(&mut out);
     }
     if config.sources.on(Source::Pyenv) {
-        let root = std::env::var_os("PYENV_ROOT")
-            .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
-        if let Some(root) = root {
-            install_dirs(&root.join("versions"), Source::Pyenv, &mut out);
+        let pyenv_root = std::env::var_os("PYENV_ROOT").map(PathBuf::from);
+        let versions = if cfg!(windows) {
+            native::pyenv_win_versions(pyenv_root.as_deref(), home.as_deref())
+        } else {
+            pyenv_root
+                .or_else(|| home.as_ref().map(|h| h.join(".pyenv")))
+                .map(|root| root.join("versions"))
+        };
+        if let Some(versions) = versions {
+            install_dirs(&versions, Source::Pyenv, &mut out);
         }
     }
     if config.sources.on(Source::Uv) {
@@ -73,7 +80,49 @@ pub fn candidates(config: &PythonsConfig) -> Vec<Candidate> {
     if config.sources.on(Source::Conda) {
         conda_candidates(home.as_deref(), &mut out);
     }
+    native_candidates(config, &mut out);
     out
+}
+
+/// The sources of one system: python.org's and Homebrew's on macOS, the py launcher's on
+/// Windows (see [`native`]).
+fn native_candidates(config: &PythonsConfig, out: &mut Vec<Candidate>) {
+    let mut add = |paths: Vec<PathBuf>, source: Source| {
+        out.extend(paths.into_iter().map(|path| Candidate {
+            path,
+            source,
+            name: None,
+        }));
+    };
+    if cfg!(target_os = "macos") && config.sources.on(Source::PythonOrg) {
+        let frameworks = Path::new("/Library/Frameworks/Python.framework/Versions");
+        add(native::framework_builds(frameworks), Source::PythonOrg);
+    }
+    if cfg!(target_os = "macos") && config.sources.on(Source::Homebrew) {
+        let prefix = std::env::var_os("HOMEBREW_PREFIX").map(PathBuf::from);
+        for bin in native::homebrew_bins(prefix.as_deref()) {
+            add(python_names_in(&bin), Source::Homebrew);
+        }
+    }
+    if cfg!(windows) && config.sources.on(Source::PyLauncher) {
+        if let Some(listed) = crate::sys::process::output_blocking("py", &["-0p"]) {
+            add(native::py_launcher_list(&listed), Source::PyLauncher);
+        }
+    }
+}
+
+/// The interpreters of folder `dir`, by name (`python3`, `python3.12`), sorted.
+fn python_names_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| is_python_name(n))
+        .collect();
+    names.sort();
+    names.into_iter().map(|n| dir.join(n)).collect()
 }
 
 fn is_python_name(name: &str) -> bool {
@@ -148,7 +197,9 @@ fn install_dirs(root: &Path, source: Source, out: &mut Vec<Candidate>) {
             .iter()
             .map(|n| bin.join(n))
             .find(|p| p.exists())
-            .or_else(|| versioned_python(&bin));
+            .or_else(|| versioned_python(&bin))
+            // Windows installs (pyenv-win, uv) have `python.exe` at their top.
+            .or_else(|| cfg!(windows).then(|| native::windows_exe(&dir)).flatten());
         if let Some(exe) = exe {
             out.push(Candidate {
                 path: exe,
@@ -204,7 +255,11 @@ fn conda_candidates(home: Option<&Path>, out: &mut Vec<Candidate>) {
         prefixes.push(PathBuf::from(base));
     }
     for prefix in prefixes {
-        let exe = prefix.join("bin/python");
+        let exe = if cfg!(windows) {
+            prefix.join("python.exe")
+        } else {
+            prefix.join("bin/python")
+        };
         if exe.exists() {
             out.push(Candidate {
                 path: exe,
@@ -348,8 +403,8 @@ pub fn interpreter_from(
         .ok_or_else(|| ProbeError::Unsupported(info.implementation.clone()))?;
     let (major, minor, micro, level, serial) = &info.version_info;
     let version = PythonVersion::from_version_info(*major, *minor, *micro, level, *serial);
-    Ok(Interpreter {
-        label: Interpreter::base_label(implementation, &version, info.debug, info.free_threaded),
+    let mut interpreter = Interpreter {
+        label: String::new(),
         version,
         implementation,
         implementation_version: match (implementation, &info.implementation_version_info) {
@@ -367,10 +422,14 @@ pub fn interpreter_from(
         c_pickle_used: info.c_pickle_used,
         pickle_highest_protocol: info.pickle_highest_protocol,
         pickle_default_protocol: info.pickle_default_protocol,
+        platform: Some(crate::python::platform::normal(&info.platform)),
+        machine: Some(info.machine),
         name,
         sources,
         unusable: None,
-    })
+    };
+    interpreter.label = interpreter.own_label();
+    Ok(interpreter)
 }
 
 /// Order by implementation and version, and make labels unique: a second interpreter with the
@@ -394,18 +453,11 @@ pub fn sort_and_label(interpreters: &mut [Interpreter]) {
     });
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for i in interpreters.iter() {
-        *counts
-            .entry(Interpreter::base_label(
-                i.implementation,
-                &i.version,
-                i.debug,
-                i.free_threaded,
-            ))
-            .or_default() += 1;
+        *counts.entry(i.own_label()).or_default() += 1;
     }
     let mut taken = std::collections::HashSet::new();
     for i in interpreters.iter_mut() {
-        let base = Interpreter::base_label(i.implementation, &i.version, i.debug, i.free_threaded);
+        let base = i.own_label();
         let mut label = base.clone();
         if counts[&base] > 1 {
             let suffix = i

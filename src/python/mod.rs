@@ -7,6 +7,8 @@ pub mod config;
 pub mod discover;
 pub mod download;
 mod environ;
+mod native;
+pub mod platform;
 pub mod probe;
 pub mod request;
 mod source;
@@ -19,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::version::PythonVersion;
 
 pub use environ::{isolating_flags, sanitized_env};
+pub use platform::Platform;
 pub use source::Source;
 
 /// A Python implementation.
@@ -88,6 +91,12 @@ pub struct Interpreter {
     pub pickle_highest_protocol: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pickle_default_protocol: Option<u32>,
+    /// `sys.platform` (`linux` for 2.7's `linux2`), none in results of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
+    /// `platform.machine()` (`x86_64`, `arm64`, `AMD64`), none in results of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
     /// The name given in pythons.toml, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -135,6 +144,8 @@ impl Interpreter {
             c_pickle_used: false,
             pickle_highest_protocol: None,
             pickle_default_protocol: None,
+            platform: None,
+            machine: None,
             name: broken.name.clone(),
             sources: broken.sources.clone(),
             unusable: Some(broken.reason.clone()),
@@ -154,7 +165,39 @@ impl Interpreter {
         }
     }
 
-    /// The label before any de-duplication suffix.
+    /// The label before any de-duplication suffix: [`Interpreter::base_label`], then
+    /// `+win32-AMD64` when its platform or machine is not the host's (see [`platform::tag`]).
+    pub fn own_label(&self) -> String {
+        let mut label = Self::base_label(
+            self.implementation,
+            &self.version,
+            self.debug,
+            self.free_threaded,
+        );
+        if let Some(tag) = self.platform_tag((platform::host_platform(), platform::host_machine()))
+        {
+            label.push('+');
+            label.push_str(&tag);
+        }
+        label
+    }
+
+    /// Its platform and machine where they are not `host`'s: `win32-AMD64`, `x86_64`.
+    pub fn platform_tag(&self, host: (&str, &str)) -> Option<String> {
+        platform::tag(self.platform.as_deref(), self.machine.as_deref(), host)
+    }
+
+    /// The platform rules select on: the probed one, else (results of older versions, a
+    /// stand-in) the host's.
+    pub fn platform(&self) -> Option<Platform> {
+        Platform::of_sys_platform(
+            self.platform
+                .as_deref()
+                .unwrap_or(platform::host_platform()),
+        )
+    }
+
+    /// The label before any de-duplication suffix and platform.
     pub fn base_label(
         implementation: Implementation,
         version: &PythonVersion,
@@ -183,7 +226,8 @@ impl Interpreter {
         }
     }
 
-    /// A short column header for the terminal matrix: `3.8.18`, `pp3.9.18`, `3.11.2d`, `3.13.0t`.
+    /// A short column header for the terminal matrix: `3.8.18`, `pp3.9.18`, `3.11.2d`, `3.13.0t`,
+    /// `3.12.0+win32-AMD64`.
     pub fn short_label(&self) -> String {
         if self.unusable.is_some() {
             return self.label.clone();
@@ -197,6 +241,14 @@ impl Interpreter {
         }
         if self.debug {
             s.push('d');
+        }
+        // The platform the label names (`+win32-AMD64`), as the label has it.
+        let before_name = self.label.split('@').next().unwrap_or_default();
+        for part in before_name.split('+').skip(1) {
+            if part != "freethreaded" && part != "debug" {
+                s.push('+');
+                s.push_str(part);
+            }
         }
         if let Some(i) = self.label.find('@') {
             s.push_str(&self.label[i..]);

@@ -16,6 +16,16 @@ def _c_pickle_used():
     return all(getattr(pickle, n, None) is getattr(_pickle, n, False) for n in names)
 
 
+def _machine():
+    # platform.machine(): `x86_64`, `aarch64`, `arm64` (macOS), `AMD64` (Windows).
+    try:
+        import platform
+
+        return platform.machine()
+    except Exception:
+        return ""
+
+
 def _probe():
     import os
 
@@ -73,6 +83,7 @@ def _probe():
         "pickle_highest_protocol": highest,
         "pickle_default_protocol": default,
         "platform": sys.platform,
+        "machine": _machine(),
     }
 
 

@@ -18,8 +18,8 @@ const PROBE_SCRIPT: &str = include_str!("probe.py");
 const MARKER: &str = "CROSSPICKLE-PROBE ";
 /// Bump when the probe's answer changes shape, to leave old cache entries behind (3: the
 /// probe is isolated; the answers of older crosspickles, which ran it in the caller's folder,
-/// may be a user's file's and are probed again; 4: `gil_enabled`).
-const CACHE_VERSION: u32 = 4;
+/// may be a user's file's and are probed again; 4: `gil_enabled`; 5: `machine`).
+const CACHE_VERSION: u32 = 5;
 /// How the probe is started, best first: isolated mode (3.4 and later), else no `PYTHON*`
 /// variable and no user site-packages (2.7, which has no `-I`). Either way it runs in an empty
 /// working directory, so the `''` that `-c` puts first on `sys.path` holds nothing.
@@ -86,7 +86,11 @@ pub struct ProbeInfo {
     pub c_pickle_used: bool,
     pub pickle_highest_protocol: Option<u32>,
     pub pickle_default_protocol: Option<u32>,
+    /// `sys.platform`.
     pub platform: String,
+    /// `platform.machine()`. Required: an answer without it (of an older crosspickle) is
+    /// probed again.
+    pub machine: String,
 }
 
 /// The executable's identity: its answer is reused while these stay the same.

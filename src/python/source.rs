@@ -48,6 +48,12 @@ sources! {
     Pyenv = "pyenv" [discovery = "pyenv"],
     Uv = "uv" [discovery = "uv"],
     Conda = "conda" [discovery = "conda"],
+    /// macOS: python.org's framework builds.
+    PythonOrg = "python.org" [discovery = "python_org"],
+    /// macOS: Homebrew's `bin` folders.
+    Homebrew = "homebrew" [discovery = "homebrew"],
+    /// Windows: what the py launcher lists (`py -0p`, the PEP 514 registry entries).
+    PyLauncher = "py" [discovery = "py"],
     /// A path given to `--python` that discovery had not found.
     Request = "--python",
     /// An interpreter built by `bisect --cpython`.

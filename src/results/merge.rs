@@ -1,8 +1,12 @@
 //! `crosspickle merge`: one [`Results`] from the JSON results of many jobs, possibly from
 //! different machines.
 //!
-//! - Interpreters are the union by label (the first input's facts win: a label names the same
-//!   implementation, version and build everywhere).
+//! - Interpreters are the union by label and platform (the first input's facts win: a label
+//!   names the same implementation, version and build everywhere). One label on two platforms
+//!   or machines (a Linux and a macOS job each say `cpython-3.12.0`) is two interpreters: each
+//!   gets its platform in its label, `cpython-3.12.0+linux-x86_64` and
+//!   `cpython-3.12.0+darwin-arm64`, in its runs too ([`tell_platforms_apart`]). An interpreter
+//!   whose platform is not recorded (results of older versions) keeps its label.
 //! - Cases are the union by id (the first input's title, path, tags and links win).
 //! - Runs are the union by (case, params by identity, interpreter label, producer label for a
 //!   round trip).
@@ -73,7 +77,8 @@ fn signature(r: &RunRecord) -> (Verdict, Option<OutcomeKind>, Option<&str>, Opti
 }
 
 /// The merged results. `inputs` are (source name, results) in the order given.
-pub fn merge(inputs: Vec<(String, Results)>) -> Results {
+pub fn merge(mut inputs: Vec<(String, Results)>) -> Results {
+    tell_platforms_apart(&mut inputs);
     let mut merged = Results::new();
     let mut partial_reasons = Vec::new();
     // Per run: every distinct record with its source.
@@ -149,6 +154,59 @@ pub fn merge(inputs: Vec<(String, Results)>) -> Results {
     merged
 }
 
+/// Give the platform in the label of every interpreter whose label the inputs use on more than
+/// one platform or machine (recorded ones: an interpreter of older results, with none, is left
+/// as it is), in the interpreters and the runs of its input alike.
+fn tell_platforms_apart(inputs: &mut [(String, Results)]) {
+    let mut platforms: HashMap<String, Vec<(&str, &str)>> = HashMap::new();
+    for (_, results) in inputs.iter() {
+        for i in &results.interpreters {
+            if let Some(p) = i.platform.as_deref() {
+                let seen = platforms.entry(i.label.clone()).or_default();
+                let this = (p, i.machine.as_deref().unwrap_or(""));
+                if !seen.contains(&this) {
+                    seen.push(this);
+                }
+            }
+        }
+    }
+    let shared: Vec<String> = platforms
+        .into_iter()
+        .filter(|(_, seen)| seen.len() > 1)
+        .map(|(label, _)| label)
+        .collect();
+    for (_, results) in inputs.iter_mut() {
+        let mut renamed: HashMap<String, String> = HashMap::new();
+        for i in &mut results.interpreters {
+            if !shared.contains(&i.label) {
+                continue;
+            }
+            // Against no host at all: the tag names the platform and the machine.
+            if let Some(tag) = i.platform_tag(("", "")) {
+                let label = format!("{}+{tag}", i.label);
+                renamed.insert(std::mem::replace(&mut i.label, label.clone()), label);
+            }
+        }
+        if renamed.is_empty() {
+            continue;
+        }
+        let runs = results.runs.iter_mut().flat_map(|r| {
+            std::iter::once(&mut r.python)
+                .chain(r.dump_python.as_mut())
+                .chain(r.load_python.as_mut())
+        });
+        let conflicts = results
+            .conflicts
+            .iter_mut()
+            .flat_map(|c| std::iter::once(&mut c.python).chain(c.dump_python.as_mut()));
+        for label in runs.chain(conflicts) {
+            if let Some(new) = renamed.get(label.as_str()) {
+                *label = new.clone();
+            }
+        }
+    }
+}
+
 /// The file a record first came from, when its input is itself a merge that saw it in a
 /// conflict: the sighting with the record's verdict and summary.
 fn origin<'a>(conflicts: &'a [Conflict], r: &RunRecord) -> Option<&'a str> {
@@ -204,6 +262,7 @@ mod tests {
     use super::*;
     use crate::case::{Expected, Params};
     use crate::outcome::Observed;
+    use crate::python::{Implementation, Interpreter};
 
     fn record(
         case: &str,
@@ -257,6 +316,73 @@ mod tests {
         assert!(m.conflicts.is_empty());
         assert!(!m.failed());
         assert_eq!(m.duration_s, 1.0, "the longest input's");
+    }
+
+    #[test]
+    fn one_label_on_three_platforms_is_three_interpreters() {
+        let on = |platform: Option<&str>, machine: Option<&str>, verdict| {
+            let mut r = results(vec![record(
+                "c",
+                "cpython-3.12.1",
+                verdict,
+                OutcomeKind::Pass,
+                None,
+            )]);
+            let mut i = Interpreter::for_tests(Implementation::Cpython, "3.12.1");
+            i.label = "cpython-3.12.1".into();
+            i.platform = platform.map(String::from);
+            i.machine = machine.map(String::from);
+            r.interpreters.push(i);
+            r
+        };
+        let inputs = vec![
+            (
+                "l.json".into(),
+                on(Some("linux"), Some("x86_64"), Verdict::Ok),
+            ),
+            (
+                "m.json".into(),
+                on(Some("darwin"), Some("arm64"), Verdict::Regression),
+            ),
+            (
+                "w.json".into(),
+                on(Some("win32"), Some("AMD64"), Verdict::Ok),
+            ),
+            (
+                "l2.json".into(),
+                on(Some("linux"), Some("x86_64"), Verdict::Ok),
+            ),
+        ];
+        let m = merge(inputs);
+        let labels: Vec<&str> = m.interpreters.iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "cpython-3.12.1+linux-x86_64",
+                "cpython-3.12.1+darwin-arm64",
+                "cpython-3.12.1+win32-AMD64"
+            ]
+        );
+        let runs: Vec<(&str, Verdict)> = m
+            .runs
+            .iter()
+            .map(|r| (r.python.as_str(), r.verdict))
+            .collect();
+        assert_eq!(runs.len(), 3, "{runs:?}");
+        assert!(runs.contains(&("cpython-3.12.1+darwin-arm64", Verdict::Regression)));
+        assert!(m.conflicts.is_empty(), "{:?}", m.conflicts);
+        // Results of older versions, with no platform, merge by label as before.
+        let old = merge(vec![
+            ("a.json".into(), on(None, None, Verdict::Ok)),
+            ("b.json".into(), on(None, None, Verdict::Ok)),
+            (
+                "c.json".into(),
+                on(Some("linux"), Some("x86_64"), Verdict::Ok),
+            ),
+        ]);
+        assert_eq!(old.interpreters.len(), 1);
+        assert_eq!(old.interpreters[0].label, "cpython-3.12.1");
+        assert_eq!(old.runs.len(), 1);
     }
 
     #[test]

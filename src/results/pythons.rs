@@ -3,7 +3,8 @@
 //!
 //! Like [`wire`](super::wire), its types are its own and every key is spelled out here, so that
 //! renaming a field of [`Interpreter`] or [`Unusable`] cannot change what scripts read. Keys
-//! holding nothing (`implementation_version`, `pickle_*_protocol`, `name`, `unusable`) are left
+//! holding nothing (`implementation_version`, `pickle_*_protocol`, `platform`, `machine`,
+//! `name`, `unusable`) are left
 //! out; every other key is always there. The test below pins the keys.
 
 use serde::Serialize;
@@ -43,6 +44,10 @@ struct Python {
     pickle_highest_protocol: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pickle_default_protocol: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    platform: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    machine: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<String>,
     sources: Vec<&'static str>,
@@ -86,6 +91,8 @@ impl From<&Interpreter> for Python {
             c_pickle_used: i.c_pickle_used,
             pickle_highest_protocol: i.pickle_highest_protocol,
             pickle_default_protocol: i.pickle_default_protocol,
+            platform: i.platform.clone(),
+            machine: i.machine.clone(),
             name: i.name.clone(),
             sources: sources(&i.sources),
             unusable: i.unusable.clone(),
@@ -133,6 +140,8 @@ mod tests {
             c_pickle_used: true,
             pickle_highest_protocol: Some(5),
             pickle_default_protocol: Some(5),
+            platform: Some("linux".into()),
+            machine: Some("x86_64".into()),
             name: Some("x".into()),
             sources: vec![Source::PythonsToml, Source::Path],
             unusable: Some("gone".into()),
@@ -144,6 +153,8 @@ mod tests {
             c_pickle_used: false,
             pickle_highest_protocol: None,
             pickle_default_protocol: None,
+            platform: None,
+            machine: None,
             name: None,
             sources: vec![],
             unusable: None,
@@ -178,6 +189,8 @@ mod tests {
                 "c_pickle_used",
                 "pickle_highest_protocol",
                 "pickle_default_protocol",
+                "platform",
+                "machine",
                 "name",
                 "sources",
                 "unusable"

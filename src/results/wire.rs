@@ -145,6 +145,11 @@ struct WireInterpreter {
     pickle_highest_protocol: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pickle_default_protocol: Option<u32>,
+    /// `sys.platform` and `platform.machine()`; absent in results of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    platform: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    machine: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     name: Option<String>,
     #[serde(default)]
@@ -455,6 +460,8 @@ impl From<&Interpreter> for WireInterpreter {
             c_pickle_used: i.c_pickle_used,
             pickle_highest_protocol: i.pickle_highest_protocol,
             pickle_default_protocol: i.pickle_default_protocol,
+            platform: i.platform.clone(),
+            machine: i.machine.clone(),
             name: i.name.clone(),
             sources: i.sources.iter().map(|s| s.as_str().to_string()).collect(),
             unusable: i.unusable.clone(),
@@ -489,6 +496,8 @@ impl TryFrom<WireInterpreter> for Interpreter {
             c_pickle_used: w.c_pickle_used,
             pickle_highest_protocol: w.pickle_highest_protocol,
             pickle_default_protocol: w.pickle_default_protocol,
+            platform: w.platform,
+            machine: w.machine,
             name: w.name,
             sources,
             unusable: w.unusable,

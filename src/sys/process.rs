@@ -341,6 +341,40 @@ pub struct Watched<E> {
     pub hold: Box<dyn Send>,
 }
 
+/// What `program args` prints, when it can be started, ends within 10 seconds and succeeds
+/// (else none: it is killed at the limit). For a quick question asked while there is no
+/// runtime to wait in, such as the py launcher's list of interpreters on Windows.
+pub fn output_blocking(program: &str, args: &[&str]) -> Option<String> {
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut text).map(|_| text)
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().ok()? {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let text = reader.join().ok()?.ok()?;
+    status
+        .success()
+        .then(|| String::from_utf8_lossy(&text).into_owned())
+}
+
 /// The [`Exit`] of a child's exit status: its code, or on Unix the signal that killed it.
 pub fn exit_of(status: std::process::ExitStatus) -> Exit {
     os::exit_of(status)
@@ -674,6 +708,23 @@ async fn start(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocking_output_of_a_quick_question() {
+        let (program, args): (&str, &[&str]) = if cfg!(windows) {
+            ("cmd", &["/c", "echo", "hello"])
+        } else {
+            ("sh", &["-c", "echo hello"])
+        };
+        assert_eq!(
+            output_blocking(program, args).map(|s| s.trim().to_string()),
+            Some("hello".to_string())
+        );
+        assert_eq!(output_blocking("no-such-program-crosspickle", &[]), None);
+        if cfg!(unix) {
+            assert_eq!(output_blocking("sh", &["-c", "exit 3"]), None);
+        }
+    }
 
     #[test]
     fn capture_keeps_head_and_tail() {

@@ -18,6 +18,7 @@ mod init;
 mod isolation;
 mod newcomer;
 mod newest;
+mod platforms;
 mod repeat;
 mod reports;
 mod requires;
