@@ -22,6 +22,7 @@ mod requires;
 mod rerun;
 mod retries;
 mod roundtrip;
+mod runner;
 mod shards;
 mod support;
 mod surround;
@@ -47,6 +48,7 @@ fn main() {
     trials.extend(bisect::trials());
     trials.extend(cpython_build::trials());
     trials.extend(reports::trials());
+    trials.extend(runner::trials());
     trials.extend(roundtrip::trials());
     trials.extend(workflow::trials());
     trials.extend(shards::trials());
