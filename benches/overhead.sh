@@ -24,7 +24,8 @@
 #
 # Usage: benches/overhead.sh [PYTHON] [JOBS] [REPEATS] [CORPUS_REPEATS]
 #   defaults: pyenv's python3.12, the number of cores, 7, 3   (builds --release)
-#   OVERHEAD_PARTS="trivial peer corpus memory" (the default) chooses the parts to measure.
+#   OVERHEAD_PARTS="trivial peer corpus memory" (the default) chooses the parts to measure;
+#   OVERHEAD_BIN=path measures that crosspickle instead of building this one.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 python=${1:-$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)}
@@ -34,8 +35,12 @@ corpus_repeats=${4:-3}
 parts=" ${OVERHEAD_PARTS:-trivial peer corpus memory} "
 want() { [[ $parts == *" $1 "* ]]; }
 cd "$root" # its pythons.toml names the interpreters discovery does not find
-cargo build --release --quiet
-bin="$root/target/release/crosspickle"
+if [[ -n ${OVERHEAD_BIN:-} ]]; then
+  bin=$OVERHEAD_BIN # another build to measure, main's for one
+else
+  cargo build --release --quiet
+  bin="$root/target/release/crosspickle"
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The cache of probes and of the corpus's `requires` environments is kept between runs of

@@ -149,7 +149,7 @@ def _gc_freeze():
     # gc.freeze (3.7 and later; False where there is none: 2.7, 3.6, PyPy), without leaving gc
     # imported. Frozen before each fork, what the server holds (what starting the interpreter
     # made, and the preload) is out of every collection in the child, its last ones at exit
-    # included: they no longer walk and rewrite the server's pages (a third of a forked run's
+    # included: they no longer walk and rewrite the server's pages (a fifth of a forked run's
     # CPU on 3.12). The child can tell (docs/case-format.md, `isolation`).
     had = "gc" in sys.modules
     try:
