@@ -8,8 +8,14 @@
 #    interpreter starts), crosspickle --isolation exec, crosspickle --isolation fork, and a
 #    Python loop forking 200 children JOBS at a time, each ending as an interpreter does (the
 #    floor of fork isolation: what finalising a forked child costs).
-# 2. The whole corpus (cases/) on every interpreter found, --isolation exec against fork.
-# 3. Peak memory of crosspickle and of all its fork servers together (RSS and PSS, sampled
+# 2. The corpus's standard-library `code` runs on PYTHON (every params combination; no
+#    `requires`, no round trips): crosspickle --isolation fork and exec against the in-process
+#    peer, a loop that runs the same runs one after another in one interpreter without any
+#    isolation, as a test runner like pytest does (compile, exec in a fresh `__main__` dict
+#    with the params bound, catch what it raises). Reading the cases needs a python3 with
+#    PyYAML (Debian's python3-yaml); without it this part is left out.
+# 3. The whole corpus (cases/) on every interpreter found, --isolation exec against fork.
+# 4. Peak memory of crosspickle and of all its fork servers together (RSS and PSS, sampled
 #    every 50 ms) during a corpus run with fork isolation, and of crosspickle for 2,000 runs.
 # Wall time and CPU time (of every process involved) are both given: on a machine busy with
 # other work, wall time also depends on the scheduler's share (each run's own session is its
@@ -18,15 +24,23 @@
 #
 # Usage: benches/overhead.sh [PYTHON] [JOBS] [REPEATS] [CORPUS_REPEATS]
 #   defaults: pyenv's python3.12, the number of cores, 7, 3   (builds --release)
+#   OVERHEAD_PARTS="trivial peer corpus memory" (the default) chooses the parts to measure;
+#   OVERHEAD_BIN=path measures that crosspickle instead of building this one.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 python=${1:-$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)}
 jobs=${2:-$(nproc)}
 repeats=${3:-7}
 corpus_repeats=${4:-3}
+parts=" ${OVERHEAD_PARTS:-trivial peer corpus memory} "
+want() { [[ $parts == *" $1 "* ]]; }
 cd "$root" # its pythons.toml names the interpreters discovery does not find
-cargo build --release --quiet
-bin="$root/target/release/crosspickle"
+if [[ -n ${OVERHEAD_BIN:-} ]]; then
+  bin=$OVERHEAD_BIN # another build to measure, main's for one
+else
+  cargo build --release --quiet
+  bin="$root/target/release/crosspickle"
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The cache of probes and of the corpus's `requires` environments is kept between runs of
@@ -74,6 +88,7 @@ while started < n or running:
 echo "load average before: $(load)   ($(nproc) cores)"
 
 # 1. 200 trivial runs.
+if want trivial; then
 "$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" >/dev/null 2>&1 || true # warm the probe cache
 : > "$work/t-xargs"; : > "$work/t-exec"; : > "$work/t-fork"; : > "$work/t-floor"
 for i in $(seq "$repeats"); do
@@ -100,7 +115,89 @@ printf '  crosspickle --isolation exec                        %7.2fs  %7.2fs   =
 printf '  crosspickle --isolation fork                        %7.2fs  %7.2fs   exec / fork = %.2fx / %.2fx\n' "$tf" "$cf" "$(echo "$te / $tf" | bc -l)" "$(echo "$ce / ($cf + 0.000001)" | bc -l)"
 printf '  python forking 200 children, each finalised         %7.2fs  %7.2fs   fork isolation adds %.2f ms wall, %.2f ms CPU a run\n' "$tl" "$cl" "$(echo "($tf - $tl) * 1000 / 200" | bc -l)" "$(echo "($cf - $cl) * 1000 / 200" | bc -l)"
 
-# 2. The whole corpus, both isolations.
+fi
+
+# 2. The corpus's standard-library code runs against the in-process peer.
+peer_runs() { # the cases with `code` and no `requires`, copied to $work/peer, and their runs on $python
+  python3 - "$root/cases" "$work/peer" <<'PY' || return 1
+import os, shutil, sys, yaml
+src, dst = sys.argv[1], sys.argv[2]
+for folder, _, files in os.walk(src):
+    for name in sorted(files):
+        if name.endswith((".yaml", ".yml")):
+            path = os.path.join(folder, name)
+            case = yaml.safe_load(open(path))
+            if isinstance(case, dict) and "code" in case and "requires" not in case:
+                to = os.path.join(dst, os.path.relpath(path, src))
+                os.makedirs(os.path.dirname(to), exist_ok=True)
+                shutil.copy(path, to)
+PY
+  "$bin" "$work/peer" --pythons-toml /dev/null --python "$python" -j "$jobs" --json "$work/peer.json" >/dev/null 2>&1 || true
+  # Each run the corpus made (skipped ones are not runs): its code and params, for the peer.
+  python3 - "$work/peer.json" "$work/peer" > "$work/peer-runs.json" <<'PY'
+import json, os, sys, yaml
+results = json.load(open(sys.argv[1]))
+paths = {case: info["path"] for case, info in results["cases"].items()}
+runs = []
+for run in results["runs"]:
+    if run["verdict"] == "skipped" or "outcome" not in run:
+        continue
+    path = paths[run["case"]]
+    if not os.path.isabs(path):
+        path = os.path.join(os.getcwd(), path)
+    case = yaml.safe_load(open(path))
+    runs.append({"path": path, "code": case["code"], "preload": case.get("preload", []), "params": run["params"]})
+json.dump(runs, sys.stdout)
+PY
+}
+# The in-process peer: every run in this one interpreter, nothing isolated (what a case leaves
+# behind, its recursion limit, trace and profile functions, is put back for the next one).
+# shellcheck disable=SC2016
+peer_loop='import json, sys
+runs = json.load(open(sys.argv[1]))
+limit = sys.getrecursionlimit()
+for run in runs:
+    main = dict(run["params"], __name__="__main__", __file__=run["path"], __builtins__=__builtins__)
+    try:
+        for name in run["preload"]:
+            __import__(name)
+        exec(compile(run["code"], run["path"], "exec"), main)
+    except BaseException:
+        pass
+    sys.settrace(None)
+    sys.setprofile(None)
+    sys.setrecursionlimit(limit)'
+if ! want peer; then
+  :
+elif command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null && peer_runs; then
+  nruns=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$work/peer-runs.json")
+  : > "$work/p-peer"; : > "$work/p-exec"; : > "$work/p-fork"
+  for i in $(seq "$repeats"); do
+    case $((i % 3)) in
+      0) order="peer exec fork" ;;
+      1) order="exec fork peer" ;;
+      2) order="fork peer exec" ;;
+    esac
+    for who in $order; do
+      case $who in
+        peer) measure "$work/p-peer" "$python" -c "$peer_loop" "$work/peer-runs.json" ;;
+        *) measure "$work/p-$who" "$bin" "$work/peer" --pythons-toml /dev/null --python "$python" -j "$jobs" --isolation "$who" ;;
+      esac
+    done
+  done
+  tp=$(wall "$work/p-peer"); te=$(wall "$work/p-exec"); tf=$(wall "$work/p-fork")
+  cp=$(cpu "$work/p-peer"); ce=$(cpu "$work/p-exec"); cf=$(cpu "$work/p-fork")
+  printf "the corpus's %s standard-library code runs on %s, -j %s (medians of %s interleaved)   wall  CPU\n" "$nruns" "$python" "$jobs" "$repeats"
+  printf '  in one interpreter, no isolation (the in-process peer) %7.2fs  %7.2fs\n' "$tp" "$cp"
+  printf '  crosspickle --isolation fork                        %7.2fs  %7.2fs   = %.2fx / %.2fx the in-process peer\n' "$tf" "$cf" "$(echo "$tf / $tp" | bc -l)" "$(echo "$cf / ($cp + 0.000001)" | bc -l)"
+  printf '  crosspickle --isolation exec                        %7.2fs  %7.2fs   = %.2fx / %.2fx the in-process peer\n' "$te" "$ce" "$(echo "$te / $tp" | bc -l)" "$(echo "$ce / ($cp + 0.000001)" | bc -l)"
+  echo "load average: $(load)"
+else
+  echo "the in-process peer is left out: it reads the cases with a python3 that has PyYAML (python3-yaml)"
+fi
+
+# 3. The whole corpus, both isolations.
+if want corpus; then
 "$bin" "$root/cases" -j "$jobs" >/dev/null 2>&1 || true # warm: probes and the environments of `requires`
 : > "$work/c-exec"; : > "$work/c-fork"
 for i in $(seq "$corpus_repeats"); do
@@ -113,7 +210,10 @@ printf 'the corpus on every interpreter found, -j %s (medians of %s interleaved)
 printf '  --isolation exec %7.2fs wall %7.2fs CPU\n' "$ce" "$ue"
 printf '  --isolation fork %7.2fs wall %7.2fs CPU   exec / fork = %.2fx / %.2fx\n' "$cf" "$uf" "$(echo "$ce / $cf" | bc -l)" "$(echo "$ue / ($uf + 0.000001)" | bc -l)"
 
-# 3. Memory: crosspickle's peak, and all fork servers together, sampled during a corpus run.
+fi
+
+# 4. Memory: crosspickle's peak, and all fork servers together, sampled during a corpus run.
+if want memory; then
 "$bin" "$root/cases" -j "$jobs" --isolation fork > /dev/null 2>&1 &
 pid=$!
 python3 - "$pid" > "$work/servers" <<'PY'
@@ -156,5 +256,6 @@ printf 'memory during the corpus run with fork servers: crosspickle %.1f MB; ser
   "$(echo "$self_kb / 1024" | bc -l)" "$servers" "$(echo "$rss_kb / 1024" | bc -l)" "$(echo "$pss_kb / 1024" | bc -l)"
 kb=$( (/usr/bin/time -f '%M' "$bin" "$work/cases2000" --pythons-toml /dev/null --python "$python" -j "$jobs" --isolation fork >/dev/null) 2>&1 | tail -1)
 printf 'crosspickle peak memory for 2,000 runs: %.1f MB\n' "$(echo "$kb / 1024" | bc -l)"
+fi
 
 echo "load average after: $(load)"

@@ -25,6 +25,7 @@ mod requires;
 mod rerun;
 mod retries;
 mod roundtrip;
+mod runner;
 mod shards;
 mod sides;
 mod support;
