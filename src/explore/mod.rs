@@ -382,7 +382,6 @@ async fn shrink(
         ..finding.clone()
     };
     let involved = pair.involved();
-    let key = pair.key(bench.pythons);
     let mut best = value.clone();
     for _ in 0..ROUNDS {
         if bench.cancel.is_cancelled() {
@@ -393,11 +392,11 @@ async fn shrink(
             break;
         }
         let observed = bench.observe(&candidates, &involved).await?;
-        let Some(next) = candidates.into_iter().zip(observed).find(|(_, o)| {
-            oracle::findings(o)
-                .iter()
-                .any(|g| g.key(bench.pythons) == key)
-        }) else {
+        let Some(next) = candidates
+            .into_iter()
+            .zip(observed)
+            .find(|(_, o)| oracle::findings(o).iter().any(|g| covers(g, &pair)))
+        else {
             break;
         };
         best = next.0;
@@ -419,6 +418,14 @@ async fn shrink(
         }
     }
     Ok(None)
+}
+
+/// `g` still shows `pair`: the same kind of finding on (at least) its producer and consumer;
+/// a candidate that shows it on more of the interpreters observed is as good.
+fn covers(g: &Finding, pair: &Finding) -> bool {
+    same_kind(g, pair)
+        && pair.producers.is_subset(&g.producers)
+        && pair.consumers.is_subset(&g.consumers)
 }
 
 fn overlap(a: &Finding, b: &Finding) -> usize {
