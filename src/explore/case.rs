@@ -467,3 +467,80 @@ fn block(out: &mut String, key: &str, text: &str) {
 fn quote(s: &str) -> String {
     serde_json::to_string(s).expect("a string")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::Implementation;
+
+    fn python(implementation: Implementation, version: &str, c: bool, label: &str) -> Interpreter {
+        let mut p = Interpreter::for_tests(implementation, version);
+        p.label = label.into();
+        p.c_pickle = c.then(|| "_pickle".to_string());
+        p.c_pickle_used = c;
+        p.pickle_highest_protocol = Some(5);
+        p
+    }
+
+    /// CPython 3.12 pickles; PyPy 8's C unpickler refuses what its Python one loads; PyPy 3.9
+    /// has no C unpickler.
+    #[test]
+    fn an_unpickler_parity_case_fails_where_the_two_disagree_and_skips_one_unpickler() {
+        let pythons = vec![
+            python(Implementation::Cpython, "3.12.1", true, "cpython-3.12.1"),
+            python(Implementation::Pypy, "3.11.17", true, "pypy-3.11.17"),
+            python(Implementation::Pypy, "3.9.16", false, "pypy-3.9.16"),
+        ];
+        let value = Value::Float(f64::NEG_INFINITY);
+        let loaded = Outcome::Ok("[\"float\",\"-inf\"]".into(), None);
+        let mut obs = Observation::default();
+        for p in 0..3 {
+            obs.canon.insert(p, Ok("[\"float\",\"-inf\"]".into()));
+        }
+        obs.dumps
+            .insert((0, 0, Pickler::C), Outcome::Ok("46".into(), None));
+        for (c, u, o) in [
+            (0, Pickler::C, loaded.clone()),
+            (0, Pickler::Py, loaded.clone()),
+            (
+                1,
+                Pickler::C,
+                Outcome::Error("ValueError".into(), "no".into()),
+            ),
+            (1, Pickler::Py, loaded.clone()),
+            (2, Pickler::Py, loaded.clone()),
+        ] {
+            obs.loads.insert((0, 0, Pickler::C, c, u), o);
+        }
+        let finding = super::super::oracle::findings(&obs)
+            .into_iter()
+            .find(|f| f.oracle == Oracle::UnpicklerParity)
+            .expect("an unpickler-parity finding");
+        let combos = Combos {
+            protocols: vec![0],
+            picklers: vec![Pickler::C],
+            unpicklers: vec![],
+        };
+        let origin = Origin { seed: 1, index: 7 };
+        let text = write(&finding, &combos, &value, &obs, &pythons, &origin);
+        assert!(
+            text.contains("attempt(\"c\")") && text.contains("attempt(\"py\")"),
+            "{text}"
+        );
+        let rules = &text[text.find("expect:\n").expect("rules")..];
+        // PyPy 8 fails; CPython passes (no rule); PyPy 3.9 is skipped; 3.12's Python pickler
+        // and the other producers were not asked.
+        assert!(
+            rules.contains("load_python: \"==3.11.17\"")
+                && rules.contains("outcome: fail")
+                && rules.contains("(pypy-3.11.17)"),
+            "{rules}"
+        );
+        assert!(
+            rules.contains("this consumer has no C pickler (pypy-3.9.16)"),
+            "{rules}"
+        );
+        assert!(!rules.contains("load_python: \"==3.12.1\""), "{rules}");
+        assert_eq!(rules.matches("outcome: fail").count(), 1, "{rules}");
+    }
+}
