@@ -118,6 +118,7 @@ pub async fn explore(
         all: (0..pythons.len()).collect(),
         report: Report::default(),
         kinds: BTreeMap::new(),
+        covered: BTreeMap::new(),
         found: BTreeMap::new(),
         stable: BTreeMap::new(),
         start: Instant::now(),
@@ -148,6 +149,10 @@ struct State<'a> {
     report: Report,
     /// Per finding key: how many values showed it, how many times it was shrunk.
     kinds: BTreeMap<String, (u64, usize)>,
+    /// Per finding key: the kinds of node (`value.kinds()`) of each reported finding's value
+    /// that shows it. A value that has all the kinds of one of them is taken to show it for
+    /// the same reason; one that lacks them (a `date` where `bytes` was reported) is shrunk.
+    covered: BTreeMap<String, Vec<BTreeSet<&'static str>>>,
     found: BTreeMap<String, Reported>,
     stable: BTreeMap<String, StabilityReport>,
     start: Instant,
@@ -181,15 +186,23 @@ impl State<'_> {
         for ((value, &index), obs) in values.iter().zip(&indices).zip(&observed) {
             self.note(value, obs);
             let here = oracle::findings(obs);
+            let kinds = value.kinds();
             for f in &here {
                 let key = f.key(self.bench.pythons);
                 let entry = self.kinds.entry(key.clone()).or_default();
                 entry.0 += 1;
-                // Past --time, what is left of the batch is counted, not shrunk.
-                if entry.1 >= options.shrinks_per_kind
-                    || self.bench.cancel.is_cancelled()
-                    || self.late()
-                {
+                let tried = entry.1;
+                let covered = self
+                    .covered
+                    .get(&key)
+                    .is_some_and(|all| all.iter().any(|k| k.is_subset(&kinds)));
+                if covered || tried >= options.shrinks_per_kind {
+                    continue;
+                }
+                // Past --time, what is left of the batch is reported as it was found, not
+                // shrunk.
+                if self.bench.cancel.is_cancelled() || self.late() {
+                    self.keep(f.clone(), value.clone(), obs.clone(), index);
                     continue;
                 }
                 // This value's findings of the same kind (other protocols and picklers) are
@@ -240,10 +253,14 @@ impl State<'_> {
             .into_iter()
             .filter(|g| (g.oracle, &g.observed) == (finding.oracle, &finding.observed))
             .collect();
-        // What the group shows is known now: values that show it again are counted.
+        // What the group shows is known now: values that show it again for the same reason
+        // (they have all the kinds of node of this one) are counted.
+        let kinds = value.kinds();
         for g in &group {
-            let entry = self.kinds.entry(g.key(pythons)).or_default();
-            entry.1 = entry.1.max(self.options.shrinks_per_kind);
+            self.covered
+                .entry(g.key(pythons))
+                .or_default()
+                .push(kinds.clone());
         }
         let combos = combos(&group);
         let signature = signature(&finding, &group, &value, pythons);
