@@ -215,7 +215,7 @@ impl State<'_> {
                 }
                 progress(Progress::Shrinking(key));
                 let began = Instant::now();
-                let shrunk = shrink(&self.bench, f, value, &self.all).await?;
+                let shrunk = shrink(&self.bench, f, value, obs, &self.all).await?;
                 self.report.shrinking += began.elapsed();
                 if let Some((finding, value, observation)) = shrunk {
                     self.keep(finding, value, observation, index);
@@ -385,17 +385,21 @@ async fn shrink(
     bench: &Bench<'_>,
     finding: &Finding,
     value: &Value,
+    obs: &Observation,
     all: &[usize],
 ) -> Result<Option<(Finding, Value, Observation)>, String> {
     const CANDIDATES: usize = 64;
     const ROUNDS: usize = 60;
-    // Shrunk on one producer and one consumer that show it (and the witness): a process or
-    // two per round instead of one per interpreter; the smallest value is then observed on
+    // Shrunk on one producer and one consumer that show it together (and the witness): a
+    // process or two per round instead of one per interpreter; the smallest value is then observed on
     // every interpreter, which says where else it shows.
-    let first = |set: &BTreeSet<usize>| set.iter().next().copied().into_iter().collect();
+    let first = |set: &BTreeSet<usize>| set.iter().next().copied();
+    let (p, c) = oracle::pair(finding, obs)
+        .map(|(p, c)| (Some(p), Some(c)))
+        .unwrap_or_else(|| (first(&finding.producers), first(&finding.consumers)));
     let pair = Finding {
-        producers: first(&finding.producers),
-        consumers: first(&finding.consumers),
+        producers: p.into_iter().collect(),
+        consumers: c.into_iter().collect(),
         ..finding.clone()
     };
     let involved = pair.involved();

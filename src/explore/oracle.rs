@@ -83,6 +83,36 @@ impl Finding {
     }
 }
 
+/// A producer and a consumer that show a load, value or unpickler-parity finding together
+/// (its producers and consumers are those of every pair that shows it, so not every producer
+/// and consumer of them do).
+pub fn pair(finding: &Finding, obs: &Observation) -> Option<(usize, usize)> {
+    let reference = reference(obs);
+    obs.loads.iter().find_map(|(&(p, protocol, k, c, u), outcome)| {
+        let this = (protocol, k) == (finding.protocol, finding.pickler)
+            && finding.producers.contains(&p)
+            && finding.consumers.contains(&c);
+        let shows = match finding.oracle {
+            Oracle::LoadDiffers => Some(u) == finding.unpickler && outcome.label() == finding.observed,
+            Oracle::ValueDiffers => {
+                Some(u) == finding.unpickler
+                    && matches!(outcome, Outcome::Ok(canon, _) if Some(canon.as_str()) != reference)
+            }
+            Oracle::UnpicklerParity => {
+                u == Pickler::C
+                    && obs
+                        .loads
+                        .get(&(p, protocol, k, c, Pickler::Py))
+                        .and_then(|py| unpickler_disagreement(outcome, py))
+                        .as_deref()
+                        == Some(finding.observed.as_str())
+            }
+            Oracle::DumpDiffers | Oracle::Parity => false,
+        };
+        (this && shows).then_some((p, c))
+    })
+}
+
 /// The bytes for one protocol and pickler, by the producers that wrote them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stability {
@@ -382,6 +412,31 @@ mod tests {
         );
         let obs = loads(&[(1, Pickler::C, Outcome::Hang), (1, Pickler::Py, ok("x"))]);
         assert_eq!(parity(&obs)[0].observed, "c=hang py=ok");
+    }
+
+    #[test]
+    fn the_pair_that_shows_a_finding_is_one_that_does() {
+        // Producer 0's pickle loads wrong on consumer 1, producer 1's on consumer 0: one
+        // value-differs finding of producers {0, 1} and consumers {0, 1}, whose pairs 0 -> 0
+        // and 1 -> 1 do not show it.
+        let mut obs = Observation::default();
+        for p in 0..2 {
+            obs.canon.insert(p, Ok("r".into()));
+            obs.dumps
+                .insert((p, 0, Pickler::C), Outcome::Ok(format!("{p}"), None));
+            for c in 0..2 {
+                let got = if p == c { "r" } else { "other" };
+                obs.loads
+                    .insert((p, 0, Pickler::C, c, Pickler::Py), ok(got));
+            }
+        }
+        let f = findings(&obs)
+            .into_iter()
+            .find(|f| f.oracle == Oracle::ValueDiffers)
+            .expect("a value-differs finding");
+        assert_eq!(f.producers, BTreeSet::from([0, 1]));
+        assert_eq!(f.consumers, BTreeSet::from([0, 1]));
+        assert_eq!(pair(&f, &obs), Some((0, 1)));
     }
 
     #[test]
