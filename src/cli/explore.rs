@@ -16,6 +16,7 @@ use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
 use super::settings::{seconds, Given, Settings};
 use crate::errors::Error;
 use crate::explore::observe::Outcome;
+use crate::explore::oracle::Oracle;
 use crate::explore::value::Vocabulary;
 use crate::explore::{self, Options, Progress, Report, Reported};
 use crate::python::Interpreter;
@@ -248,9 +249,11 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
         .loads
         .iter()
         .filter(|((_, p, k, _, u), _)| {
-            *p == f.protocol && *k == f.pickler && Some(*u) == f.unpickler
+            // An unpickler-parity finding names no unpickler: both are shown.
+            let parity = f.oracle == Oracle::UnpicklerParity;
+            *p == f.protocol && *k == f.pickler && (parity || Some(*u) == f.unpickler)
         })
-        .map(|((i, _, _, c, _), o)| {
+        .map(|((i, _, _, c, u), o)| {
             let result = match o {
                 Outcome::Ok(canon, _) if Some(canon.as_str()) == reference => {
                     json!({"outcome": "ok"})
@@ -258,7 +261,7 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
                 Outcome::Ok(canon, _) => json!({"outcome": "value differs", "loaded": canon}),
                 other => outcome_json(other),
             };
-            json!({"producer": pythons[*i].label, "consumer": pythons[*c].label, "result": result})
+            json!({"producer": pythons[*i].label, "consumer": pythons[*c].label, "unpickler": u.as_str(), "result": result})
         })
         .collect();
     json!({

@@ -1,7 +1,8 @@
 //! A finding written as a case file in the case format (docs/case-format.md): a round trip
-//! (dump, load and value findings) or a plain case (parity) whose code does what the worker
-//! did, with the prelude's helpers inline, and whose rules are what each interpreter of the
-//! selection was seen to do: committed as it is, it passes with `crosspickle run` on them.
+//! (dump, load, value and unpickler-parity findings) or a plain case (parity) whose code does
+//! what the worker did, with the prelude's helpers inline, and whose rules are what each
+//! interpreter of the selection was seen to do: committed as it is, it passes with
+//! `crosspickle run` on them.
 
 use std::fmt::Write;
 
@@ -59,6 +60,10 @@ pub fn write(
         Oracle::Parity => format!(
             "the C and the Python pickler write different pickles of {path}, protocols {protocols}"
         ),
+        Oracle::UnpicklerParity => format!(
+            "the C and the Python unpickler load {path} pickled with protocols {protocols} differently ({})",
+            finding.observed
+        ),
     };
     let _ = writeln!(
         out,
@@ -101,6 +106,21 @@ pub fn write(
         return out;
     }
     let _ = writeln!(out, "  pickler: [{}]", names(&combos.picklers));
+    if finding.oracle == Oracle::UnpicklerParity {
+        block(
+            &mut out,
+            "dump",
+            &format!("{PRELUDE}\n{source}data = dumps_with(value, protocol, pickler)\n"),
+        );
+        block(&mut out, "load", &format!("{PRELUDE}\n{UNPICKLER_PARITY}"));
+        out.push_str("expect:\n");
+        for &p in &combos.protocols {
+            for &k in &combos.picklers {
+                unpickler_parity_rules(&mut out, (p, k), obs, pythons, version);
+            }
+        }
+        return out;
+    }
     let unpickler = if combos.unpicklers.is_empty() {
         "\"py\"".to_string()
     } else {
@@ -131,6 +151,23 @@ pub fn write(
     out
 }
 
+/// The load of an unpickler-parity case: what each unpickler makes of the same bytes, an
+/// exception by its type (as the oracle compares them).
+const UNPICKLER_PARITY: &str = r#"def attempt(which):
+    try:
+        return canon(loads_with(data, which))
+    except Exception as e:
+        return "raised " + type(e).__name__
+
+
+c = attempt("c")
+py = attempt("py")
+assert c == py, "C unpickler: %s, Python unpickler: %s" % (c, py)
+"#;
+
+/// How a load is expected to end, when not with a pass: outcome and exception.
+type Expected<'a> = Option<(&'static str, Option<&'a str>)>;
+
 /// The rules of a round trip, first match winning: producers that were not asked (skip) or
 /// could not pickle (the dump's outcome), consumers that were not asked, then each consumer
 /// that did not load as pickled, for all producers at once where it did the same for all.
@@ -147,26 +184,83 @@ fn round_trip_rules(
         let _ = write!(w, ", unpickler: {}", u.as_str());
     }
     w.push('}');
-    let rule =
-        |out: &mut String, sides: &[(&str, usize)], phase, outcome, exception, reason: &str| {
-            rule(out, sides, pythons, &w, phase, outcome, exception, reason)
-        };
-    let applies = |i: usize| applies(&pythons[i], value_version);
+    let dumped = producer_rules(out, (protocol, k), &w, obs, pythons, value_version);
+    for c in (0..pythons.len()).filter(|&i| applies(&pythons[i], value_version)) {
+        let results: Vec<(usize, Expected)> = dumped
+            .iter()
+            .filter_map(|&p| obs.loads.get(&(p, protocol, k, c, u)).map(|o| (p, o)))
+            .map(|(p, o)| (p, failed(o, obs).map(|o| (outcome(o), exception(o)))))
+            .collect();
+        let not_asked = not_asked(&pythons[c], protocol, u, "consumer");
+        consumer_rules(out, c, &results, &w, pythons, &not_asked);
+    }
+}
+
+/// The rules of an unpickler-parity round trip: the producers' as in a round trip, then each
+/// consumer whose two unpicklers disagree (`fail`; `timeout` or `crash` when one of them hung
+/// or crashed), for all producers at once where it did the same with all; a consumer without
+/// a C unpickler is skipped.
+fn unpickler_parity_rules(
+    out: &mut String,
+    (protocol, k): (u32, Pickler),
+    obs: &Observation,
+    pythons: &[Interpreter],
+    value_version: (u64, u64),
+) {
+    let w = format!("{{protocol: {protocol}, pickler: {}}}", k.as_str());
+    let dumped = producer_rules(out, (protocol, k), &w, obs, pythons, value_version);
+    for c in (0..pythons.len()).filter(|&i| applies(&pythons[i], value_version)) {
+        let results: Vec<(usize, Expected)> = dumped
+            .iter()
+            .filter_map(|&p| {
+                let c_out = obs.loads.get(&(p, protocol, k, c, Pickler::C))?;
+                let py_out = obs.loads.get(&(p, protocol, k, c, Pickler::Py))?;
+                let differ = super::oracle::unpickler_disagreement(c_out, py_out);
+                Some((p, differ.map(|_| parity_outcome(c_out, py_out))))
+            })
+            .collect();
+        let not_asked = not_asked(&pythons[c], protocol, Pickler::C, "consumer");
+        consumer_rules(out, c, &results, &w, pythons, &not_asked);
+    }
+}
+
+/// How an unpickler-parity case's load ends where the two unpicklers disagree: the C
+/// unpickler runs first, so its hang or crash is the load's, then the Python one's; else the
+/// assertion fails.
+fn parity_outcome(c: &Outcome, py: &Outcome) -> (&'static str, Option<&'static str>) {
+    for o in [c, py] {
+        match o {
+            Outcome::Hang => return ("timeout", None),
+            Outcome::Crash(_) => return ("crash", None),
+            _ => {}
+        }
+    }
+    ("fail", None)
+}
+
+/// The producers' rules of a round trip: a producer that was not asked is skipped, one that
+/// could not pickle has its dump's outcome; the producers that pickled.
+fn producer_rules(
+    out: &mut String,
+    (protocol, k): (u32, Pickler),
+    w: &str,
+    obs: &Observation,
+    pythons: &[Interpreter],
+    value_version: (u64, u64),
+) -> Vec<usize> {
     let mut dumped = Vec::new();
-    for p in (0..pythons.len()).filter(|&i| applies(i)) {
+    for p in (0..pythons.len()).filter(|&i| applies(&pythons[i], value_version)) {
         match obs.dumps.get(&(p, protocol, k)) {
-            None => rule(
-                out,
-                &[("dump", p)],
-                None,
-                "skip",
-                None,
-                &not_asked(&pythons[p], protocol, k, "producer"),
-            ),
+            None => {
+                let why = not_asked(&pythons[p], protocol, k, "producer");
+                rule(out, &[("dump", p)], pythons, w, None, "skip", None, &why);
+            }
             Some(Outcome::Ok(..)) => dumped.push(p),
             Some(other) => rule(
                 out,
                 &[("dump", p)],
+                pythons,
+                w,
                 Some("dump"),
                 outcome(other),
                 exception(other),
@@ -174,49 +268,41 @@ fn round_trip_rules(
             ),
         }
     }
-    for c in (0..pythons.len()).filter(|&i| applies(i)) {
-        let seen: Vec<(usize, &Outcome)> = dumped
-            .iter()
-            .filter_map(|&p| obs.loads.get(&(p, protocol, k, c, u)).map(|o| (p, o)))
-            .collect();
-        if seen.is_empty() {
+    dumped
+}
+
+/// A consumer's rules, from what it did with each producer's pickle (`None`: as expected):
+/// skipped when it loaded none, one rule when it did the same with all, else one per pair.
+fn consumer_rules(
+    out: &mut String,
+    c: usize,
+    results: &[(usize, Expected)],
+    w: &str,
+    pythons: &[Interpreter],
+    not_asked: &str,
+) {
+    let rule = |out: &mut String, sides: &[(&str, usize)], e: (&str, Option<&str>), why: &str| {
+        rule(out, sides, pythons, w, None, e.0, e.1, why)
+    };
+    let Some(&(_, first)) = results.first() else {
+        rule(out, &[("load", c)], ("skip", None), not_asked);
+        return;
+    };
+    if results.iter().all(|(_, e)| *e == first) {
+        if let Some(e) = first {
+            let why = "what explore saw this consumer do with every producer's pickle";
+            rule(out, &[("load", c)], e, why);
+        }
+        return;
+    }
+    for &(p, e) in results {
+        if let Some(e) = e {
             rule(
                 out,
-                &[("load", c)],
-                None,
-                "skip",
-                None,
-                &not_asked(&pythons[c], protocol, u, "consumer"),
+                &[("dump", p), ("load", c)],
+                e,
+                "what explore saw this pair do",
             );
-            continue;
-        }
-        let results: Vec<(usize, Option<&Outcome>)> =
-            seen.iter().map(|&(p, o)| (p, failed(o, obs))).collect();
-        let all_same = results.windows(2).all(|w| same(w[0].1, w[1].1));
-        match (all_same, results[0].1) {
-            (true, None) => {}
-            (true, Some(o)) => rule(
-                out,
-                &[("load", c)],
-                None,
-                outcome(o),
-                exception(o),
-                "what explore saw this consumer do with every producer's pickle",
-            ),
-            (false, _) => {
-                for (p, o) in results {
-                    if let Some(o) = o {
-                        rule(
-                            out,
-                            &[("dump", p), ("load", c)],
-                            None,
-                            outcome(o),
-                            exception(o),
-                            "what explore saw this pair do",
-                        );
-                    }
-                }
-            }
         }
     }
 }
@@ -279,14 +365,6 @@ fn failed<'a>(o: &'a Outcome, obs: &Observation) -> Option<&'a Outcome> {
         Outcome::Ok(canon, _) if Some(canon.as_str()) == super::oracle::reference(obs) => None,
         other => Some(other),
     }
-}
-
-fn kind(o: &Outcome) -> (&'static str, Option<String>) {
-    (outcome(o), exception(o).map(str::to_string))
-}
-
-fn same(a: Option<&Outcome>, b: Option<&Outcome>) -> bool {
-    a.map(kind) == b.map(kind)
 }
 
 fn outcome(o: &Outcome) -> &'static str {
@@ -388,4 +466,81 @@ fn block(out: &mut String, key: &str, text: &str) {
 /// A YAML double-quoted scalar (JSON's quoting is YAML's).
 fn quote(s: &str) -> String {
     serde_json::to_string(s).expect("a string")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::Implementation;
+
+    fn python(implementation: Implementation, version: &str, c: bool, label: &str) -> Interpreter {
+        let mut p = Interpreter::for_tests(implementation, version);
+        p.label = label.into();
+        p.c_pickle = c.then(|| "_pickle".to_string());
+        p.c_pickle_used = c;
+        p.pickle_highest_protocol = Some(5);
+        p
+    }
+
+    /// CPython 3.12 pickles; PyPy 8's C unpickler refuses what its Python one loads; PyPy 3.9
+    /// has no C unpickler.
+    #[test]
+    fn an_unpickler_parity_case_fails_where_the_two_disagree_and_skips_one_unpickler() {
+        let pythons = vec![
+            python(Implementation::Cpython, "3.12.1", true, "cpython-3.12.1"),
+            python(Implementation::Pypy, "3.11.17", true, "pypy-3.11.17"),
+            python(Implementation::Pypy, "3.9.16", false, "pypy-3.9.16"),
+        ];
+        let value = Value::Float(f64::NEG_INFINITY);
+        let loaded = Outcome::Ok("[\"float\",\"-inf\"]".into(), None);
+        let mut obs = Observation::default();
+        for p in 0..3 {
+            obs.canon.insert(p, Ok("[\"float\",\"-inf\"]".into()));
+        }
+        obs.dumps
+            .insert((0, 0, Pickler::C), Outcome::Ok("46".into(), None));
+        for (c, u, o) in [
+            (0, Pickler::C, loaded.clone()),
+            (0, Pickler::Py, loaded.clone()),
+            (
+                1,
+                Pickler::C,
+                Outcome::Error("ValueError".into(), "no".into()),
+            ),
+            (1, Pickler::Py, loaded.clone()),
+            (2, Pickler::Py, loaded.clone()),
+        ] {
+            obs.loads.insert((0, 0, Pickler::C, c, u), o);
+        }
+        let finding = super::super::oracle::findings(&obs)
+            .into_iter()
+            .find(|f| f.oracle == Oracle::UnpicklerParity)
+            .expect("an unpickler-parity finding");
+        let combos = Combos {
+            protocols: vec![0],
+            picklers: vec![Pickler::C],
+            unpicklers: vec![],
+        };
+        let origin = Origin { seed: 1, index: 7 };
+        let text = write(&finding, &combos, &value, &obs, &pythons, &origin);
+        assert!(
+            text.contains("attempt(\"c\")") && text.contains("attempt(\"py\")"),
+            "{text}"
+        );
+        let rules = &text[text.find("expect:\n").expect("rules")..];
+        // PyPy 8 fails; CPython passes (no rule); PyPy 3.9 is skipped; 3.12's Python pickler
+        // and the other producers were not asked.
+        assert!(
+            rules.contains("load_python: \"==3.11.17\"")
+                && rules.contains("outcome: fail")
+                && rules.contains("(pypy-3.11.17)"),
+            "{rules}"
+        );
+        assert!(
+            rules.contains("this consumer has no C pickler (pypy-3.9.16)"),
+            "{rules}"
+        );
+        assert!(!rules.contains("load_python: \"==3.12.1\""), "{rules}");
+        assert_eq!(rules.matches("outcome: fail").count(), 1, "{rules}");
+    }
 }

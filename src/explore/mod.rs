@@ -118,6 +118,7 @@ pub async fn explore(
         all: (0..pythons.len()).collect(),
         report: Report::default(),
         kinds: BTreeMap::new(),
+        covered: BTreeMap::new(),
         found: BTreeMap::new(),
         stable: BTreeMap::new(),
         start: Instant::now(),
@@ -148,6 +149,10 @@ struct State<'a> {
     report: Report,
     /// Per finding key: how many values showed it, how many times it was shrunk.
     kinds: BTreeMap<String, (u64, usize)>,
+    /// Per finding key: the kinds of node (`value.kinds()`) of each reported finding's value
+    /// that shows it. A value that has all the kinds of one of them is taken to show it for
+    /// the same reason; one that lacks them (a `date` where `bytes` was reported) is shrunk.
+    covered: BTreeMap<String, Vec<BTreeSet<&'static str>>>,
     found: BTreeMap<String, Reported>,
     stable: BTreeMap<String, StabilityReport>,
     start: Instant,
@@ -181,15 +186,23 @@ impl State<'_> {
         for ((value, &index), obs) in values.iter().zip(&indices).zip(&observed) {
             self.note(value, obs);
             let here = oracle::findings(obs);
+            let kinds = value.kinds();
             for f in &here {
                 let key = f.key(self.bench.pythons);
                 let entry = self.kinds.entry(key.clone()).or_default();
                 entry.0 += 1;
-                // Past --time, what is left of the batch is counted, not shrunk.
-                if entry.1 >= options.shrinks_per_kind
-                    || self.bench.cancel.is_cancelled()
-                    || self.late()
-                {
+                let tried = entry.1;
+                let covered = self
+                    .covered
+                    .get(&key)
+                    .is_some_and(|all| all.iter().any(|k| k.is_subset(&kinds)));
+                if covered || tried >= options.shrinks_per_kind {
+                    continue;
+                }
+                // Past --time, what is left of the batch is reported as it was found, not
+                // shrunk.
+                if self.bench.cancel.is_cancelled() || self.late() {
+                    self.keep(f.clone(), value.clone(), obs.clone(), index);
                     continue;
                 }
                 // This value's findings of the same kind (other protocols and picklers) are
@@ -202,7 +215,7 @@ impl State<'_> {
                 }
                 progress(Progress::Shrinking(key));
                 let began = Instant::now();
-                let shrunk = shrink(&self.bench, f, value, &self.all).await?;
+                let shrunk = shrink(&self.bench, f, value, obs, &self.all).await?;
                 self.report.shrinking += began.elapsed();
                 if let Some((finding, value, observation)) = shrunk {
                     self.keep(finding, value, observation, index);
@@ -240,10 +253,14 @@ impl State<'_> {
             .into_iter()
             .filter(|g| (g.oracle, &g.observed) == (finding.oracle, &finding.observed))
             .collect();
-        // What the group shows is known now: values that show it again are counted.
+        // What the group shows is known now: values that show it again for the same reason
+        // (they have all the kinds of node of this one) are counted.
+        let kinds = value.kinds();
         for g in &group {
-            let entry = self.kinds.entry(g.key(pythons)).or_default();
-            entry.1 = entry.1.max(self.options.shrinks_per_kind);
+            self.covered
+                .entry(g.key(pythons))
+                .or_default()
+                .push(kinds.clone());
         }
         let combos = combos(&group);
         let signature = signature(&finding, &group, &value, pythons);
@@ -368,21 +385,24 @@ async fn shrink(
     bench: &Bench<'_>,
     finding: &Finding,
     value: &Value,
+    obs: &Observation,
     all: &[usize],
 ) -> Result<Option<(Finding, Value, Observation)>, String> {
     const CANDIDATES: usize = 64;
     const ROUNDS: usize = 60;
-    // Shrunk on one producer and one consumer that show it (and the witness): a process or
-    // two per round instead of one per interpreter; the smallest value is then observed on
+    // Shrunk on one producer and one consumer that show it together (and the witness): a
+    // process or two per round instead of one per interpreter; the smallest value is then observed on
     // every interpreter, which says where else it shows.
-    let first = |set: &BTreeSet<usize>| set.iter().next().copied().into_iter().collect();
+    let first = |set: &BTreeSet<usize>| set.iter().next().copied();
+    let (p, c) = oracle::pair(finding, obs)
+        .map(|(p, c)| (Some(p), Some(c)))
+        .unwrap_or_else(|| (first(&finding.producers), first(&finding.consumers)));
     let pair = Finding {
-        producers: first(&finding.producers),
-        consumers: first(&finding.consumers),
+        producers: p.into_iter().collect(),
+        consumers: c.into_iter().collect(),
         ..finding.clone()
     };
     let involved = pair.involved();
-    let key = pair.key(bench.pythons);
     let mut best = value.clone();
     for _ in 0..ROUNDS {
         if bench.cancel.is_cancelled() {
@@ -393,11 +413,11 @@ async fn shrink(
             break;
         }
         let observed = bench.observe(&candidates, &involved).await?;
-        let Some(next) = candidates.into_iter().zip(observed).find(|(_, o)| {
-            oracle::findings(o)
-                .iter()
-                .any(|g| g.key(bench.pythons) == key)
-        }) else {
+        let Some(next) = candidates
+            .into_iter()
+            .zip(observed)
+            .find(|(_, o)| oracle::findings(o).iter().any(|g| covers(g, &pair)))
+        else {
             break;
         };
         best = next.0;
@@ -419,6 +439,14 @@ async fn shrink(
         }
     }
     Ok(None)
+}
+
+/// `g` still shows `pair`: the same kind of finding on (at least) its producer and consumer;
+/// a candidate that shows it on more of the interpreters observed is as good.
+fn covers(g: &Finding, pair: &Finding) -> bool {
+    same_kind(g, pair)
+        && pair.producers.is_subset(&g.producers)
+        && pair.consumers.is_subset(&g.consumers)
 }
 
 fn overlap(a: &Finding, b: &Finding) -> usize {

@@ -2,8 +2,10 @@
 //! refuses what another pickles), *load differs* (a consumer refuses, crashes or hangs),
 //! *value differs* (what loaded is not what was pickled, by canonical description),
 //! *parity* (the C and the Python pickler of one interpreter write different pickles once
-//! `pickletools.optimize`d), each a [`Finding`]; and *stability* (the same value, protocol and
-//! pickler give different bytes on different producers), information kept apart.
+//! `pickletools.optimize`d), *unpickler parity* (the C and the Python unpickler of one
+//! interpreter load the same bytes differently, or one refuses them), each a [`Finding`]; and
+//! *stability* (the same value, protocol and pickler give different bytes on different
+//! producers), information kept apart.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,6 +18,7 @@ pub enum Oracle {
     LoadDiffers,
     ValueDiffers,
     Parity,
+    UnpicklerParity,
 }
 
 impl Oracle {
@@ -25,6 +28,7 @@ impl Oracle {
             Oracle::LoadDiffers => "load-differs",
             Oracle::ValueDiffers => "value-differs",
             Oracle::Parity => "parity",
+            Oracle::UnpicklerParity => "unpickler-parity",
         }
     }
 }
@@ -37,7 +41,9 @@ pub struct Finding {
     pub pickler: Pickler,
     /// The unpickler, for load and value findings.
     pub unpickler: Option<Pickler>,
-    /// The exception's type, `hang`, `crash`, `value` (a different value) or `bytes` (parity).
+    /// The exception's type, `hang`, `crash`, `value` (a different value) or `bytes` (parity);
+    /// for unpickler parity what each unpickler did, `c=ok py=ValueError` (`value` when both
+    /// loaded, different values).
     pub observed: String,
     /// Indices into the selection.
     pub producers: BTreeSet<usize>,
@@ -77,6 +83,36 @@ impl Finding {
     }
 }
 
+/// A producer and a consumer that show a load, value or unpickler-parity finding together
+/// (its producers and consumers are those of every pair that shows it, so not every producer
+/// and consumer of them do).
+pub fn pair(finding: &Finding, obs: &Observation) -> Option<(usize, usize)> {
+    let reference = reference(obs);
+    obs.loads.iter().find_map(|(&(p, protocol, k, c, u), outcome)| {
+        let this = (protocol, k) == (finding.protocol, finding.pickler)
+            && finding.producers.contains(&p)
+            && finding.consumers.contains(&c);
+        let shows = match finding.oracle {
+            Oracle::LoadDiffers => Some(u) == finding.unpickler && outcome.label() == finding.observed,
+            Oracle::ValueDiffers => {
+                Some(u) == finding.unpickler
+                    && matches!(outcome, Outcome::Ok(canon, _) if Some(canon.as_str()) != reference)
+            }
+            Oracle::UnpicklerParity => {
+                u == Pickler::C
+                    && obs
+                        .loads
+                        .get(&(p, protocol, k, c, Pickler::Py))
+                        .and_then(|py| unpickler_disagreement(outcome, py))
+                        .as_deref()
+                        == Some(finding.observed.as_str())
+            }
+            Oracle::DumpDiffers | Oracle::Parity => false,
+        };
+        (this && shows).then_some((p, c))
+    })
+}
+
 /// The bytes for one protocol and pickler, by the producers that wrote them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stability {
@@ -100,6 +136,7 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
         out.extend(load_findings(obs, reference));
     }
     out.extend(parity_findings(obs));
+    out.extend(unpickler_parity_findings(obs));
     out
 }
 
@@ -207,6 +244,60 @@ fn parity_findings(obs: &Observation) -> Vec<Finding> {
     by.into_values().collect()
 }
 
+/// What the C and the Python unpickler of one consumer did with the same pickle, when they
+/// disagree: `value` (both loaded, different values), or each one's label (`c=ok
+/// py=ValueError`). Two exceptions of the same type agree (their messages may differ).
+pub fn unpickler_disagreement(c: &Outcome, py: &Outcome) -> Option<String> {
+    match (c, py) {
+        (Outcome::Ok(a, _), Outcome::Ok(b, _)) if a == b => None,
+        (Outcome::Ok(..), Outcome::Ok(..)) => Some("value".into()),
+        (a, b) if a.label() == b.label() => None,
+        (a, b) => Some(format!("c={} py={}", a.label(), b.label())),
+    }
+}
+
+/// On one consumer with both unpicklers, the C and the Python one disagree on a pickle
+/// (grouped by protocol, pickler and what each did). It needs no reference: a value that
+/// builds differently on different producers is still one pickle to its two unpicklers.
+fn unpickler_parity_findings(obs: &Observation) -> Vec<Finding> {
+    let mut by: BTreeMap<(u32, Pickler, String), Finding> = BTreeMap::new();
+    for (&(p, protocol, pickler, c, u), c_out) in &obs.loads {
+        if u != Pickler::C {
+            continue;
+        }
+        let Some(py_out) = obs.loads.get(&(p, protocol, pickler, c, Pickler::Py)) else {
+            continue;
+        };
+        let Some(observed) = unpickler_disagreement(c_out, py_out) else {
+            continue;
+        };
+        let describe = |o: &Outcome| match o {
+            Outcome::Ok(canon, _) => format!("loaded {canon}"),
+            other => detail(other),
+        };
+        let f = by
+            .entry((protocol, pickler, observed.clone()))
+            .or_insert_with(|| Finding {
+                oracle: Oracle::UnpicklerParity,
+                protocol,
+                pickler,
+                unpickler: None,
+                observed,
+                producers: BTreeSet::new(),
+                consumers: BTreeSet::new(),
+                witness: None,
+                detail: format!(
+                    "C unpickler: {}; Python unpickler: {}",
+                    describe(c_out),
+                    describe(py_out)
+                ),
+            });
+        f.producers.insert(p);
+        f.consumers.insert(c);
+    }
+    by.into_values().collect()
+}
+
 /// The protocols and picklers whose bytes differ between producers.
 pub fn stability(obs: &Observation) -> Vec<Stability> {
     let mut by: BTreeMap<(u32, Pickler), ByteGroups> = BTreeMap::new();
@@ -238,5 +329,129 @@ fn detail(outcome: &Outcome) -> String {
         Outcome::Crash(why) => why.clone(),
         Outcome::Hang => "did not end within the time limit".into(),
         Outcome::Ok(..) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(canon: &str) -> Outcome {
+        Outcome::Ok(canon.into(), None)
+    }
+
+    fn error(t: &str, m: &str) -> Outcome {
+        Outcome::Error(t.into(), m.into())
+    }
+
+    /// A value pickled by producer 0 (protocol 0, C pickler) and loaded by consumers 0 and 1
+    /// with both unpicklers, as given.
+    fn loads(by: &[(usize, Pickler, Outcome)]) -> Observation {
+        let mut obs = Observation::default();
+        obs.canon.insert(0, Ok("[\"float\",\"-inf\"]".into()));
+        obs.canon.insert(1, Ok("[\"float\",\"-inf\"]".into()));
+        obs.dumps.insert(
+            (0, 0, Pickler::C),
+            Outcome::Ok("46".into(), Some("46".into())),
+        );
+        for (c, u, o) in by {
+            obs.loads.insert((0, 0, Pickler::C, *c, *u), o.clone());
+        }
+        obs
+    }
+
+    fn parity(obs: &Observation) -> Vec<Finding> {
+        findings(obs)
+            .into_iter()
+            .filter(|f| f.oracle == Oracle::UnpicklerParity)
+            .collect()
+    }
+
+    #[test]
+    fn one_unpickler_refusing_is_unpickler_parity() {
+        let reference = "[\"float\",\"-inf\"]";
+        let obs = loads(&[
+            (0, Pickler::C, ok(reference)),
+            (0, Pickler::Py, ok(reference)),
+            (1, Pickler::C, error("ValueError", "could not convert")),
+            (1, Pickler::Py, ok(reference)),
+        ]);
+        let found = parity(&obs);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert_eq!(f.observed, "c=ValueError py=ok");
+        assert_eq!(f.consumers, BTreeSet::from([1]));
+        assert_eq!(f.producers, BTreeSet::from([0]));
+        assert_eq!(f.unpickler, None);
+        assert!(f.detail.contains("could not convert"), "{}", f.detail);
+        // The cross-interpreter oracle still names the C unpickler alone.
+        assert!(findings(&obs)
+            .iter()
+            .any(|f| f.oracle == Oracle::LoadDiffers && f.unpickler == Some(Pickler::C)));
+    }
+
+    #[test]
+    fn two_values_or_two_exception_types_disagree_one_type_agrees() {
+        let obs = loads(&[
+            (1, Pickler::C, ok("[\"float\",\"0x1p+0\"]")),
+            (1, Pickler::Py, ok("[\"float\",\"-inf\"]")),
+        ]);
+        assert_eq!(parity(&obs)[0].observed, "value");
+        let obs = loads(&[
+            (1, Pickler::C, error("UnpicklingError", "a")),
+            (1, Pickler::Py, error("KeyError", "b")),
+        ]);
+        assert_eq!(parity(&obs)[0].observed, "c=UnpicklingError py=KeyError");
+        let obs = loads(&[
+            (1, Pickler::C, error("EOFError", "Ran out of input")),
+            (1, Pickler::Py, error("EOFError", "")),
+        ]);
+        assert!(
+            parity(&obs).is_empty(),
+            "same exception type, other message"
+        );
+        let obs = loads(&[(1, Pickler::C, Outcome::Hang), (1, Pickler::Py, ok("x"))]);
+        assert_eq!(parity(&obs)[0].observed, "c=hang py=ok");
+    }
+
+    #[test]
+    fn the_pair_that_shows_a_finding_is_one_that_does() {
+        // Producer 0's pickle loads wrong on consumer 1, producer 1's on consumer 0: one
+        // value-differs finding of producers {0, 1} and consumers {0, 1}, whose pairs 0 -> 0
+        // and 1 -> 1 do not show it.
+        let mut obs = Observation::default();
+        for p in 0..2 {
+            obs.canon.insert(p, Ok("r".into()));
+            obs.dumps
+                .insert((p, 0, Pickler::C), Outcome::Ok(format!("{p}"), None));
+            for c in 0..2 {
+                let got = if p == c { "r" } else { "other" };
+                obs.loads
+                    .insert((p, 0, Pickler::C, c, Pickler::Py), ok(got));
+            }
+        }
+        let f = findings(&obs)
+            .into_iter()
+            .find(|f| f.oracle == Oracle::ValueDiffers)
+            .expect("a value-differs finding");
+        assert_eq!(f.producers, BTreeSet::from([0, 1]));
+        assert_eq!(f.consumers, BTreeSet::from([0, 1]));
+        assert_eq!(pair(&f, &obs), Some((0, 1)));
+    }
+
+    #[test]
+    fn unpickler_parity_needs_no_reference_and_both_unpicklers() {
+        // The producers built different values: nothing is compared with a reference, the two
+        // unpicklers of one consumer still are.
+        let mut obs = loads(&[
+            (1, Pickler::C, error("ValueError", "")),
+            (1, Pickler::Py, ok("x")),
+        ]);
+        obs.canon.insert(1, Ok("other".into()));
+        assert_eq!(reference(&obs), None);
+        assert_eq!(parity(&obs).len(), 1);
+        // A consumer with the Python unpickler only is not compared.
+        let obs = loads(&[(1, Pickler::Py, error("ValueError", ""))]);
+        assert!(parity(&obs).is_empty());
     }
 }

@@ -167,6 +167,13 @@ impl Value {
         }
     }
 
+    /// The kinds of every node of the value (`{"bytes", "list"}`).
+    pub fn kinds(&self) -> BTreeSet<&'static str> {
+        let mut all = BTreeSet::from([self.kind()]);
+        self.for_each_child(&mut |c| all.extend(c.kinds()));
+        all
+    }
+
     /// The kind of this node, as Python names its type.
     pub fn kind(&self) -> &'static str {
         match self {
