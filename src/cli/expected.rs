@@ -32,12 +32,18 @@ pub struct Cell {
     /// phase), `null` for the implicit `pass`; absent where the case does not apply.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<Option<usize>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::results::wire::serialize_expected"
+    )]
     pub expected: Option<Expected>,
     /// A round trip's dump phase: the rule that decides the pair when its dump does not pass.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dump_rule: Option<Option<usize>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::results::wire::serialize_expected"
+    )]
     pub dump_expected: Option<Expected>,
 }
 

@@ -161,18 +161,9 @@ fn path_candidates(out: &mut Vec<Candidate>) {
         {
             continue;
         }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut names: Vec<String> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| is_python_name(n))
-            .collect();
-        names.sort();
-        for name in names {
+        for path in python_names_in(&dir) {
             out.push(Candidate {
-                path: dir.join(&name),
+                path,
                 source: Source::Path,
                 name: None,
             });

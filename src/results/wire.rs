@@ -237,8 +237,9 @@ enum WireExact {
     Int(String),
 }
 
+/// What a run must show, in the stable JSON form (`list --json` writes its cells with it too).
 #[derive(Serialize, Deserialize)]
-struct WireExpected {
+pub struct WireExpected {
     outcome: WireOutcome,
     /// `outcome: [pass, error]`: the whole list (`outcome` is its first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -772,6 +773,14 @@ impl TryFrom<WireConflict> for Conflict {
                 .collect(),
         })
     }
+}
+
+/// `expected` in its stable JSON form, for a `#[serde(serialize_with)]` of an optional field.
+pub fn serialize_expected<S: serde::Serializer>(
+    expected: &Option<Expected>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    expected.as_ref().map(WireExpected::from).serialize(s)
 }
 
 #[cfg(test)]

@@ -110,6 +110,51 @@ fn corpus_matrix_is_what_a_run_decides() -> TestResult {
     Ok(())
 }
 
+/// The run CI made of the whole corpus on every interpreter it has (`.ci/run` names its JSON
+/// and the arguments it ran with): ignored, saying so, where they are not given.
+fn ci_corpus_gate(name: &str, test: fn() -> TestResult) -> libtest_mimic::Trial {
+    if std::env::var_os("CROSSPICKLE_TEST_CORPUS_RUN").is_some() {
+        return libtest_mimic::Trial::test(name, test);
+    }
+    libtest_mimic::Trial::test(name, test)
+        .with_kind("needs CROSSPICKLE_TEST_CORPUS_RUN (.ci/run sets it after its corpus run)")
+        .with_ignored_flag(true)
+}
+
+trial!(the_ci_corpus_run_is_what_list_expected, by = ci_corpus_gate);
+/// `list -p … --json` with the arguments of CI's corpus run (`CROSSPICKLE_TEST_CORPUS_ARGS`,
+/// one per line, `cases` first, run from the repository) against that run's JSON
+/// (`CROSSPICKLE_TEST_CORPUS_RUN`), cell by cell: on every interpreter CI has, without a
+/// second run of the corpus.
+fn the_ci_corpus_run_is_what_list_expected() -> TestResult {
+    let run_path = std::env::var("CROSSPICKLE_TEST_CORPUS_RUN")?;
+    let args = std::env::var("CROSSPICKLE_TEST_CORPUS_ARGS")?;
+    let args: Vec<&str> = args.lines().filter(|l| !l.is_empty()).collect();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let listed = std::process::Command::new(bin())
+        .current_dir(repo)
+        .arg("list")
+        .args(&args)
+        .arg("--json")
+        .output()?;
+    let listed = Run::from(listed);
+    listed.expect_code(0)?;
+    let listed: Value = serde_json::from_str(&listed.stdout)?;
+    let run = json_at(&repo.join(&run_path));
+    let interpreters = run["interpreters"].as_array().map_or(0, Vec::len);
+    check(
+        listed["interpreters"].as_array().map_or(0, Vec::len) == interpreters,
+        format!(
+            "list found other interpreters than the run: {}",
+            listed["interpreters"]
+        ),
+    )?;
+    let judged = compare(&listed, &run)?;
+    check(judged > 2000, format!("only {judged} runs judged"))?;
+    println!("{judged} runs on {interpreters} interpreters judged as list said");
+    Ok(())
+}
+
 const ROUND_TRIP: &str = "title: t\nparams:\n  protocol: [2, 3]\ndump: |\n  import pickle\n  data = pickle.dumps(1, protocol)\nload: |\n  import pickle\n  pickle.loads(data)\nexpect:\n  - phase: dump\n    dump_python: '<3'\n    where: {protocol: 3}\n    outcome: error\n    exception: ValueError\n  - load_python: '<3'\n    where: {protocol: 3}\n    outcome: error\n    exception: ValueError\n";
 
 trial!(text_matrix, needs = &["2.7", "3.13"]);
