@@ -957,7 +957,25 @@ fn normalise(text: &str) -> String {
             cleaned.push_str(word);
         }
     }
-    cleaned
+    stack_used(&cleaned)
+}
+
+/// 3.14's RecursionError says how much C stack the thread had used when it overflowed
+/// (`Stack overflow (used 8152 kB)`): a measure of the process, as an address is, which differs
+/// by a few kB between a forked and an exec'd run, so it is compared as `used N kB`.
+fn stack_used(text: &str) -> String {
+    const AT: &str = "Stack overflow (used ";
+    let Some(i) = text.find(AT) else {
+        return text.to_string();
+    };
+    let tail = &text[i + AT.len()..];
+    let n = tail
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(tail.len());
+    if n == 0 || !tail[n..].starts_with(" kB)") {
+        return text.to_string();
+    }
+    format!("{}{AT}N{}", &text[..i], stack_used(&tail[n..]))
 }
 
 trial!(
