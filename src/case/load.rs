@@ -13,7 +13,7 @@ use super::params::python_float_repr;
 use super::schema::{RawCase, RawRule};
 use super::selectors::{InterpreterSelector, WhereValue};
 use super::yaml::{self, Kind, Node, PathStep, PathStep::Item, PathStep::Key, Pos};
-use super::{Body, Case, Expected, ParamValue, Rule};
+use super::{Body, Case, Expected, ParamValue, RangeAt, Rule};
 use crate::errors::{CaseError, Error};
 use crate::version::PythonVersion;
 
@@ -246,9 +246,47 @@ impl Validator<'_> {
             params,
             gil: gil.is_some(),
             body_lines,
+            ranges: self.ranges(),
             body,
             expect,
         })
+    }
+
+    /// Every version range of the file with its place: the case's `python`, then each rule's
+    /// `python`, `dump_python` and `load_python`, item by item.
+    fn ranges(&self) -> Vec<RangeAt> {
+        let mut out = Vec::new();
+        let mut add = |node: &Node, field: String, of_rule: bool| {
+            let list = node.item(0).is_some();
+            for (i, item) in node.items_or_self().into_iter().enumerate() {
+                let Some(request) = item.scalar().and_then(|s| s.text.parse().ok()) else {
+                    continue;
+                };
+                let field = if list {
+                    format!("{field}[{i}]")
+                } else {
+                    field.clone()
+                };
+                out.push(RangeAt {
+                    field,
+                    request,
+                    at: item.at,
+                    of_rule,
+                });
+            }
+        };
+        if let Some(node) = self.root.get("python") {
+            add(node, "python".into(), false);
+        }
+        let rules = self.root.get("expect").map(Node::items_or_self);
+        for (n, rule) in rules.unwrap_or_default().into_iter().enumerate() {
+            for key in ["python", "dump_python", "load_python"] {
+                if let Some(node) = rule.get(key) {
+                    add(node, format!("expect[{n}].{key}"), true);
+                }
+            }
+        }
+        out
     }
 
     /// `id`, or the file's stem.

@@ -69,6 +69,19 @@ pub struct Case {
     /// The lines of `code:` (or `dump:`) and of `load:`: where the implicit `pass` of a run
     /// that no rule decides is written (reports point there).
     pub body_lines: (Option<usize>, Option<usize>),
+    /// Every version range the file gives (`python`, `expect[n].python`, `dump_python`,
+    /// `load_python`), where it stands: for what is said of them once interpreters are known.
+    pub ranges: Vec<RangeAt>,
+}
+
+/// A version range of a case file and its place: `field` names it as messages do
+/// (`python[1]`, `expect[2].dump_python`); `of_rule` is false for the case's own `python`.
+#[derive(Debug, Clone)]
+pub struct RangeAt {
+    pub field: String,
+    pub request: crate::version::VersionRequest,
+    pub at: yaml::Pos,
+    pub of_rule: bool,
 }
 
 /// What a case runs.

@@ -8,17 +8,15 @@
 //! lacks); `list --expected` warns about each. The corpus shipped inside crosspickle is written
 //! for every version and is not checked.
 
-use crate::case::yaml::{self, Node};
 use crate::case::Case;
 use crate::python::Interpreter;
-use crate::version::VersionRequest;
 
 /// Warnings printed at most; the rest are counted.
 const MAX_WARNINGS: usize = 10;
 
-/// Warn about the version ranges of `cases` (their files read again for the ranges' places)
-/// that match none of `machine`, the usable interpreters discovery found: each case's, and
-/// each rule's when `every_rule`, else the rules' counted in one note.
+/// Warn about the version ranges of `cases` that match none of `machine`, the usable
+/// interpreters discovery found: each case's, and each rule's when `every_rule`, else the
+/// rules' counted in one note.
 pub fn warn_unmatched<'a>(
     cases: impl IntoIterator<Item = &'a Case>,
     machine: &[Interpreter],
@@ -67,62 +65,28 @@ pub fn warn_unmatched<'a>(
     }
 }
 
-/// The warnings about the ranges of `case`'s file: the case's, and its rules'.
+/// The warnings about the ranges of `case` (kept with their places at load): the case's, and
+/// its rules'.
 fn unmatched_in(case: &Case, machine: &[Interpreter]) -> (Vec<String>, Vec<String>) {
-    let Ok(text) = std::fs::read_to_string(&case.path) else {
-        return Default::default();
-    };
-    let Ok(Some(root)) = yaml::parse(&text) else {
-        return Default::default();
-    };
     let found = found(machine);
-    let check = |node: &Node, field: String, effect: &str| {
-        let mut out = Vec::new();
-        for (i, item) in node.items_or_self().into_iter().enumerate() {
-            let Some(scalar) = item.scalar() else {
-                continue;
-            };
-            let Ok(request) = scalar.text.parse::<VersionRequest>() else {
-                continue;
-            };
-            if machine.iter().any(|m| request.contains(&m.version)) {
-                continue;
-            }
-            let field = match node.item(i) {
-                Some(_) => format!("{field}[{i}]"),
-                None => field.clone(),
-            };
-            let (line, column) = item.at;
-            out.push(format!(
-                "{}:{line}:{column}: {field} `{request}` matches no interpreter of this machine \
-                 ({found}): {effect}",
-                case.path.display()
-            ));
+    let (mut of_case, mut of_rules) = (Vec::new(), Vec::new());
+    for range in &case.ranges {
+        if machine.iter().any(|m| range.request.contains(&m.version)) {
+            continue;
         }
-        out
-    };
-    let of_case = root
-        .get("python")
-        .map(|node| {
-            check(
-                node,
-                "python".into(),
-                "the case is skipped on every one of them",
-            )
-        })
-        .unwrap_or_default();
-    let mut of_rules = Vec::new();
-    let rules = root
-        .get("expect")
-        .map(Node::items_or_self)
-        .unwrap_or_default();
-    for (n, rule) in rules.into_iter().enumerate() {
-        for key in ["python", "dump_python", "load_python"] {
-            if let Some(node) = rule.get(key) {
-                let effect = "the rule decides no run here";
-                of_rules.extend(check(node, format!("expect[{n}].{key}"), effect));
-            }
-        }
+        let (effect, out) = if range.of_rule {
+            ("the rule decides no run here", &mut of_rules)
+        } else {
+            ("the case is skipped on every one of them", &mut of_case)
+        };
+        let (line, column) = range.at;
+        out.push(format!(
+            "{}:{line}:{column}: {} `{}` matches no interpreter of this machine ({found}): \
+             {effect}",
+            case.path.display(),
+            range.field,
+            range.request
+        ));
     }
     (of_case, of_rules)
 }

@@ -89,28 +89,12 @@ mod tests {
     use super::*;
     use crate::case::ParamValue;
     use crate::python::Implementation;
-    use crate::version::PythonVersion;
 
     fn interp(exe: &str, version: &str) -> Interpreter {
-        Interpreter {
-            label: format!("cpython-{version}"),
-            version: PythonVersion::parse(version).unwrap(),
-            implementation: Implementation::Cpython,
-            implementation_version: None,
-            executable: exe.into(),
-            debug: false,
-            free_threaded: false,
-            gil_enabled: true,
-            c_pickle: None,
-            c_pickle_used: false,
-            pickle_highest_protocol: None,
-            pickle_default_protocol: None,
-            platform: None,
-            machine: None,
-            name: None,
-            sources: vec![],
-            unusable: None,
-        }
+        let mut i = Interpreter::for_tests(Implementation::Cpython, version);
+        i.label = format!("cpython-{version}");
+        i.executable = exe.into();
+        i
     }
 
     #[test]
