@@ -1,7 +1,7 @@
 //! Why a command stopped, turned into its exit code and its message here and nowhere else:
 //! **2** for bad input (the user's to fix), **3** when crosspickle could not do its work (a tool
 //! it runs failed, its cache or a temporary folder could not be written; a `run` with an
-//! `env-error`, a run that could not be set up), **130** for Ctrl-C (**143** SIGTERM,
+//! `env-error`, a run that could not be set up, and a `merge` of one), **130** for Ctrl-C (**143** SIGTERM,
 //! **129** SIGHUP: [`super::interrupt::exit_code`]).
 //! (**0** and **1** are the verdicts' answer, not failures.)
 
@@ -67,6 +67,40 @@ impl Failure {
             other => format!("error: {other}"),
         }
     }
+}
+
+/// Runs that could not be set up (`env-error`: the interpreter could not be started or its
+/// environment made, the run's folder could not be written) are crosspickle's failure, not a
+/// verdict on their cases: what `run` and `merge` end with (exit 3), naming how many and the first.
+pub fn tooling_failure(results: &crate::results::Results) -> Option<String> {
+    let failed: Vec<_> = results
+        .runs
+        .iter()
+        .filter(|r| r.verdict == crate::verdict::Verdict::EnvError)
+        .collect();
+    let first = failed.first()?;
+    let name = crate::case::run_name(
+        &first.case,
+        &first.params,
+        first.dump_python.as_deref(),
+        first.load_python.as_deref(),
+    );
+    let on = match &first.dump_python {
+        Some(_) => String::new(),
+        None => format!(" on {}", first.python),
+    };
+    let whose = if failed.len() == 1 {
+        "its case"
+    } else {
+        "their cases"
+    };
+    Some(format!(
+        "error: {} of {} could not be set up, a tooling failure and no verdict on {whose} \
+         (the first, {name}{on}: {}); the reports list them as env-error",
+        failed.len(),
+        crate::report::text::count(results.runs.len(), "run", "runs"),
+        crate::report::text::clean(first.reason.as_deref().unwrap_or("no reason given"))
+    ))
 }
 
 #[cfg(test)]

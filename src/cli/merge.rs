@@ -1,14 +1,15 @@
 //! `crosspickle merge`: the JSON results of many jobs as one matrix, printed and written to
 //! every report asked for. Exit codes: 0 all as expected, 1 a verdict failed or the inputs
 //! conflict, 2 an input cannot be read or the shards of a `--partition` run are not all there
-//! once each (nothing is written then).
+//! once each (nothing is written then), 3 an input holds runs that could not be set up
+//! (`env-error`), as `run` ends.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::args::{FlakyOptions, ReportOptions};
-use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
+use super::failure::{Failure, EXIT_FAILED, EXIT_OK, EXIT_SYSTEM};
 use crate::report::terminal::TerminalReporter;
 
 #[derive(Debug, Args)]
@@ -38,9 +39,14 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
         &args.reports,
     ));
     written?;
-    Ok(if args.flaky.failed(&results) {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
-    })
+    Ok(
+        if let Some(message) = super::failure::tooling_failure(&results) {
+            eprintln!("{message}");
+            EXIT_SYSTEM
+        } else if args.flaky.failed(&results) {
+            EXIT_FAILED
+        } else {
+            EXIT_OK
+        },
+    )
 }

@@ -79,7 +79,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     written?;
     Ok(if was_interrupted {
         super::interrupt::exit_code()
-    } else if let Some(message) = tooling_failure(&results) {
+    } else if let Some(message) = super::failure::tooling_failure(&results) {
         eprintln!("{message}");
         EXIT_SYSTEM
     } else if args.flaky.failed(&results) {
@@ -87,40 +87,6 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     } else {
         EXIT_OK
     })
-}
-
-/// Runs that could not be set up (`env-error`: the interpreter could not be started or its
-/// environment made, the run's folder could not be written) are crosspickle's failure, not a
-/// verdict on their cases: what the run ends with (exit 3), naming how many and the first.
-fn tooling_failure(results: &crate::results::Results) -> Option<String> {
-    let failed: Vec<_> = results
-        .runs
-        .iter()
-        .filter(|r| r.verdict == crate::verdict::Verdict::EnvError)
-        .collect();
-    let first = failed.first()?;
-    let name = crate::case::run_name(
-        &first.case,
-        &first.params,
-        first.dump_python.as_deref(),
-        first.load_python.as_deref(),
-    );
-    let on = match &first.dump_python {
-        Some(_) => String::new(),
-        None => format!(" on {}", first.python),
-    };
-    let whose = if failed.len() == 1 {
-        "its case"
-    } else {
-        "their cases"
-    };
-    Some(format!(
-        "error: {} of {} could not be set up, a tooling failure and no verdict on {whose} \
-         (the first, {name}{on}: {}); the reports list them as env-error",
-        failed.len(),
-        crate::report::text::count(results.runs.len(), "run", "runs"),
-        crate::report::text::clean(first.reason.as_deref().unwrap_or("no reason given"))
-    ))
 }
 
 /// Every run of the selected cases on the selected interpreters (round trips narrowed by

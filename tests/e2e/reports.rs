@@ -222,6 +222,22 @@ fn junit_markdown_html_survive_hostile_output() -> TestResult {
         &["--python", &py("3.12"), "--python", &path_str(&broken)],
     );
     run.expect_code(3)?;
+    // Merged, the env-error is the same tooling failure (exit 3), with the same last line (its
+    // first run may be another: merge orders runs by case, params and interpreter).
+    let merged = merge(dir.path(), &["r.json"], "m");
+    merged.expect_code(3)?;
+    let line = |r: &Run| {
+        let last = r.stderr.lines().last().unwrap_or("");
+        last.split(" (the first").next().unwrap_or("").to_string()
+    };
+    check(
+        line(&merged) == line(&run) && line(&run).contains("could not be set up"),
+        format!(
+            "merge ends with {:?}, run with {:?}",
+            line(&merged),
+            line(&run)
+        ),
+    )?;
     let xml_path = dir.path().join("r.xml");
     xmllint(&xml_path)?;
     let xml = read(&xml_path)?;
