@@ -10,3 +10,17 @@ except Exception:pass
 if not _c:exec(@FALLBACK@)
 del _h,_m,_v,_f,_d
 exec(_c)
+del _c
+if _request is not None:
+ _s=_begin(*_request);_x=_s.raised;_r=None
+ if _x is None:
+  try:exec(_s.code,_s.main.__dict__)
+  except BaseException as _e:_x=(None,_e,sys.exc_traceback if str is bytes else _e.__traceback__)
+  except:_x=(sys.exc_type,sys.exc_value,sys.exc_traceback)
+ for _i in (1,2):
+  try:
+   _r=(_gettrace(),_getprofile(),_getrecursionlimit());_setprofile(None);_settrace(None)
+   if _r[2]<_DRIVER_DEPTH:_setrecursionlimit(_DRIVER_DEPTH)
+   break
+  except BaseException:pass
+ _end(_s,_x,_r)

@@ -13,9 +13,11 @@
 #                     (the child writes its pid in its result file first, then goes on only
 #                     if the server is still its parent)
 #   reap PID          wait for that child, reply `exited PID STATUS` (wait(2)'s raw status)
-# and end of input ends the loop. A child returns out of the loop and runs its request at the
-# top level of this script, so that it ends as a normal interpreter does: atexit handlers,
-# finalisation, flushing and exit status. The server never runs case code.
+# and end of input ends the loop. A child returns out of the loop, and out of this script, and
+# boot.py runs its request at its own top level, the bottom of the stack (_begin, the code,
+# _end), so that the code runs as `python case.py` runs it and the process ends as a normal
+# interpreter does: atexit handlers, finalisation, flushing and exit status. The server never
+# runs case code.
 #
 # LITERAL is one line, a Python dict literal of inputs (extensible: unknown keys are ignored):
 #   case    the file holding the code, run as __main__
@@ -361,8 +363,9 @@ def _traceback(exc_type, exc, tb):
     # case's atexit handlers and finalisation. Keep the first and last frames only: a
     # RecursionError 100,000 frames deep is reported as fast as it is raised. The driver's own
     # frames (its exec(), its compile()) are dropped.
+    # So is boot.py's, where the code's exception was caught: the bottom of the stack.
     own = _traceback.__code__.co_filename
-    while tb is not None and tb.tb_frame.f_code.co_filename == own:
+    while tb is not None and (tb.tb_frame.f_code.co_filename == own or tb.tb_frame.f_back is None):
         tb = tb.tb_next
     frames = []
     count = 0
@@ -678,7 +681,18 @@ def _redirect(path, fd):
     os.close(new)
 
 
-def _main(literal, server, preload):
+class _Run(object):
+    # One request between its two halves: what _begin made ready for the boot program, which
+    # runs the code at its own level, and what _end reports.
+    __slots__ = ("code", "main", "raised", "phase", "data_path", "result", "class_names",
+                 "modules_before", "builtins_before")
+
+
+def _begin(literal, server, preload):
+    # Everything before the case's code: the request read, the streams, folder and result file
+    # set up, __main__ made, the preload imported and the code compiled. boot.py then runs the
+    # code at the bottom of the stack, as `python case.py` would (no driver frame below it: the
+    # same stack, recursion depth and messages as a plain script's), and calls _end.
     # Only the names a literal can hold (on 2.7 True and False are builtins, not literals).
     names = {"True": True, "False": False, "None": None, "float": float}
     request = eval(literal, {"__builtins__": names})
@@ -688,73 +702,68 @@ def _main(literal, server, preload):
         _redirect(_path(request["stderr"]), 2)
     if "cwd" in request:
         os.chdir(_path(request["cwd"]))
-    result = _Result(_path(request["result"]))
+    run = _Run()
+    run.result = _Result(_path(request["result"]))
     if server is not None and os.getppid() != server:
         # The server died before it could say it forked this run: the run is given to
         # another, and this process, which nobody watches, must not go on.
         os._exit(70)
     case_path = _path(request["case"])
-    phase = request.get("phase")
-    data_path = _path(request.get("data"))
+    run.phase = request.get("phase")
+    run.data_path = _path(request.get("data"))
     code_cache = _path(request.get("code_cache"))
-    class_names = [_native(n) for n in request.get("classes", "").split(",") if n]
+    run.class_names = [_native(n) for n in request.get("classes", "").split(",") if n]
     params = {}
     for key, value in request.get("params", {}).items():
         params[str(key)] = _native(value)
-    main = type(sys)("__main__")
+    main = run.main = type(sys)("__main__")
     main.__file__ = case_path
     main.__builtins__ = __builtins__
     main.__dict__.update(params)
-    if phase == "load":
-        main.data = _read(data_path)
-    modules_before = builtins_before = None
-    if class_names:
+    if run.phase == "load":
+        main.data = _read(run.data_path)
+    run.modules_before = run.builtins_before = None
+    if run.class_names:
         # What the case cannot take back: the modules and builtins there before it started.
-        modules_before = dict(sys.modules)
-        builtins_before = dict(getattr(__builtins__, "__dict__", __builtins__))
+        run.modules_before = dict(sys.modules)
+        run.builtins_before = dict(getattr(__builtins__, "__dict__", __builtins__))
     # This driver's module must outlive the swap: Python 2 clears a dead module's globals.
     sys.modules["__crosspickle_driver__"] = sys.modules["__main__"]
     sys.modules["__main__"] = main
     sys.argv = [case_path]
     sys.path[0] = os.path.dirname(case_path)
-    caught = None
+    run.code = run.raised = None
     try:
         for name in preload:
             if name not in sys.modules:
                 __import__(name)
-        code = _compile(case_path, code_cache)
-        exec(code, main.__dict__)
+        run.code = _compile(case_path, code_cache)
     except BaseException as e:
-        # Nothing is called here: the case's profile function would see this frame.
-        caught = (None, e, sys.exc_traceback if _PY2 else e.__traceback__)
+        run.raised = (None, e, sys.exc_traceback if _PY2 else e.__traceback__)
     except:  # noqa: E722 (2.7 raises instances of old-style classes too)
-        caught = (sys.exc_type, sys.exc_value, sys.exc_traceback)
-    # The case's trace and profile functions and recursion limit are its own: they are set
-    # aside while the driver reports (a trace function could fail in the driver's frames, a
-    # limit too low stop them), then given back for its atexit handlers and finalisation.
-    # A profile function that fails in this frame (it sees the calls made here) is dropped by
-    # Python itself, and these calls made again.
-    trace = profile = limit = None
-    for _ in (1, 2):
-        try:
-            trace, profile, limit = _gettrace(), _getprofile(), _getrecursionlimit()
-            _setprofile(None)
-            _settrace(None)
-            if limit < _DRIVER_DEPTH:
-                _setrecursionlimit(_DRIVER_DEPTH)
-            break
-        except BaseException:
-            pass
+        run.raised = (sys.exc_type, sys.exc_value, sys.exc_traceback)
+    return run
+
+
+def _end(run, caught, aside):
+    # Everything after the case's code, called by boot.py with what the code raised (None if
+    # nothing) and the case's trace and profile functions and recursion limit, which boot.py
+    # set aside (a trace function could fail in the driver's frames, a limit too low stop
+    # them) and which are given back here for its atexit handlers and finalisation. A profile
+    # function that failed in boot.py's frame (it sees the calls made there) was dropped by
+    # Python itself, and those calls made again.
+    trace, profile, limit = aside or (None, None, None)
     raised = None if caught is None else (caught[0] or type(caught[1]), caught[1], caught[2])
     del caught
-    if raised is None and phase == "dump":
+    main = run.main
+    if raised is None and run.phase == "dump":
         try:
-            _dump(main, data_path)
+            _dump(main, run.data_path)
         except BaseException:
             raised = _exc_info()
-    fields = _report(raised, class_names, modules_before, builtins_before, main)
+    fields = _report(raised, run.class_names, run.modules_before, run.builtins_before, main)
     del raised
-    result.send(fields)
+    run.result.send(fields)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -824,6 +833,6 @@ def _report(raised, class_names, modules_before, builtins_before, main):
     ]
 
 
+# The request this process runs (None in a server, which never returns from _serve): boot.py
+# runs it, with _begin and _end, once this module's code has returned.
 _request = _serve()
-if _request is not None:
-    _main(*_request)

@@ -285,9 +285,11 @@ fn kept_driver(cache_dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
 
 /// What names this driver's folder of the cache: the digest of what it runs.
 fn driver_digest() -> String {
-    let mut both = DRIVER_SOURCE.as_bytes().to_vec();
-    both.extend_from_slice(BOOT_FALLBACK.as_bytes());
-    crate::sys::hash::short_hex(&both, 16)
+    // The boot program is in it too: it runs the case's code between the driver's halves.
+    let mut all = DRIVER_SOURCE.as_bytes().to_vec();
+    all.extend_from_slice(BOOT_FALLBACK.as_bytes());
+    all.extend_from_slice(BOOT_TEMPLATE.as_bytes());
+    crate::sys::hash::short_hex(&all, 16)
 }
 
 /// This driver's folder of `cache_dir`.
