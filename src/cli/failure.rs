@@ -69,10 +69,23 @@ impl Failure {
     }
 }
 
+/// What a finished `run` or `merge` exits with: 3 (its line printed) when some runs could not be
+/// set up, else 1 when a verdict failed (a flaky one only with `--flaky-result fail`), else 0.
+pub fn exit_for(results: &crate::results::Results, flaky: &super::args::FlakyOptions) -> i32 {
+    if let Some(message) = tooling_failure(results) {
+        eprintln!("{message}");
+        EXIT_SYSTEM
+    } else if flaky.failed(results) {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}
+
 /// Runs that could not be set up (`env-error`: the interpreter could not be started or its
 /// environment made, the run's folder could not be written) are crosspickle's failure, not a
 /// verdict on their cases: what `run` and `merge` end with (exit 3), naming how many and the first.
-pub fn tooling_failure(results: &crate::results::Results) -> Option<String> {
+fn tooling_failure(results: &crate::results::Results) -> Option<String> {
     let failed: Vec<_> = results
         .runs
         .iter()

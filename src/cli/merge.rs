@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{FlakyOptions, ReportOptions};
-use super::failure::{Failure, EXIT_FAILED, EXIT_OK, EXIT_SYSTEM};
+use super::failure::Failure;
 use crate::report::terminal::TerminalReporter;
 
 #[derive(Debug, Args)]
@@ -39,14 +39,5 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
         &args.reports,
     ));
     written?;
-    Ok(
-        if let Some(message) = super::failure::tooling_failure(&results) {
-            eprintln!("{message}");
-            EXIT_SYSTEM
-        } else if args.flaky.failed(&results) {
-            EXIT_FAILED
-        } else {
-            EXIT_OK
-        },
-    )
+    Ok(super::failure::exit_for(&results, &args.flaky))
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::args::{IsolationArg, RunArgs};
-use super::failure::{Failure, EXIT_FAILED, EXIT_OK, EXIT_SYSTEM};
+use super::failure::Failure;
 use super::settings::Settings;
 use crate::case::{Case, Isolation, Params};
 use crate::env::EnvOptions;
@@ -79,13 +79,8 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     written?;
     Ok(if was_interrupted {
         super::interrupt::exit_code()
-    } else if let Some(message) = super::failure::tooling_failure(&results) {
-        eprintln!("{message}");
-        EXIT_SYSTEM
-    } else if args.flaky.failed(&results) {
-        EXIT_FAILED
     } else {
-        EXIT_OK
+        super::failure::exit_for(&results, &args.flaky)
     })
 }
 
