@@ -923,6 +923,11 @@ fn a_case_can_ask_for_exec() -> TestResult {
 /// message, with addresses and temporary paths made alike.
 fn comparable(r: &serde_json::Value) -> String {
     let text = |k: &str| r[k].as_str().unwrap_or("").to_string();
+    // The race of threads/pickler-dump-race.yaml passed in one run on 3.15 and raised in the
+    // next (both forked, .ci/shards-check): either is what its rule allows.
+    if let Some(verdict) = sometimes(r) {
+        return verdict;
+    }
     format!(
         "{} | {} | {} | {}",
         text("outcome"),

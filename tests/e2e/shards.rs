@@ -23,10 +23,12 @@ fn by_run(json: &serde_json::Value) -> Result<Runs, libtest_mimic::Failed> {
             "{}\t{}\t{}\t{}",
             r["case"], r["params"], r["dump_python"], r["python"]
         );
-        let found = format!(
-            "{} {} {} {}",
-            r["verdict"], r["outcome"], r["exception"], r["phase"]
-        );
+        let found = sometimes(&r).unwrap_or_else(|| {
+            format!(
+                "{} {} {} {}",
+                r["verdict"], r["outcome"], r["exception"], r["phase"]
+            )
+        });
         if out.insert(key.clone(), found).is_some() {
             return Err(format!("run {key} is reported twice").into());
         }
