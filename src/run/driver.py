@@ -16,7 +16,9 @@
 # and end of input ends the loop. A child returns out of the loop, and out of this script, and
 # boot.py runs its request at its own top level, the bottom of the stack (_begin, the code,
 # _end), so that the code runs as `python case.py` runs it and the process ends as a normal
-# interpreter does: atexit handlers, finalisation, flushing and exit status. The server never
+# interpreter does: its threads joined, atexit handlers, finalisation, flushing and exit
+# status. A forked child whose finalisation would show nothing (_loud) ends quietly after its
+# atexit handlers (_quiet_exit) instead of freeing everything its server made. The server never
 # runs case code.
 #
 # LITERAL is one line, a Python dict literal of inputs (extensible: unknown keys are ignored):
@@ -70,6 +72,19 @@ _MAX_MESSAGE = 8 * 1024 * 1024
 # The result file's descriptor is moved up here, so that the case's own files get the numbers
 # a fresh interpreter would give them.
 _RESULT_FD = 255
+# A fork server's gc module where it has gc.freeze (_gc_freeze), and in a forked child the
+# freeze count it started with once _end has reported: the state _quiet_exit decides by.
+_GC = None
+_ENDED = None
+# Py_TPFLAGS_HAVE_GC: a class without it has instances the collector does not know of.
+_HAVE_GC = 1 << 14
+_HEAP_TYPE = 1 << 9
+# Modules whose presence makes an ending loud: C code that writes through C's stdio (which only
+# exit() flushes) or does what it likes as it is freed.
+_LOUD_MODULES = frozenset(
+    "_ctypes _cffi_backend _testcapi _testinternalcapi _testmultiphase _testsinglephase "
+    "_testbuffer _testimportmultiple _xxtestfuzz readline _curses _tkinter".split()
+)
 
 
 def _serve():
@@ -125,8 +140,10 @@ def _serve():
             preloaded = []
             if freeze is None:
                 freeze = _gc_freeze()
+                if freeze:
+                    _register_quiet_exit()
             if freeze:
-                freeze()
+                freeze.freeze()
             try:
                 pid = fork()
             except OSError as e:
@@ -148,11 +165,13 @@ def _serve():
 
 
 def _gc_freeze():
-    # gc.freeze (3.7 and later; False where there is none: 2.7, 3.6, PyPy), without leaving gc
-    # imported. Frozen before each fork, what the server holds (what starting the interpreter
-    # made, and the preload) is out of every collection in the child, its last ones at exit
-    # included: they no longer walk and rewrite the server's pages (a fifth of a forked run's
-    # CPU on 3.12). The child can tell (docs/case-format.md, `isolation`).
+    # The gc module where it has gc.freeze (3.7 and later; False where there is none: 2.7,
+    # 3.6, PyPy), without leaving it imported. Frozen before each fork, what the server holds
+    # (what starting the interpreter made, and the preload) is out of every collection in the
+    # child, its last ones at exit included: they no longer walk and rewrite the server's pages
+    # (a fifth of a forked run's CPU on 3.12). The child can tell (docs/case-format.md,
+    # `isolation`). A child keeps the module for its ending (_quiet_ending).
+    global _GC
     had = "gc" in sys.modules
     try:
         import gc
@@ -160,7 +179,145 @@ def _gc_freeze():
         return False
     if not had:
         del sys.modules["gc"]
-    return getattr(gc, "freeze", False)
+    if getattr(gc, "freeze", None) is None:
+        return False
+    _GC = gc
+    return gc
+
+
+def _register_quiet_exit():
+    # _quiet_exit as this server's first atexit callback, so that in a child it runs last,
+    # after every callback the case registered; not where the preload registered callbacks
+    # already (they would run after it, and the quiet ending would skip them).
+    had = "atexit" in sys.modules
+    import atexit
+
+    if not had:
+        del sys.modules["atexit"]
+    count = getattr(atexit, "_ncallbacks", None)
+    if count is not None and count() == 0:
+        atexit.register(_quiet_exit)
+
+
+def _quiet_exit():
+    # A forked run's last atexit callback: once the case's threads are joined and its atexit
+    # callbacks have run (as the interpreter ends, by itself), end the process here, its
+    # streams flushed, when what is left of finalising it is the server's objects being freed
+    # and nothing the case could see (_loud says what would be seen). That is most of a forked
+    # run's CPU: every object the server made is freed, and every page it shares with the
+    # server written (copy-on-write). Not when the case calls atexit._run_exitfuncs() itself.
+    if _ENDED is None:
+        return
+    try:
+        if _loud(_ENDED) is not None:
+            return
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None and not stream.closed:
+                stream.flush()
+    except BaseException:
+        return  # the interpreter's own ending says it (exit status 120 for stdout)
+    os._exit(0)
+
+
+def _loud(frozen):
+    # Why finalising this child would do something a case could see (None if nothing): what a
+    # started interpreter would show at exit and a quiet ending would not. What the server made
+    # is frozen (gc.freeze), so what gc still lists is what the run made: an object with a
+    # finaliser among it (`__del__`, or a type's tp_finalize: files, sockets, futures) is
+    # loud, but for a generator or coroutine that has finished and a plain BytesIO or StringIO;
+    # so is a weak reference whose callback is not a weak container's bookkeeping, a thread
+    # still running, the collector's debugging or callbacks, and C code that may write through
+    # C's stdio or at teardown (_LOUD_MODULES, an extension module from outside the standard
+    # library).
+    gc = _GC
+    # The count falls as frozen objects are freed (the server's __main__, replaced); it grows
+    # when the case freezes what it made, and is 0 once it unfreezes.
+    count = gc.get_freeze_count()
+    if count > frozen or count < frozen // 2:
+        return "the case froze or unfroze objects"
+    if gc.get_debug() or gc.callbacks or gc.garbage:
+        return "the collector is debugged, watched or holds garbage"
+    count = getattr(sys.modules.get("_thread"), "_count", None)
+    if count is None or count():
+        return "a thread is still running"
+    if sys.flags.verbose or sys.flags.debug:
+        return "the interpreter's verbose or debug flag"
+    for option in ("showrefcount", "dev", "tracemalloc", "importtime", "showalloccount"):
+        if option in sys._xoptions:
+            return "-X " + option
+    module_dict = type(sys).__dict__["__dict__"].__get__
+    for name, module in list(sys.modules.items()):
+        if name in _LOUD_MODULES:
+            return "module " + name
+        if not isinstance(module, type(sys)):
+            continue
+        path = module_dict(module).get("__file__")
+        if isinstance(path, str) and not path.endswith((".py", ".pyc")) and "/lib-dynload/" not in path:
+            return "extension module " + name
+    objects = gc.get_objects()
+    if len(objects) > 200000:
+        return "more objects than are worth looking at"
+    # Nothing here may run the case's code: types are told apart by identity (a metaclass can
+    # define __eq__ and __hash__) and read through type's own descriptors.
+    name_of = _TYPE_DICT["__name__"].__get__
+    flags_of = _TYPE_DICT["__flags__"].__get__
+    io = sys.modules.get("_io")
+    plain = (id(getattr(io, "BytesIO", None)), id(getattr(io, "StringIO", None)))
+    weak = sys.modules.get("_weakref")
+    reference = getattr(weak, "ReferenceType", type)
+    proxies = (id(getattr(weak, "ProxyType", None)), id(getattr(weak, "CallableProxyType", None)))
+    kinds = list(map(type, objects))
+    watched = {}
+    for kind in dict(zip(map(id, kinds), kinds)).values():
+        if issubclass(kind, type) or issubclass(kind, reference):
+            watched[id(kind)] = kind
+        elif id(kind) in proxies:
+            return "a weak proxy"
+        elif not flags_of(kind) & _HEAP_TYPE and name_of(kind) in ("generator", "coroutine", "async_generator"):
+            watched[id(kind)] = kind
+        elif id(kind) not in plain and _finalises(kind):
+            return "a %s object" % name_of(kind)
+    del kinds
+    if not watched:
+        return None
+    for value in objects:
+        kind = type(value)
+        if id(kind) not in watched:
+            continue
+        if issubclass(kind, type):
+            if not flags_of(value) & _HAVE_GC and _finalises(value):
+                return "class %s has __del__ and instances the collector does not list" % name_of(value)
+        elif issubclass(kind, reference):
+            callback = reference.__callback__.__get__(value)
+            if callback is not None and reference.__call__(value) is not None and not _bookkeeping(callback):
+                return "a weak reference with a callback"
+        elif getattr(value, "gi_frame", getattr(value, "cr_frame", getattr(value, "ag_frame", None))) is not None:
+            return "an unfinished " + name_of(kind)
+    return None
+
+
+def _finalises(kind):
+    for klass in _TYPE_DICT["__mro__"].__get__(kind):
+        if "__del__" in _TYPE_DICT["__dict__"].__get__(klass):
+            return True
+    return False
+
+
+def _bookkeeping(callback):
+    # The callbacks the standard library gives its weak references, which only drop an entry:
+    # weak containers', ABCs' caches, thread-locals' (`clear_locals` from 3.13), logging's list of handlers.
+    kind = _TYPE_DICT["__name__"].__get__(type(callback))
+    if kind == "function":
+        module = callback.__module__
+        return type(module) is str and (
+            module in ("weakref", "_weakrefset") or (module == "logging" and callback.__name__ == "_removeHandlerRef")
+        )
+    return kind == "builtin_function_or_method" and callback.__name__ in (
+        "_destroy",
+        "_remove_dead_weakref",
+        "_localdummy_destroyed",
+        "clear_locals",
+    )
 
 
 def _end_groups(children):
@@ -685,7 +842,7 @@ class _Run(object):
     # One request between its two halves: what _begin made ready for the boot program, which
     # runs the code at its own level, and what _end reports.
     __slots__ = ("code", "main", "raised", "phase", "data_path", "result", "class_names",
-                 "modules_before", "builtins_before")
+                 "modules_before", "builtins_before", "frozen")
 
 
 def _begin(literal, server, preload):
@@ -708,6 +865,8 @@ def _begin(literal, server, preload):
         # The server died before it could say it forked this run: the run is given to
         # another, and this process, which nobody watches, must not go on.
         os._exit(70)
+    # A forked child of a server that froze its objects: what _quiet_exit compares with.
+    run.frozen = _GC.get_freeze_count() if server is not None and _GC is not None else None
     case_path = _path(request["case"])
     run.phase = request.get("phase")
     run.data_path = _path(request.get("data"))
@@ -752,6 +911,7 @@ def _end(run, caught, aside):
     # them) and which are given back here for its atexit handlers and finalisation. A profile
     # function that failed in boot.py's frame (it sees the calls made there) was dropped by
     # Python itself, and those calls made again.
+    global _ENDED
     trace, profile, limit = aside or (None, None, None)
     raised = None if caught is None else (caught[0] or type(caught[1]), caught[1], caught[2])
     del caught
@@ -774,6 +934,10 @@ def _end(run, caught, aside):
             _setrecursionlimit(limit)
         except Exception:
             pass
+    if run.frozen is not None and trace is None and profile is None:
+        # The interpreter's ending may be cut short (_quiet_exit): a trace or profile function
+        # would see _quiet_exit's frame.
+        _ENDED = run.frozen
     _settrace(trace)
     try:
         # Last: from here on the profile function sees this frame (and fails in it, at worst).
