@@ -1,6 +1,7 @@
 //! How runs get their process, end to end: the result channel a case cannot reach, in both
 //! isolations; fork servers that a case kills or stops, that go idle, and that are bounded in
-//! number; `isolation: exec` in a case; and the whole corpus run both ways, compared run by run.
+//! number; `isolation: exec` in a case; a forked run's quiet ending, where its finalisation
+//! would show nothing; and the whole corpus run both ways, compared run by run.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
