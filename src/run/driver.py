@@ -170,30 +170,33 @@ def _gc_freeze():
     # (what starting the interpreter made, and the preload) is out of every collection in the
     # child, its last ones at exit included: they no longer walk and rewrite the server's pages
     # (a fifth of a forked run's CPU on 3.12). The child can tell (docs/case-format.md,
-    # `isolation`). A child keeps the module for its ending (_quiet_ending).
+    # `isolation`). A child keeps the module for its ending (_loud).
     global _GC
-    had = "gc" in sys.modules
-    try:
-        import gc
-    except ImportError:
-        return False
-    if not had:
-        del sys.modules["gc"]
+    gc = _import_unseen("gc")
     if getattr(gc, "freeze", None) is None:
         return False
     _GC = gc
     return gc
 
 
+def _import_unseen(name):
+    # A module the driver needs, imported without leaving it in sys.modules for the case to
+    # see when it was not there (None if it cannot be imported).
+    had = name in sys.modules
+    try:
+        module = __import__(name)
+    except ImportError:
+        return None
+    if not had:
+        del sys.modules[name]
+    return module
+
+
 def _register_quiet_exit():
     # _quiet_exit as this server's first atexit callback, so that in a child it runs last,
     # after every callback the case registered; not where the preload registered callbacks
     # already (they would run after it, and the quiet ending would skip them).
-    had = "atexit" in sys.modules
-    import atexit
-
-    if not had:
-        del sys.modules["atexit"]
+    atexit = _import_unseen("atexit")
     count = getattr(atexit, "_ncallbacks", None)
     if count is not None and count() == 0:
         atexit.register(_quiet_exit)
@@ -249,8 +252,8 @@ def _loud(frozen):
     for name, module in list(sys.modules.items()):
         if name in _LOUD_MODULES:
             return "module " + name
-        if not isinstance(module, type(sys)):
-            continue
+        if not issubclass(type(module), type(sys)):
+            continue  # (isinstance would ask the object's own __class__)
         path = module_dict(module).get("__file__")
         if isinstance(path, str) and not path.endswith((".py", ".pyc")) and "/lib-dynload/" not in path:
             return "extension module " + name
@@ -305,7 +308,8 @@ def _finalises(kind):
 
 def _bookkeeping(callback):
     # The callbacks the standard library gives its weak references, which only drop an entry:
-    # weak containers', ABCs' caches, thread-locals' (`clear_locals` from 3.13), logging's list of handlers.
+    # weak containers', ABCs' caches, thread-locals' (`clear_locals` from 3.13), logging's list
+    # of handlers.
     kind = _TYPE_DICT["__name__"].__get__(type(callback))
     if kind == "function":
         module = callback.__module__
@@ -765,11 +769,7 @@ def _compile(path, cache):
     fix = getattr(sys.modules.get("_imp"), "_fix_co_filename", None)
     if not cache or fix is None:
         return compile(_read(path), path, "exec", 0, True)
-    had = "marshal" in sys.modules
-    import marshal
-
-    if not had:
-        del sys.modules["marshal"]
+    marshal = _import_unseen("marshal")
     code = _load_code(cache, marshal.loads)
     if code is None:
         pid = os.fork()

@@ -1226,18 +1226,16 @@ const ENDING_PYTHONS: &[&str] = &["2.7", "3.7", "3.12", "3.14", "3.15", "pypy", 
 /// Each interpreter's files of one isolation: `kind-implementation-version-debug` → what was
 /// written.
 fn endings(iso: &str) -> Result<BTreeMap<String, String>, libtest_mimic::Failed> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).map_err(|e| e.to_string())?;
-    let case = ENDING.replace("OUT", &format!("{:?}", path_str(&out)));
-    std::fs::create_dir(dir.path().join("cases")).map_err(|e| e.to_string())?;
-    std::fs::write(dir.path().join("cases/ending.yaml"), case).map_err(|e| e.to_string())?;
+    let written = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = written.path();
+    let case = ENDING.replace("OUT", &format!("{:?}", path_str(out)));
+    let dir = folder(&[("cases/ending.yaml", &case)]);
     let (run, json) = run_json(dir.path(), &args_on(ENDING_PYTHONS, &["--isolation", iso]));
     run.expect_code(0)?;
     let ran = runs(&json).len();
     check(ran == 10 * ENDING_PYTHONS.len(), format!("{ran} runs"))?;
     let mut found = BTreeMap::new();
-    for entry in std::fs::read_dir(&out).map_err(|e| e.to_string())? {
+    for entry in std::fs::read_dir(out).map_err(|e| e.to_string())? {
         let entry = entry.map_err(|e| e.to_string())?;
         let text = std::fs::read_to_string(entry.path()).map_err(|e| e.to_string())?;
         found.insert(entry.file_name().to_string_lossy().into_owned(), text);
