@@ -60,7 +60,11 @@ trial!(examples, generated);
 fn examples() -> Vec<Trial> {
     let blocks = match all_blocks() {
         Ok(b) => b,
-        Err(e) => return vec![Trial::test("docs::examples", move || Err(e.into()))],
+        Err(e) => {
+            return vec![crate::support::timed("docs::examples", move || {
+                Err(e.into())
+            })]
+        }
     };
     let mut trials = Vec::new();
     let mut problems = Vec::new();
@@ -73,7 +77,7 @@ fn examples() -> Vec<Trial> {
         }
     }
     let count = cases.len();
-    trials.push(Trial::test(
+    trials.push(crate::support::timed(
         "docs::every_case_example_is_marked",
         move || {
             check(problems.is_empty(), problems.join("\n"))?;
@@ -90,7 +94,10 @@ fn examples() -> Vec<Trial> {
             run_example(&block, &path)
         }));
     }
-    trials.push(Trial::test("docs::fences_and_markers", fences_and_markers));
+    trials.push(crate::support::timed(
+        "docs::fences_and_markers",
+        fences_and_markers,
+    ));
     trials
 }
 

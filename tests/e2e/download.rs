@@ -24,7 +24,7 @@ fn uv_trial(name: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {
     if which_uv().is_some() {
         return trial(name, needs, test);
     }
-    Trial::test(name, test)
+    crate::support::timed(name, test)
         .with_kind("needs uv (CROSSPICKLE_TEST_UV, or on PATH)")
         .with_ignored_flag(true)
 }

@@ -114,9 +114,9 @@ fn corpus_matrix_is_what_a_run_decides() -> TestResult {
 /// and the arguments it ran with): ignored, saying so, where they are not given.
 fn ci_corpus_gate(name: &str, test: fn() -> TestResult) -> libtest_mimic::Trial {
     if std::env::var_os("CROSSPICKLE_TEST_CORPUS_RUN").is_some() {
-        return libtest_mimic::Trial::test(name, test);
+        return crate::support::timed(name, test);
     }
-    libtest_mimic::Trial::test(name, test)
+    crate::support::timed(name, test)
         .with_kind("needs CROSSPICKLE_TEST_CORPUS_RUN (.ci/run sets it after its corpus run)")
         .with_ignored_flag(true)
 }

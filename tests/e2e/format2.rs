@@ -1029,15 +1029,15 @@ fn check_jsonschema() -> Option<PathBuf> {
 /// CROSSPICKLE_TEST_CHECK_JSONSCHEMA names one that is not there.
 fn schema_trial(name: &str, test: fn() -> TestResult) -> Trial {
     match check_jsonschema() {
-        Some(p) if p.exists() => Trial::test(name, test),
+        Some(p) if p.exists() => crate::support::timed(name, test),
         Some(p) => {
             let msg = format!(
                 "CROSSPICKLE_TEST_CHECK_JSONSCHEMA names {}, which is not there",
                 p.display()
             );
-            Trial::test(name, move || Err(msg.clone().into()))
+            crate::support::timed(name, move || Err(msg.clone().into()))
         }
-        None => Trial::test(name, test)
+        None => crate::support::timed(name, test)
             .with_kind("needs check-jsonschema (pip install check-jsonschema)")
             .with_ignored_flag(true),
     }

@@ -997,23 +997,64 @@ trial!(
     the_corpus_is_the_same_in_both_isolations,
     needs = &[EVERY_PYTHON, NEWEST_PYTHONS].concat()
 );
+/// The whole corpus on every interpreter, exec'd and forked: the same outcome, exception, signal
+/// and message run by run. Where `.ci/run` names its corpus run (`CROSSPICKLE_TEST_CORPUS_RUN`
+/// and `CROSSPICKLE_TEST_CORPUS_ARGS`, as for `expected::the_ci_corpus_run_is_what_list_expected`),
+/// that run is the forked side (the default isolation on Linux), and the exec side is the run
+/// `CROSSPICKLE_TEST_CORPUS_EXEC_RUN` names (`.ci/shards-check`'s exec'd shards, merged), or
+/// else is run here with the same arguments from the repository: CI runs the corpus twice in
+/// all, not four times.
 fn the_corpus_is_the_same_in_both_isolations() -> TestResult {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ci_run = std::env::var("CROSSPICKLE_TEST_CORPUS_RUN").ok();
+    let ci_args = std::env::var("CROSSPICKLE_TEST_CORPUS_ARGS").unwrap_or_default();
+    let ci_args: Vec<&str> = ci_args.lines().filter(|l| !l.is_empty()).collect();
     let dir = folder(&[]);
     let mut results = Vec::new();
     for iso in ISOLATIONS {
-        let mut args = python_args(&[EVERY_PYTHON, NEWEST_PYTHONS].concat());
-        args.extend([
-            "--isolation".to_string(),
-            iso.to_string(),
-            path_str(&root.join("cases")),
-        ]);
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (run, json) = run_json(dir.path(), &a);
-        check(
-            run.code == 0 || run.code == 1,
-            format!("{iso}: exit {}\n{}", run.code, run.stderr),
-        )?;
+        let json = match &ci_run {
+            Some(path) if iso == "fork" => {
+                check(
+                    !ci_args.contains(&"--isolation"),
+                    format!("CI's corpus run chose its isolation: {ci_args:?}"),
+                )?;
+                json_at(&root.join(path))
+            }
+            Some(_) if std::env::var_os("CROSSPICKLE_TEST_CORPUS_EXEC_RUN").is_some() => {
+                let path = std::env::var("CROSSPICKLE_TEST_CORPUS_EXEC_RUN")?;
+                json_at(&root.join(path))
+            }
+            Some(_) => {
+                // From the repository, as CI's run was, its JSON written outside it.
+                let written = dir.path().join("exec.json");
+                let out = crosspickle(root)
+                    .args(&ci_args)
+                    .args(["--isolation", iso, "--json"])
+                    .arg(&written)
+                    .output()?;
+                let (run, json) = (Run::from(out), json_at(&written));
+                check(
+                    run.code == 0 || run.code == 1,
+                    format!("{iso}: exit {}\n{}", run.code, run.stderr),
+                )?;
+                json
+            }
+            None => {
+                let mut args = python_args(&[EVERY_PYTHON, NEWEST_PYTHONS].concat());
+                args.extend([
+                    "--isolation".to_string(),
+                    iso.to_string(),
+                    path_str(&root.join("cases")),
+                ]);
+                let a: Vec<&str> = args.iter().map(String::as_str).collect();
+                let (run, json) = run_json(dir.path(), &a);
+                check(
+                    run.code == 0 || run.code == 1,
+                    format!("{iso}: exit {}\n{}", run.code, run.stderr),
+                )?;
+                json
+            }
+        };
         let by_run: BTreeMap<String, String> = runs(&json)
             .iter()
             .map(|r| {
@@ -1049,7 +1090,9 @@ fn the_corpus_is_the_same_in_both_isolations() -> TestResult {
             differences.len(),
             differences.join("\n")
         ),
-    )
+    )?;
+    println!("{} runs the same exec'd and forked", exec.len());
+    Ok(())
 }
 
 /// What a case's code sees below it and how deep it can recurse, said by the code itself.
@@ -1153,7 +1196,7 @@ fn case_code_has_only_the_process_program_below_it(iso: &'static str) -> TestRes
 /// functions bound before teardown can take them away.
 const ENDING: &str = r#"title: what finalising a run does
 params:
-  kind: [del, slots-del, generator, weakref-callback, buffered-file, atexit, thread, weak-container, audit, nothing]
+  kind: [del, slots-del, generator, weakref-callback, buffered-file, atexit, thread, weak-container, audit, freeze, nothing]
 code: |
   import os, sys
   implementation = sys.implementation.name if hasattr(sys, "implementation") else "cpython"
@@ -1211,6 +1254,16 @@ code: |
           pass
       holder.kept = V()
       holder.table = weakref.WeakValueDictionary({1: holder.kept})
+  elif kind == "freeze":
+      # What the case made, frozen with its __del__ (3.7 and later): hidden from the collector,
+      # still freed as the interpreter ends.
+      import gc
+      class F(object):
+          def __del__(self, write=write):
+              write("freeze")
+      holder.kept = F()
+      if hasattr(gc, "freeze"):
+          gc.freeze()
   elif kind == "audit" and hasattr(sys, "addaudithook"):
       def hook(event, args, write=write):
           if event == "cpython.PyInterpreterState_Clear":
@@ -1233,7 +1286,7 @@ fn endings(iso: &str) -> Result<BTreeMap<String, String>, libtest_mimic::Failed>
     let (run, json) = run_json(dir.path(), &args_on(ENDING_PYTHONS, &["--isolation", iso]));
     run.expect_code(0)?;
     let ran = runs(&json).len();
-    check(ran == 10 * ENDING_PYTHONS.len(), format!("{ran} runs"))?;
+    check(ran == 11 * ENDING_PYTHONS.len(), format!("{ran} runs"))?;
     let mut found = BTreeMap::new();
     for entry in std::fs::read_dir(out).map_err(|e| e.to_string())? {
         let entry = entry.map_err(|e| e.to_string())?;
@@ -1250,8 +1303,8 @@ trial!(
 /// A forked run on CPython 3.7 and later skips finalisation when nothing it made would act as
 /// it is freed (`driver.py`'s `_loud`, `_quiet_exit`). Whatever would act (a `__del__`, one on a
 /// class whose instances the collector does not track, a suspended generator's `finally`, a weak
-/// reference's callback, a buffered file, and at the ending before that, atexit handlers and
-/// threads) does so in both isolations alike, on every interpreter: the same files with the same
+/// reference's callback, a buffered file, a `__del__` the case froze with `gc.freeze()`, and at
+/// the ending before that, atexit handlers and threads) does so in both isolations alike, on every interpreter: the same files with the same
 /// lines. The one difference is the documented one that shows the quiet ending was taken: an
 /// audit hook sees finalisation's `cpython.PyInterpreterState_Clear` in a started interpreter (3.8
 /// and later) and not in a forked run that ended quietly. On 30e87af, which finalised every run,

@@ -40,5 +40,7 @@ fn main() {
     let mut trials = support::registered();
     // A file still in the old form adds its list here: `trials.extend(FILE::trials());`.
     trials.sort_by(|a, b| a.name().cmp(b.name()));
-    libtest_mimic::run(&args, trials).exit();
+    let conclusion = libtest_mimic::run(&args, trials);
+    support::print_slowest(10);
+    conclusion.exit();
 }

@@ -35,11 +35,11 @@ fn tool_trial(name: &str, pythons: &[&str], tools: &[&str], test: fn() -> TestRe
             .join(" ")
     );
     if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
-        return Trial::test(name, move || {
+        return crate::support::timed(name, move || {
             Err(format!("CI is set and this test {what}").into())
         });
     }
-    Trial::test(name, test)
+    crate::support::timed(name, test)
         .with_kind(what)
         .with_ignored_flag(true)
 }

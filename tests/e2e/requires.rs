@@ -14,9 +14,9 @@ use crate::support::*;
 /// CROSSPICKLE_TEST_UV names one that is not there.
 fn uv_trial(name: &str, test: fn() -> TestResult) -> Trial {
     if which_uv().is_some() && python("3.8").is_some() {
-        Trial::test(name, test)
+        crate::support::timed(name, test)
     } else {
-        Trial::test(name, test)
+        crate::support::timed(name, test)
             .with_kind("needs uv on PATH and python 3.8")
             .with_ignored_flag(true)
     }

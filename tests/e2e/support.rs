@@ -12,6 +12,52 @@ use libtest_mimic::{Failed, Trial};
 
 pub type TestResult = Result<(), Failed>;
 
+/// How long each trial that ran took, for the slowest ones [`print_slowest`] names at the end.
+static TIMES: std::sync::Mutex<Vec<(std::time::Duration, String)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// `Trial::test`, its time kept: every trial of this binary is made by it.
+pub fn timed(name: &str, test: impl FnOnce() -> TestResult + Send + 'static) -> Trial {
+    let label = name.to_string();
+    Trial::test(name, move || {
+        let start = std::time::Instant::now();
+        let result = test();
+        let took = start.elapsed();
+        TIMES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((took, label));
+        result
+    })
+}
+
+/// After the run, the `count` slowest trials on stderr, as nextest names slow tests, and every
+/// trial's time in the file `CROSSPICKLE_TEST_TIMES` names (`.ci/run` prints it at its end).
+pub fn print_slowest(count: usize) {
+    let mut times = TIMES.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if times.is_empty() {
+        return;
+    }
+    times.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let line = |(took, name): &(std::time::Duration, String)| {
+        format!("{:>8.1}s {name}", took.as_secs_f64())
+    };
+    let total: f64 = times.iter().map(|t| t.0.as_secs_f64()).sum();
+    eprintln!(
+        "\nslowest trials ({} ran, {total:.0} s in all):",
+        times.len()
+    );
+    for time in times.iter().take(count) {
+        eprintln!("{}", line(time));
+    }
+    if let Some(path) = std::env::var_os("CROSSPICKLE_TEST_TIMES") {
+        let text: String = times.iter().map(|t| line(t) + "\n").collect();
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("cannot write the trials' times to {path:?}: {e}");
+        }
+    }
+}
+
 /// A real interpreter a test needs: `2.7`, `3.6` … `3.13` from pyenv, `pypy` (Debian's pypy3),
 /// `debug` (Debian's python3.11-dbg), `system` (Debian's python3.11), and the newest ones that
 /// `.ci/newest-pythons.sh` installs (see [`newest_python`]): `3.14`, `3.15` (from pyenv when it
@@ -108,15 +154,15 @@ pub fn trial(
         .map(|n| n.to_string())
         .collect();
     if missing.is_empty() {
-        return Trial::test(name, test);
+        return timed(name, test);
     }
     let required = required();
     let must: Vec<&String> = missing.iter().filter(|m| required.contains(m)).collect();
     if !must.is_empty() {
         let msg = format!("required interpreters missing: {must:?} (CROSSPICKLE_REQUIRE_PYTHONS)");
-        return Trial::test(name, move || Err(msg.clone().into()));
+        return timed(name, move || Err(msg.clone().into()));
     }
-    Trial::test(name, test)
+    timed(name, test)
         .with_kind(format!("needs python {}", missing.join(", ")))
         .with_ignored_flag(true)
 }
@@ -149,9 +195,9 @@ pub fn tool_trial(name: &str, tool: &str, needs: &[&str], test: fn() -> TestResu
     let required = std::env::var("CROSSPICKLE_REQUIRE_TOOLS").unwrap_or_default();
     if required.split(',').any(|t| t.trim() == tool) {
         let msg = format!("required tool missing: {tool} (CROSSPICKLE_REQUIRE_TOOLS)");
-        return Trial::test(name, move || Err(msg.clone().into()));
+        return timed(name, move || Err(msg.clone().into()));
     }
-    Trial::test(name, test)
+    timed(name, test)
         .with_kind(format!("needs {tool}"))
         .with_ignored_flag(true)
 }

@@ -30,9 +30,9 @@ fn surefire_gate(name: &str, test: fn() -> TestResult) -> Trial {
             "required {REQUIRED_AS} missing: no surefire-test-report.xsd at CROSSPICKLE_TEST_SUREFIRE_XSD or {} (.ci/surefire-schema fetches it)",
             default_schema().display()
         );
-        return Trial::test(name, move || Err(msg.clone().into()));
+        return crate::support::timed(name, move || Err(msg.clone().into()));
     }
-    Trial::test(name, test)
+    crate::support::timed(name, test)
         .with_kind("needs surefire-test-report.xsd (.ci/surefire-schema)")
         .with_ignored_flag(true)
 }
