@@ -20,9 +20,9 @@ cd "$here"
 dir="${1:-$here/target/cross-rust}"
 prefix="$dir/sid"
 target=x86_64-pc-windows-gnu
-for tool in x86_64-w64-mingw32-gcc wine wineboot wineserver; do
+for tool in x86_64-w64-mingw32-gcc x86_64-w64-mingw32-dlltool wine wineboot wineserver; do
   command -v "$tool" >/dev/null ||
-    { echo "wine-check: $tool is missing (apt-get install gcc-mingw-w64-x86-64 wine wine64)" >&2; exit 2; }
+    { echo "wine-check: $tool is missing (apt-get install gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 wine wine64)" >&2; exit 2; }
 done
 [ -x "$prefix/usr/bin/cargo" ] || { echo "wine-check: no toolchain in $prefix (run .ci/cross-check.sh first)" >&2; exit 2; }
 linux="$here/target/debug/crosspickle"
