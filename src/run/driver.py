@@ -119,6 +119,12 @@ def _serve():
             if verb == b"import":
                 _import(names)
             else:
+                if freeze is None:
+                    # Before the preload, so that _quiet_exit is still the server's first
+                    # atexit callback, run after those the preload registers (logging's).
+                    freeze = _gc_freeze()
+                    if freeze:
+                        _register_quiet_exit()
                 preloaded, cannot_fork = _preload(names)
             continue
         if verb == b"once":
@@ -193,9 +199,9 @@ def _import_unseen(name):
 
 
 def _register_quiet_exit():
-    # _quiet_exit as this server's first atexit callback, so that in a child it runs last,
-    # after every callback the case registered; not where the preload registered callbacks
-    # already (they would run after it, and the quiet ending would skip them).
+    # _quiet_exit as this server's first atexit callback (before its preload), so that in a
+    # child it runs last, after every callback the preload and the case registered; not where
+    # something registered one already (it would run after it, and the quiet ending skip it).
     atexit = _import_unseen("atexit")
     count = getattr(atexit, "_ncallbacks", None)
     if count is not None and count() == 0:
