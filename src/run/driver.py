@@ -119,9 +119,12 @@ def _serve():
             if verb == b"import":
                 _import(names)
             else:
-                if freeze is None:
+                if freeze is None and sys.version_info >= (3, 10):
                     # Before the preload, so that _quiet_exit is still the server's first
-                    # atexit callback, run after those the preload registers (logging's).
+                    # atexit callback, run after those the preload registers (logging's). From
+                    # 3.10, where atexit's callbacks are the interpreter's: before, the module
+                    # keeps them, and the preload's `import atexit` (weakref's) makes another
+                    # (on 3.7 and 3.8, a run then crashed as it ended).
                     freeze = _gc_freeze()
                     if freeze:
                         _register_quiet_exit()
