@@ -126,8 +126,6 @@ def _serve():
                     # keeps them, and the preload's `import atexit` (weakref's) makes another
                     # (on 3.7 and 3.8, a run then crashed as it ended).
                     freeze = _gc_freeze()
-                    if freeze:
-                        _register_quiet_exit()
                 preloaded, cannot_fork = _preload(names)
             continue
         if verb == b"once":
@@ -149,8 +147,6 @@ def _serve():
             preloaded = []
             if freeze is None:
                 freeze = _gc_freeze()
-                if freeze:
-                    _register_quiet_exit()
             if freeze:
                 freeze.freeze()
             try:
@@ -179,12 +175,13 @@ def _gc_freeze():
     # (what starting the interpreter made, and the preload) is out of every collection in the
     # child, its last ones at exit included: they no longer walk and rewrite the server's pages
     # (a fifth of a forked run's CPU on 3.12). The child can tell (docs/case-format.md,
-    # `isolation`). A child keeps the module for its ending (_loud).
+    # `isolation`). A child keeps the module for its ending (_loud), which is registered here.
     global _GC
     gc = _import_unseen("gc")
     if getattr(gc, "freeze", None) is None:
         return False
     _GC = gc
+    _register_quiet_exit()
     return gc
 
 

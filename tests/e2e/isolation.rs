@@ -1009,50 +1009,46 @@ fn the_corpus_is_the_same_in_both_isolations() -> TestResult {
     let ci_run = std::env::var("CROSSPICKLE_TEST_CORPUS_RUN").ok();
     let ci_args = std::env::var("CROSSPICKLE_TEST_CORPUS_ARGS").unwrap_or_default();
     let ci_args: Vec<&str> = ci_args.lines().filter(|l| !l.is_empty()).collect();
+    let exec_run = std::env::var("CROSSPICKLE_TEST_CORPUS_EXEC_RUN").ok();
     let dir = folder(&[]);
     let mut results = Vec::new();
     for iso in ISOLATIONS {
-        let json = match &ci_run {
-            Some(path) if iso == "fork" => {
+        let given = match (&ci_run, iso) {
+            (Some(path), "fork") => {
                 check(
                     !ci_args.contains(&"--isolation"),
                     format!("CI's corpus run chose its isolation: {ci_args:?}"),
                 )?;
-                json_at(&root.join(path))
+                Some(path)
             }
-            Some(_) if std::env::var_os("CROSSPICKLE_TEST_CORPUS_EXEC_RUN").is_some() => {
-                let path = std::env::var("CROSSPICKLE_TEST_CORPUS_EXEC_RUN")?;
-                json_at(&root.join(path))
-            }
-            Some(_) => {
-                // From the repository, as CI's run was, its JSON written outside it.
-                let written = dir.path().join("exec.json");
-                let out = crosspickle(root)
-                    .args(&ci_args)
-                    .args(["--isolation", iso, "--json"])
+            (Some(_), _) => exec_run.as_ref(),
+            (None, _) => None,
+        };
+        let json = match given {
+            Some(path) => json_at(&root.join(path)),
+            None => {
+                // CI's arguments from the repository, as its run was; else every interpreter
+                // here on the corpus's folder. The JSON is written outside the repository.
+                let (cwd, mut args): (&Path, Vec<String>) = if ci_run.is_some() {
+                    (root, ci_args.iter().map(|a| a.to_string()).collect())
+                } else {
+                    let mut args = python_args(&[EVERY_PYTHON, NEWEST_PYTHONS].concat());
+                    args.push(path_str(&root.join("cases")));
+                    (dir.path(), args)
+                };
+                args.extend(["--isolation".to_string(), iso.to_string()]);
+                let written = dir.path().join(format!("{iso}.json"));
+                let out = crosspickle(cwd)
+                    .args(&args)
+                    .arg("--json")
                     .arg(&written)
                     .output()?;
-                let (run, json) = (Run::from(out), json_at(&written));
+                let run = Run::from(out);
                 check(
                     run.code == 0 || run.code == 1,
                     format!("{iso}: exit {}\n{}", run.code, run.stderr),
                 )?;
-                json
-            }
-            None => {
-                let mut args = python_args(&[EVERY_PYTHON, NEWEST_PYTHONS].concat());
-                args.extend([
-                    "--isolation".to_string(),
-                    iso.to_string(),
-                    path_str(&root.join("cases")),
-                ]);
-                let a: Vec<&str> = args.iter().map(String::as_str).collect();
-                let (run, json) = run_json(dir.path(), &a);
-                check(
-                    run.code == 0 || run.code == 1,
-                    format!("{iso}: exit {}\n{}", run.code, run.stderr),
-                )?;
-                json
+                json_at(&written)
             }
         };
         let by_run: BTreeMap<String, String> = runs(&json)
