@@ -19,6 +19,7 @@ use crate::case::Phase;
 use crate::errors::Error;
 use crate::python::request::{split_requests, PythonRequest};
 use crate::python::{Implementation, Interpreter, Source};
+use crate::sys::stdout::emit;
 
 #[derive(Debug, Args)]
 pub struct BisectArgs {
@@ -151,9 +152,9 @@ pub async fn bisect(args: BisectArgs) -> Result<i32, Failure> {
     let mut count = 0;
     let mut on_step = |step: &Step| {
         count += 1;
-        println!("step {count}: {}", step.line());
+        emit(&format!("step {count}: {}\n", step.line()));
     };
-    println!("bisect {}", target.name());
+    emit(&format!("bisect {}\n", target.name()));
     let report = if let Some(repo) = &args.cpython {
         target.refuse_round_trip()?;
         commits(&args, repo, &settings, &target, &mut on_step, &cancel).await?
@@ -171,8 +172,7 @@ pub async fn bisect(args: BisectArgs) -> Result<i32, Failure> {
         let jobs = settings.jobs;
         bisect::interpreters::bisect(&target, &interpreters, jobs, &mut on_step, &cancel).await?
     };
-    println!();
-    print!("{}", report.render());
+    emit(&format!("\n{}", report.render()));
     if let Some(path) = &args.json {
         report.write_json(path)?;
     }
@@ -207,15 +207,18 @@ async fn commits(
     let result = bisect::commits::bisect(target, options, &prober, on_step, cancel).await;
     prober.save();
     let found = result?;
-    println!(
-        "builds: {} this time, the other steps from the cache",
+    emit(&format!(
+        "builds: {} this time, the other steps from the cache\n",
         found.builds
-    );
+    ));
     for e in &found.keep_errors {
         eprintln!("warning: {e}");
     }
     for (name, python) in &found.kept {
-        println!("kept {name}: {} (use --python {name})", python.display());
+        emit(&format!(
+            "kept {name}: {} (use --python {name})\n",
+            python.display()
+        ));
     }
     Ok(found.report)
 }
@@ -321,7 +324,7 @@ async fn bisect_step_inner(args: BisectStepArgs, cancel: &CancellationToken) -> 
         }
     };
     let (code, line) = bisect::step::step(&target, interpreter, &old, cancel).await;
-    println!("{line}");
+    emit(&format!("{line}\n"));
     Ok(code)
 }
 

@@ -1,30 +1,40 @@
 //! `--github-annotations`: whether to annotate (auto: when `GITHUB_ACTIONS` is `true`), the
 //! workspace annotations are relative to, and the terminal report guarded from GitHub's
-//! reading of workflow commands, then the annotations ([`crate::report::github`]).
+//! reading of workflow commands (whenever `GITHUB_ACTIONS` is `true`, annotations or not; every
+//! other line crosspickle prints then is neutralised by [`crate::sys::stdout`]), then the
+//! annotations ([`crate::report::github`]).
 
 use super::args::{AnnotationsChoice, ReportOptions};
 use crate::report::github::{self, Places};
 use crate::results::Results;
 
-/// What `run` and `merge` print: the terminal report `text`, and when annotations are on, that
-/// report guarded (what cases printed is not read as commands) followed by the annotations.
-pub fn with_annotations(text: String, results: &Results, reports: &ReportOptions) -> String {
+/// Print what `run` and `merge` end with: the terminal report `text`, guarded (what cases
+/// printed is not read as commands) whenever GitHub reads the output, whatever
+/// `--github-annotations` says, or when annotations are on; then the annotations when they are
+/// on (auto: when `GITHUB_ACTIONS` is `true`).
+pub fn print_report(text: String, results: &Results, reports: &ReportOptions) {
+    let github = crate::sys::stdout::github_reads();
     let on = match reports.github_annotations {
         AnnotationsChoice::Always => true,
         AnnotationsChoice::Never => false,
-        AnnotationsChoice::Auto => std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+        AnnotationsChoice::Auto => github,
     };
-    if !on {
-        return text;
+    if !on && !github {
+        crate::sys::stdout::emit(&text);
+        return;
     }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let workspace = std::env::var_os("GITHUB_WORKSPACE")
-        .filter(|w| !w.is_empty())
-        .map(|w| cwd.join(w))
-        .unwrap_or_else(|| cwd.clone());
-    let places = Places { workspace, cwd };
-    let annotations = github::render(results, &places, &full_report(reports));
-    format!("{}{annotations}", github::guard(&text, &token()))
+    let annotations = if on {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let workspace = std::env::var_os("GITHUB_WORKSPACE")
+            .filter(|w| !w.is_empty())
+            .map(|w| cwd.join(w))
+            .unwrap_or_else(|| cwd.clone());
+        let places = Places { workspace, cwd };
+        github::render(results, &places, &full_report(reports))
+    } else {
+        String::new()
+    };
+    crate::sys::stdout::emit_commands(&format!("{}{annotations}", github::guard(&text, &token())));
 }
 
 /// Where the whole report is: this step's log and the report files written.

@@ -33,11 +33,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
     let out = TerminalReporter::new(style, false)
         .with_layout(args.reports.layout())
         .finish(&results);
-    crate::sys::stdout::emit(&super::github::with_annotations(
-        out,
-        &results,
-        &args.reports,
-    ));
+    super::github::print_report(out, &results, &args.reports);
     written?;
     Ok(super::failure::exit_for(&results, &args.flaky))
 }

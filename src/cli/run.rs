@@ -71,11 +71,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     // Reports first: they are what CI keeps, even if printing to a closed stdout fails.
     let written = crate::report::write_all(&results, &report_files);
     let text = terminal.finish(&results);
-    crate::sys::stdout::emit(&super::github::with_annotations(
-        text,
-        &results,
-        &args.reports,
-    ));
+    super::github::print_report(text, &results, &args.reports);
     written?;
     Ok(if was_interrupted {
         super::interrupt::exit_code()

@@ -236,16 +236,21 @@ fn annotations_on_the_lines_that_expected_otherwise() -> TestResult {
     never.extend(["--github-annotations", "never"]);
     let quiet = with_github(&below, dir.path(), &never);
     let off = Run::from(crosspickle(&below).args(&args).output().unwrap());
-    for r in [&quiet, &off] {
-        r.expect_code(1)?;
-        // Only what the case printed (unguarded, as before annotations existed).
-        let left = annotations(&r.stdout);
-        check(
-            !r.stdout.contains("::stop-commands::")
-                && left.iter().all(|a| a.properties["file"] == "forged.py"),
-            &r.stdout,
-        )?;
-    }
+    quiet.expect_code(1)?;
+    // Under GitHub, annotations off: no annotation, and what the case printed still guarded.
+    check(
+        annotations(&quiet.stdout).is_empty() && quiet.stdout.contains("::stop-commands::"),
+        &quiet.stdout,
+    )?;
+    off.expect_code(1)?;
+    // Not under GitHub: only what the case printed, unguarded, as before annotations existed.
+    let left = crate::guard::commands(&off.stdout);
+    check(
+        !off.stdout.contains("::stop-commands::")
+            && !left.is_empty()
+            && left.iter().all(|c| c.line.contains("file=forged.py")),
+        &off.stdout,
+    )?;
     Ok(())
 }
 

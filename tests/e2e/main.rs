@@ -12,6 +12,7 @@ mod explore;
 mod format2;
 mod freethreaded;
 mod github;
+mod guard;
 mod hardening;
 mod harness;
 mod init;
