@@ -31,10 +31,13 @@ pub enum Error {
     #[error("invalid version request `{request}`: {reason}")]
     VersionRequest { request: String, reason: String },
 
-    #[error("no interpreter matches {}\n{found}\nInstall it (with `pyenv install`, or `--download-python auto` to have uv install it into the cache), name it in pythons.toml, or pass --skip-missing", format_requests(.requests))]
+    #[error("no interpreter matches {}\n{found}\n{}", format_requests(.requests), missing_advice(*.downloaded))]
     MissingInterpreters {
         requests: Vec<String>,
         found: String,
+        /// Whether `--download-python` had uv install them already (and nothing usable came
+        /// of it): then advising the flag again would be no help.
+        downloaded: bool,
     },
 
     #[error("no usable Python interpreter found{0}")]
@@ -55,6 +58,15 @@ pub enum Error {
         context: String,
         source: std::io::Error,
     },
+}
+
+/// What to do about requests no interpreter matches.
+fn missing_advice(downloaded: bool) -> &'static str {
+    if downloaded {
+        "--download-python had uv install it, and that gave no usable interpreter (the note above says where; `crosspickle pythons` lists what is unusable and why): install it another way (`pyenv install`), name one in pythons.toml, or pass --skip-missing"
+    } else {
+        "Install it (with `pyenv install`, or `--download-python auto` to have uv install it into the cache), name it in pythons.toml, or pass --skip-missing"
+    }
 }
 
 impl Error {

@@ -151,8 +151,14 @@ pub enum ShardProblem {
         first: (String, String),
         other: (String, String),
     },
-    /// Shards of the partitioning that no input is.
-    Missing { partition: String, shards: Vec<u32> },
+    /// Shards of the partitioning that no input is (on `platform`, when the jobs ran on
+    /// several): the first [`MISSING_NAMED`] of them, and how many in all.
+    Missing {
+        partition: String,
+        shards: Vec<u32>,
+        count: usize,
+        platform: Option<String>,
+    },
     /// The same shard in two inputs that ran an interpreter in common.
     Twice {
         shard: String,
@@ -171,20 +177,32 @@ impl fmt::Display for ShardProblem {
                  merge the shards of one run",
                 first.0, first.1, other.0, other.1
             ),
-            ShardProblem::Missing { partition, shards } => {
-                let names: Vec<String> = shards
+            ShardProblem::Missing {
+                partition,
+                shards,
+                count,
+                platform,
+            } => {
+                let mut names: Vec<String> = shards
                     .iter()
                     .map(|s| partition.replacen("M", &s.to_string(), 1))
                     .collect();
+                if *count > names.len() {
+                    names.push(format!("and {} more", count - names.len()));
+                }
+                let on = platform
+                    .as_deref()
+                    .map(|p| format!(" for {p}"))
+                    .unwrap_or_default();
                 write!(
                     f,
                     "{} missing: the merged results would lack {} runs; give every shard's JSON",
-                    if names.len() == 1 {
-                        format!("shard {} is", names[0])
+                    if *count == 1 {
+                        format!("shard {}{on} is", names[0])
                     } else {
-                        format!("shards {} are", names.join(", "))
+                        format!("shards {}{on} are", names.join(", "))
                     },
-                    if names.len() == 1 { "its" } else { "their" }
+                    if *count == 1 { "its" } else { "their" }
                 )
             }
             ShardProblem::Twice {
@@ -200,14 +218,19 @@ impl fmt::Display for ShardProblem {
     }
 }
 
-/// Do the shards among `inputs` (name, its shard if sharded, its interpreters' labels) make
+/// An interpreter of a shard's job: its label and the platform it ran on (`linux-x86_64`; empty
+/// when the JSON does not say). The same label on two platforms is two interpreters.
+pub type Ran<'a> = (&'a str, &'a str);
+
+/// Do the shards among `inputs` (name, its shard if sharded, the interpreters it ran) make
 /// whole runs? Unsharded inputs are left alone; sharded ones must all be of one partitioning
-/// and selection, each shard there at least once, and a shard given twice only for different
-/// interpreters (another machine's job of a matrix).
-pub fn check_complete(inputs: &[(&str, Option<&Shard>, Vec<&str>)]) -> Result<(), ShardProblem> {
-    let sharded: Vec<(&str, &Shard, &Vec<&str>)> = inputs
+/// and selection, each shard there at least once for every platform, and a shard given twice
+/// only for different interpreters or platforms (another machine's job of a matrix: a Linux and
+/// a Windows job's `hash:1/3`).
+pub fn check_complete(inputs: &[(&str, Option<&Shard>, Vec<Ran<'_>>)]) -> Result<(), ShardProblem> {
+    let sharded: Vec<(&str, &Shard, &Vec<Ran<'_>>)> = inputs
         .iter()
-        .filter_map(|(name, shard, labels)| shard.map(|s| (*name, s, labels)))
+        .filter_map(|(name, shard, ran)| shard.map(|s| (*name, s, ran)))
         .collect();
     let Some((first_name, first, _)) = sharded.first().copied() else {
         return Ok(());
@@ -223,9 +246,9 @@ pub fn check_complete(inputs: &[(&str, Option<&Shard>, Vec<&str>)]) -> Result<()
             other: (name.to_string(), other.partition.to_string()),
         });
     }
-    for (i, (name, s, labels)) in sharded.iter().enumerate() {
-        if let Some((earlier, _, _)) = sharded[..i].iter().find(|(_, e, l)| {
-            e.partition.shard == s.partition.shard && l.iter().any(|x| labels.contains(x))
+    for (i, (name, s, ran)) in sharded.iter().enumerate() {
+        if let Some((earlier, _, _)) = sharded[..i].iter().find(|(_, e, r)| {
+            e.partition.shard == s.partition.shard && r.iter().any(|x| ran.contains(x))
         }) {
             return Err(ShardProblem::Twice {
                 shard: s.partition.to_string(),
@@ -234,21 +257,52 @@ pub fn check_complete(inputs: &[(&str, Option<&Shard>, Vec<&str>)]) -> Result<()
             });
         }
     }
-    let missing: Vec<u32> = (1..=first.partition.total)
-        .filter(|m| !sharded.iter().any(|(_, s, _)| s.partition.shard == *m))
+    // Every platform's jobs make the whole partitioning (a job that ran no interpreter counts
+    // for every platform).
+    let mut platforms: Vec<&str> = sharded
+        .iter()
+        .flat_map(|(_, _, ran)| ran.iter().map(|(_, p)| *p))
         .collect();
-    if !missing.is_empty() {
-        return Err(ShardProblem::Missing {
-            partition: format!(
-                "{}:M/{}",
-                first.partition.scheme.as_str(),
-                first.partition.total
-            ),
-            shards: missing,
-        });
+    platforms.sort_unstable();
+    platforms.dedup();
+    if platforms.is_empty() {
+        platforms.push("");
+    }
+    let several = platforms.len() > 1;
+    for platform in platforms {
+        let on = |ran: &Vec<Ran<'_>>| ran.is_empty() || ran.iter().any(|(_, p)| *p == platform);
+        let mut present: Vec<u32> = sharded
+            .iter()
+            .filter(|(_, _, ran)| on(ran))
+            .map(|(_, s, _)| s.partition.shard)
+            .filter(|m| (1..=first.partition.total).contains(m))
+            .collect();
+        present.sort_unstable();
+        present.dedup();
+        // Named up to MISSING_NAMED and counted, never listed: N can be 4,294,967,295.
+        let count = first.partition.total as usize - present.len();
+        if count > 0 {
+            let missing: Vec<u32> = (1..=first.partition.total)
+                .filter(|m| present.binary_search(m).is_err())
+                .take(MISSING_NAMED)
+                .collect();
+            return Err(ShardProblem::Missing {
+                partition: format!(
+                    "{}:M/{}",
+                    first.partition.scheme.as_str(),
+                    first.partition.total
+                ),
+                shards: missing,
+                count,
+                platform: (several && !platform.is_empty()).then(|| platform.to_string()),
+            });
+        }
     }
     Ok(())
 }
+
+/// The missing shards an error names (the others are counted).
+pub const MISSING_NAMED: usize = 10;
 
 #[cfg(test)]
 mod tests {
@@ -337,7 +391,7 @@ mod tests {
             shard("hash:2/3", "d"),
             shard("hash:3/3", "d"),
         );
-        let py = || vec!["cpython-3.12.1"];
+        let py = || vec![("cpython-3.12.1", "linux-x86_64")];
         let whole = [
             ("a.json", Some(&a), py()),
             ("b.json", Some(&b), py()),
@@ -369,11 +423,34 @@ mod tests {
         // The same shard on other interpreters: another machine's job, fine.
         let machines = [
             ("a.json", Some(&a), py()),
-            ("a-pypy.json", Some(&a), vec!["pypy-3.9.18"]),
+            (
+                "a-pypy.json",
+                Some(&a),
+                vec![("pypy-3.9.18", "linux-x86_64")],
+            ),
             ("b.json", Some(&b), py()),
             ("c.json", Some(&c), py()),
         ];
         assert_eq!(check_complete(&machines), Ok(()));
+        // The same shard and labels on another platform: a Linux and a Windows job.
+        let windows = || vec![("cpython-3.12.1", "windows-amd64")];
+        let mut systems = whole[..3].to_vec();
+        systems.extend([
+            ("a-win.json", Some(&a), windows()),
+            ("b-win.json", Some(&b), windows()),
+        ]);
+        let e = check_complete(&systems).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "shard hash:3/3 for windows-amd64 is missing: the merged results would lack its runs; give every shard's JSON"
+        );
+        systems.push(("c-win.json", Some(&c), windows()));
+        assert_eq!(check_complete(&systems), Ok(()));
+        // Any N: named up to MISSING_NAMED and counted.
+        let huge = shard("hash:1/4294967295", "d");
+        let e = check_complete(&[("h.json", Some(&huge), py())]).unwrap_err();
+        assert!(e.to_string().len() < 400, "{e}");
+        assert!(e.to_string().contains("and 4294967284 more"), "{e}");
         let other_n = shard("hash:2/4", "d");
         let other_selection = shard("hash:2/3", "e");
         let other_scheme = shard("slice:2/3", "d");

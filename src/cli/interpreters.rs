@@ -162,7 +162,10 @@ pub async fn for_running_on_machine(
 ) -> Result<(Vec<Interpreter>, Vec<Interpreter>), Failure> {
     let chosen = choose(options, settings).await?;
     chosen.warn_unusable();
-    chosen.check_missing(options.skip_missing)?;
+    chosen.check_missing(
+        options.skip_missing,
+        options.download_python != super::args::DownloadPython::Never,
+    )?;
     let Chosen {
         discovery,
         requests,
@@ -219,7 +222,7 @@ impl Chosen {
 
     /// A request that matches nothing is an error, or a warning with `--skip-missing`
     /// (except in CI, where a missing interpreter must fail).
-    fn check_missing(&self, skip_missing: bool) -> Result<(), Error> {
+    fn check_missing(&self, skip_missing: bool, downloaded: bool) -> Result<(), Error> {
         let missing = &self.selection.missing;
         if missing.is_empty() {
             return Ok(());
@@ -249,6 +252,7 @@ impl Chosen {
         Err(Error::MissingInterpreters {
             requests: missing.clone(),
             found: found_list(&self.discovery.interpreters),
+            downloaded,
         })
     }
 }

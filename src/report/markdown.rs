@@ -275,11 +275,13 @@ fn matrix(results: &Results) -> String {
         .filter(|c| c.header != c.label)
         .map(|c| {
             let gil = c.interpreter.and_then(|i| i.gil_note());
+            // Markdown-escaped: inside `<sub>` GitHub still renders Markdown, and a merged
+            // JSON's label could be a link.
             format!(
                 "{} = {}{}",
-                text::html_line(&c.header),
-                text::html_line(&c.label),
-                gil.map(|n| format!(" ({n})")).unwrap_or_default()
+                md_escape(&c.header),
+                md_escape(&c.label),
+                gil.map(|n| format!(" ({})", md_escape(n))).unwrap_or_default()
             )
         })
         .collect();

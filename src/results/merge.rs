@@ -33,13 +33,37 @@ use crate::verdict::Verdict;
 /// A shard missing, given twice or of another partitioning is bad input (exit status 2):
 /// merged, they would pass for a whole run that they are not.
 pub fn check_shards(inputs: &[(String, Results)]) -> Result<(), Error> {
-    let described: Vec<(&str, Option<&crate::partition::Shard>, Vec<&str>)> = inputs
+    let platforms: Vec<Vec<String>> = inputs
         .iter()
-        .map(|(name, r)| {
+        .map(|(_, r)| {
+            r.interpreters
+                .iter()
+                .map(|i| {
+                    let platform = i.platform.as_deref().unwrap_or("");
+                    match i.machine.as_deref() {
+                        Some(m) if !platform.is_empty() => format!("{platform}-{m}"),
+                        _ => platform.to_string(),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let described: Vec<(
+        &str,
+        Option<&crate::partition::Shard>,
+        Vec<crate::partition::Ran<'_>>,
+    )> = inputs
+        .iter()
+        .zip(&platforms)
+        .map(|((name, r), platforms)| {
             (
                 name.as_str(),
                 r.partition.as_ref(),
-                r.interpreters.iter().map(|i| i.label.as_str()).collect(),
+                r.interpreters
+                    .iter()
+                    .zip(platforms)
+                    .map(|(i, p)| (i.label.as_str(), p.as_str()))
+                    .collect(),
             )
         })
         .collect();

@@ -354,3 +354,42 @@ fn requests_uv_cannot_install_say_what_to_use() -> TestResult {
         format!("CROSSPICKLE_UV naming nothing:\n{}", run.stderr),
     )
 }
+
+// uv's install gives nothing usable (a uv that installs nothing): the message does not advise
+// `--download-python auto`, the flag already given, but says what to do instead.
+trial!(an_install_that_gives_nothing_does_not_advise_the_flag_given);
+fn an_install_that_gives_nothing_does_not_advise_the_flag_given() -> TestResult {
+    let dir = folder(&[
+        (
+            "cases/hello.yaml",
+            include_str!("../../src/cli/init/example.yaml"),
+        ),
+        (
+            "only-uv.toml",
+            "[discovery]\npath = false\npyenv = false\nconda = false\n",
+        ),
+        ("fake-uv", "#!/bin/sh\nexit 0\n"),
+    ]);
+    let d = dir.path();
+    make_executable(&d.join("fake-uv"));
+    let mut cmd = isolated(d, "3.12", Some(&d.join("fake-uv")));
+    cmd.args(["--download-python", "auto"]);
+    let run = Run::from(cmd.output().unwrap());
+    run.expect_code(2)?;
+    check(
+        run.stderr.contains("no interpreter matches `3.12`")
+            && !run
+                .stderr
+                .contains("`--download-python auto` to have uv install it")
+            && run.stderr.contains(
+                "--download-python had uv install it, and that gave no usable interpreter",
+            )
+            && run.stderr.contains("pyenv install"),
+        &run.stderr,
+    )
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -972,3 +972,44 @@ fn interrupted_run_reports_say_partial() -> TestResult {
         .collect();
     check(leftovers.is_empty(), format!("{leftovers:?}"))
 }
+
+// A merged JSON's interpreter label that is Markdown (`[x](url)`): the Markdown report's legend
+// line shows it as text, not as a link.
+trial!(
+    a_merged_label_is_no_link_in_the_markdown_legend,
+    needs = &["3.12"]
+);
+fn a_merged_label_is_no_link_in_the_markdown_legend() -> TestResult {
+    let dir = folder(&[("cases/a.yaml", "title: a\ncode: |\n  pass\n")]);
+    let d = dir.path();
+    let (run, mut json) = run_json(
+        d,
+        &[&["run".to_string()][..], &python_args(&["3.12"])].concat(),
+    );
+    run.expect_code(0)?;
+    let label = "cpython-[x](https://e.example/)";
+    json["interpreters"][0]["label"] = label.into();
+    for r in json["runs"].as_array_mut().unwrap() {
+        r["python"] = label.into();
+    }
+    std::fs::write(
+        d.join("crafted.json"),
+        serde_json::to_string(&json).unwrap(),
+    )?;
+    let merged = Run::from(
+        crosspickle(d)
+            .args(["merge", "crafted.json", "--markdown", "m.md"])
+            .output()
+            .unwrap(),
+    );
+    merged.expect_code(0)?;
+    let md = std::fs::read_to_string(d.join("m.md"))?;
+    let legend = md
+        .lines()
+        .find(|l| l.starts_with("<sub>") && l.contains(" = "))
+        .unwrap_or("");
+    check(
+        legend.contains("cpython-\\[x\\]\\(https") && !legend.contains("[x](https"),
+        format!("the legend line: {legend}\n{md}"),
+    )
+}

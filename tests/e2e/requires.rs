@@ -197,6 +197,20 @@ fn a_cache_folder_that_cannot_be_written() -> TestResult {
     let (run, json) = run(dir.path(), &args(cache.path(), links.path(), "3.8"));
     run.expect_code(3)?;
     check(!run.stderr.contains("panicked"), &run.stderr)?;
+    // docs/requires.md says the exit code this run had.
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/requires.md"))?;
+    let section = doc
+        .split("### A cache folder that cannot be written")
+        .nth(1)
+        .and_then(|s| s.split("\n#").next())
+        .unwrap_or("");
+    check(
+        section
+            .replace('\n', " ")
+            .contains(&format!("the exit code is {}", run.code)),
+        section,
+    )?;
     let plain = find_run(&json, "plain", "cpython-3.8").ok_or(format!("{json}"))?;
     check(plain["verdict"] == "ok", format!("{plain}"))?;
     let tiny = find_run(&json, "tiny", "cpython-3.8").ok_or(format!("{json}"))?;

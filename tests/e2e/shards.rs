@@ -244,3 +244,126 @@ fn merge_names_a_missing_or_doubled_shard() -> TestResult {
         format!("--partition hash:4/3:\n{}", bad.stderr),
     )
 }
+
+/// A run of `cases` in `dir` as shard `partition` on 3.12, its JSON at `dir/NAME`.
+fn shard_json(
+    dir: &Path,
+    partition: &str,
+    name: &str,
+) -> Result<serde_json::Value, libtest_mimic::Failed> {
+    let mut args = vec!["run".to_string(), "cases".into()];
+    args.extend(python_args(&["3.12"]));
+    args.extend([
+        "--partition".into(),
+        partition.into(),
+        "--json".into(),
+        name.into(),
+    ]);
+    let run = Run::from(crosspickle(dir).args(&args).output().unwrap());
+    check(
+        run.code == 0 || run.code == 1,
+        format!("{}\n{}", run.stdout, run.stderr),
+    )?;
+    Ok(json_at(&dir.join(name)))
+}
+
+/// `json` as another system's job made it: every interpreter's `platform` (and machine) set.
+fn on_platform(json: &serde_json::Value, platform: &str, machine: &str) -> serde_json::Value {
+    let mut json = json.clone();
+    for i in json["interpreters"].as_array_mut().unwrap() {
+        i["platform"] = platform.into();
+        i["machine"] = machine.into();
+    }
+    json
+}
+
+// An OS × shard matrix: a Linux and a Windows job's `hash:1/2` (same labels, another platform)
+// merge, a column per system; a shard missing on one system is named with it.
+trial!(shards_of_two_systems_merge, needs = &["3.12"]);
+fn shards_of_two_systems_merge() -> TestResult {
+    let dir = folder(&[
+        ("cases/a.yaml", "title: a\ncode: |\n  pass\n"),
+        ("cases/b.yaml", "title: b\ncode: |\n  pass\n"),
+        ("cases/c.yaml", "title: c\ncode: |\n  pass\n"),
+        ("cases/d.yaml", "title: d\ncode: |\n  pass\n"),
+    ]);
+    let d = dir.path();
+    let one = shard_json(d, "hash:1/2", "linux-1.json")?;
+    let two = shard_json(d, "hash:2/2", "linux-2.json")?;
+    for (json, name) in [(&one, "windows-1.json"), (&two, "windows-2.json")] {
+        let text = serde_json::to_string(&on_platform(json, "windows", "AMD64")).unwrap();
+        std::fs::write(d.join(name), text)?;
+    }
+    let all = [
+        "linux-1.json",
+        "linux-2.json",
+        "windows-1.json",
+        "windows-2.json",
+    ];
+    let mut args = vec!["merge"];
+    args.extend(all);
+    args.extend(["--json", "merged.json"]);
+    let merged = Run::from(crosspickle(d).args(&args).output().unwrap());
+    merged.expect_code(0)?;
+    let json = json_at(&d.join("merged.json"));
+    let labels: Vec<&str> = json["interpreters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["label"].as_str())
+        .collect();
+    check(
+        labels.len() == 2 && json["runs"].as_array().unwrap().len() == 8,
+        format!(
+            "a column per system, every run of both: {labels:?}\n{}",
+            merged.stdout
+        ),
+    )?;
+    // Windows' shard 2 missing: named, with its system.
+    let missing = Run::from(
+        crosspickle(d)
+            .args(["merge", "linux-1.json", "linux-2.json", "windows-1.json"])
+            .output()
+            .unwrap(),
+    );
+    missing.expect_code(2)?;
+    check(
+        missing
+            .stderr
+            .contains("shard hash:2/2 for windows-AMD64 is missing"),
+        &missing.stderr,
+    )?;
+    // The same system's shard twice is still refused.
+    let twice = Run::from(
+        crosspickle(d)
+            .args(["merge", "linux-1.json", "linux-2.json", "linux-1.json"])
+            .output()
+            .unwrap(),
+    );
+    twice.expect_code(2)?;
+    check(twice.stderr.contains("given twice"), &twice.stderr)
+}
+
+// `merge` on any partition numbers: N = 4,294,967,295 or 100,000 is a short error at once, no
+// huge allocation, no list of every missing shard.
+trial!(merge_is_bounded_on_any_partition_numbers, needs = &["3.12"]);
+fn merge_is_bounded_on_any_partition_numbers() -> TestResult {
+    let dir = folder(&[("cases/a.yaml", "title: a\ncode: |\n  pass\n")]);
+    let d = dir.path();
+    let one = shard_json(d, "hash:1/2", "s.json")?;
+    for total in [4_294_967_295u64, 100_000] {
+        let mut json = one.clone();
+        json["partition"]["total"] = total.into();
+        std::fs::write(d.join("big.json"), serde_json::to_string(&json).unwrap())?;
+        let start = std::time::Instant::now();
+        let run = Run::from(crosspickle(d).args(["merge", "big.json"]).output().unwrap());
+        run.expect_code(2)?;
+        check(
+            run.stderr.len() < 1000
+                && run.stderr.contains(&format!("more are missing"))
+                && start.elapsed() < std::time::Duration::from_secs(20),
+            format!("N = {total}, {:?}: {}", start.elapsed(), run.stderr),
+        )?;
+    }
+    Ok(())
+}
