@@ -360,7 +360,7 @@ fn merge_is_bounded_on_any_partition_numbers() -> TestResult {
         run.expect_code(2)?;
         check(
             run.stderr.len() < 1000
-                && run.stderr.contains(&format!("more are missing"))
+                && run.stderr.contains("more are missing")
                 && start.elapsed() < std::time::Duration::from_secs(20),
             format!("N = {total}, {:?}: {}", start.elapsed(), run.stderr),
         )?;
