@@ -506,6 +506,9 @@ impl Validator<'_> {
             if req.trim().is_empty() {
                 self.err(at, format!("empty requirement in `{key}`"));
             }
+            if req.trim_start().starts_with('-') {
+                self.err(at, format!("{:?} in `{key}` is an installer option, not a PEP 508 requirement: a case names packages only; give a folder of wheels with `--find-links DIR`, or an index in the installer's own configuration (pip.conf, uv.toml)", req.chars().take(200).collect::<String>()));
+            }
             for name in placeholders(req) {
                 if !params.contains_key(&name) {
                     self.err(at, format!("requirement `{req}` uses `{{{name}}}` but the case has no param `{name}`"));

@@ -660,3 +660,28 @@ fn uv_when_on_path() -> TestResult {
     let meta = std::fs::read_to_string(made[0].join("crosspickle-env.json")).unwrap();
     check(meta.contains("\"installer\": \"uv\""), meta)
 }
+
+// A requirement that is an installer option (`--index-url=…`) is refused at its YAML line with
+// what to do instead; nothing is installed or run.
+trial!(
+    a_requirement_that_is_an_option_is_refused,
+    needs = &["3.12"]
+);
+fn a_requirement_that_is_an_option_is_refused() -> TestResult {
+    let dir = folder(&[(
+        "cases/option.yaml",
+        "title: picks the index\nrequires:\n  - six\n  - \"--index-url=http://example.invalid/simple\"\ncode: |\n  import six\n",
+    )]);
+    let mut args = vec!["run".to_string(), "cases".into()];
+    args.extend(python_args(&["3.12"]));
+    let run = Run::from(crosspickle(dir.path()).args(&args).output().unwrap());
+    run.expect_code(2)?;
+    check(
+        run.stderr.contains("cases/option.yaml:4:5: ")
+            && run
+                .stderr
+                .contains("is an installer option, not a PEP 508 requirement")
+            && run.stderr.contains("--find-links DIR"),
+        &run.stderr,
+    )
+}
