@@ -821,10 +821,11 @@ trial!(
 /// wrote output). The driver is run as crosspickle runs it, by its protocol; beside it, the same
 /// server in a folder that is there imports the module.
 fn a_server_with_nowhere_to_keep_preload_output_imports_nothing() -> TestResult {
-    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/run/driver.py");
     for version in ["2.7", "3.12", "pypy"] {
         let python = python(version).ok_or(version)?;
         let dir = folder(&[("modules/marker.py", "open('imported', 'w').close()\n")]);
+        let driver = dir.path().join("crosspickle_driver.py");
+        std::fs::write(&driver, crate::support::driver_source()?)?;
         let serve = |cwd: &Path, gone: bool| -> std::io::Result<std::process::Output> {
             use std::io::Write;
             std::fs::create_dir(cwd)?;
