@@ -178,6 +178,10 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
     };
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     let doc: Json = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let findings = doc
+        .get("findings")
+        .and_then(Json::as_array)
+        .ok_or_else(|| bad("no `findings` list".into()))?;
     match doc.get("explore") {
         Some(v) if v.as_u64() == Some(FORMAT) => {}
         Some(v) => {
@@ -187,10 +191,6 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
         }
         None => return Err(bad("no `explore` format version".into())),
     }
-    let findings = doc
-        .get("findings")
-        .and_then(Json::as_array)
-        .ok_or_else(|| bad("no `findings` list".into()))?;
     findings
         .iter()
         .map(|f| {
