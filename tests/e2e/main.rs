@@ -7,6 +7,7 @@ mod corpus;
 mod cpython_build;
 mod docs;
 mod download;
+mod driver_python;
 mod expected;
 mod explore;
 mod format2;
