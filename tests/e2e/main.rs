@@ -9,6 +9,7 @@ mod docs;
 mod download;
 mod expected;
 mod explore;
+mod failures;
 mod format2;
 mod freethreaded;
 mod github;

@@ -1,0 +1,76 @@
+//! Reports that open on what failed: tracebacks that name the case file's lines in every
+//! report, the terminal's failures grouped by case and rule, code that no interpreter can
+//! compile refused at its line, the matrix off a terminal (`COLUMNS`, `CI`), and the HTML page
+//! that opens on the failing rows with the case's code beside a run.
+
+use std::path::Path;
+
+use crate::support::*;
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A case whose code raises two frames deep (its code starts on line 5, after a blank line
+/// inside the block), and a round trip whose `load` fails on its line 2 (line 11 of the file).
+const RAISES: &str = "title: Raises two frames deep\n# a comment\ncode: |\n\n  def f():\n      raise ValueError('boom')\n\n  f()\n";
+const ROUND_TRIP: &str = "title: Loads the wrong value\ndump: |\n  import pickle\n  data = pickle.dumps(1)\n\n\n\n\nload: |\n  import pickle\n  assert pickle.loads(data) == 2, 'two'\n";
+
+trial!(tracebacks_name_the_case_files_lines, needs = &["3.12"]);
+/// Every report (terminal, JSON, JUnit, Markdown, HTML) names `cases/raises.yaml` at the lines
+/// of the code's frames (6 for `raise`, 8 for `f()`) and the round trip's load at line 11,
+/// never the temporary `case.py`.
+fn tracebacks_name_the_case_files_lines() -> TestResult {
+    let dir = folder(&[
+        ("cases/raises.yaml", RAISES),
+        ("cases/trip.yaml", ROUND_TRIP),
+    ]);
+    let mut args = vec!["run".to_string(), "cases".to_string()];
+    args.extend(python_args(&["3.12"]));
+    for (flag, file) in [
+        ("--junit-xml", "r.xml"),
+        ("--markdown", "r.md"),
+        ("--html", "r.html"),
+    ] {
+        args.extend([flag.to_string(), file.to_string()]);
+    }
+    let (run, json) = run_json(dir.path(), &args);
+    run.expect_code(1)?;
+    let raises = find_run(&json, "raises", "cpython-3.12").ok_or("no run of raises")?;
+    let traceback = raises["traceback"].as_str().unwrap_or_default();
+    for line in [
+        "File \"cases/raises.yaml\", line 8, in <module>",
+        "File \"cases/raises.yaml\", line 6, in f",
+    ] {
+        check(
+            traceback.contains(line),
+            format!("the JSON traceback lacks {line:?}:\n{traceback}"),
+        )?;
+    }
+    let trip = find_run(&json, "trip", "cpython-3.12").ok_or("no run of trip")?;
+    let trip_traceback = trip["traceback"].as_str().unwrap_or_default();
+    check(
+        trip_traceback.contains("File \"cases/trip.yaml\", line 11, in <module>"),
+        format!("the round trip's load is not at line 11:\n{trip_traceback}"),
+    )?;
+    let reports = [
+        ("terminal", run.stdout.clone()),
+        ("JUnit", read(&dir.path().join("r.xml"))?),
+        ("Markdown", read(&dir.path().join("r.md"))?),
+        ("HTML", read(&dir.path().join("r.html"))?),
+    ];
+    for (name, text) in &reports {
+        // The HTML and the XML escape the quotes.
+        let text = text.replace("&quot;", "\"").replace("&#34;", "\"");
+        check(
+            text.contains("cases/raises.yaml\", line 6, in f")
+                && text.contains("cases/trip.yaml\", line 11"),
+            format!("the {name} report does not name the case file's lines:\n{text}"),
+        )?;
+        check(
+            !text.contains("case.py") && !text.contains("load.py"),
+            format!("the {name} report still names the temporary code file:\n{text}"),
+        )?;
+    }
+    Ok(())
+}
