@@ -74,3 +74,57 @@ fn tracebacks_name_the_case_files_lines() -> TestResult {
     }
     Ok(())
 }
+
+const MISTYPED: &str = "title: A mistyped rule\ncode: |\n  raise ValueError('boom')\nexpect:\n  - outcome: error\n    exception: ValueErorr\n";
+
+trial!(
+    one_mistyped_rule_is_one_block_of_failures,
+    needs = &["3.8", "3.12", "3.13"]
+);
+/// One mistyped rule failing on three interpreters is one block of details, whose heading
+/// lists the three once; the short summary still gives each run its own line.
+fn one_mistyped_rule_is_one_block_of_failures() -> TestResult {
+    let dir = folder(&[("cases/mistyped.yaml", MISTYPED)]);
+    let mut args = vec!["run".to_string(), "cases".to_string()];
+    args.extend(python_args(&["3.8", "3.12", "3.13"]));
+    let (run, _) = run_json(dir.path(), &args);
+    run.expect_code(1)?;
+    let failures = run
+        .stdout
+        .split("\nFailures\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\nShort summary").next())
+        .ok_or_else(|| format!("no failures section:\n{}", run.stdout))?;
+    let blocks = failures.matches("\nCHANGED ").count();
+    let expected = failures.matches("  expected:  error: ValueErorr").count();
+    check(
+        blocks == 1 && expected == 1,
+        format!("{blocks} blocks, {expected} `expected:` lines (wanted one of each):\n{failures}"),
+    )?;
+    let heading = failures
+        .lines()
+        .find(|l| l.starts_with("CHANGED "))
+        .unwrap_or("");
+    check(
+        heading.starts_with("CHANGED mistyped on 3 interpreters: cpython-3.8.")
+            && heading.contains(", cpython-3.12.")
+            && heading.contains(", cpython-3.13."),
+        format!("the heading does not list the three interpreters once: {heading}"),
+    )?;
+    check(
+        failures.contains("File \"cases/mistyped.yaml\", line 3, in <module>"),
+        format!("the traceback is not shown once for them:\n{failures}"),
+    )?;
+    let summary_lines = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("CHANGED mistyped on cpython-"))
+        .count();
+    check(
+        summary_lines == 3,
+        format!(
+            "{summary_lines} short summary lines (wanted 3):\n{}",
+            run.stdout
+        ),
+    )
+}
