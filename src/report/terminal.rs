@@ -329,12 +329,15 @@ pub fn summary(results: &Results, style: Style) -> String {
     line
 }
 
-/// How the matrix fits the terminal: its width in columns, and whether only the rows with a
-/// failing run are shown (`--failures-only`).
+/// How the matrix fits the terminal: its width in columns, whether only the rows with a
+/// failing run are shown (and why: `--failures-only`, `CI is set`), and whether names are kept
+/// whole (off a terminal: a CI log is read by names, so a name is never cut, and columns that
+/// do not fit beside the longest go in groups).
 #[derive(Debug, Clone, Copy)]
 pub struct Layout {
     pub width: usize,
-    pub failures_only: bool,
+    pub failures_only: Option<&'static str>,
+    pub keep_names: bool,
 }
 
 impl Default for Layout {
@@ -342,13 +345,16 @@ impl Default for Layout {
     fn default() -> Self {
         Layout {
             width: 80,
-            failures_only: false,
+            failures_only: None,
+            keep_names: false,
         }
     }
 }
 
 /// The header is drawn again after this many rows.
 const HEADER_EVERY: usize = 40;
+/// The indent of a row's cells under its name, when names stand on lines of their own.
+const STACKED_INDENT: usize = 2;
 /// The narrowest matrix drawn, whatever the terminal says.
 const MIN_WIDTH: usize = 40;
 
@@ -367,7 +373,7 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
         column.header = one_line(&column.header);
     }
     let total_rows = grid.rows.len();
-    if layout.failures_only {
+    if layout.failures_only.is_some() {
         grid.rows.retain(|r| {
             r.cells
                 .iter()
@@ -387,16 +393,21 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
     // Every column beside names of at least a third of the width, else names of half the
     // width and the columns in groups.
     let beside = width.saturating_sub(all_cells);
-    let name_width = if longest + all_cells <= width {
+    // Off a terminal, a name that leaves too little room for the cells beside it stands whole
+    // on a line of its own, its cells on the next.
+    let stacked = layout.keep_names && longest + all_cells > width && beside < longest;
+    let name_width = if stacked {
+        STACKED_INDENT
+    } else if longest + all_cells <= width || layout.keep_names {
         longest
     } else if beside >= longest.min(width / 3) {
         beside
     } else {
         longest.min(width / 2)
     };
-    let groups = match grid.rows.is_empty() && layout.failures_only {
+    let groups = match grid.rows.is_empty() && layout.failures_only.is_some() {
         true => Vec::new(),
-        false => column_groups(&cells, width - name_width),
+        false => column_groups(&cells, width.saturating_sub(name_width)),
     };
     let mut out = String::new();
     for (g, group) in groups.iter().enumerate() {
@@ -423,7 +434,14 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
             if n % HEADER_EVERY == 0 {
                 let _ = writeln!(out, "{header}");
             }
-            let _ = write!(out, "{:name_width$}", shorten(&row.name, name_width));
+            match stacked {
+                true => {
+                    let _ = write!(out, "{}\n{:name_width$}", row.name, "");
+                }
+                false => {
+                    let _ = write!(out, "{:name_width$}", shorten(&row.name, name_width));
+                }
+            }
             for (cell, w) in row.cells[group.clone()].iter().zip(&cells[group.clone()]) {
                 let w = *w;
                 let cell = match cell {
@@ -444,13 +462,13 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
             out.push('\n');
         }
     }
-    if layout.failures_only {
+    if let Some(why) = layout.failures_only {
         let left = total_rows - grid.rows.len();
         let _ = writeln!(
             out,
             "{}",
             style.dim(&format!(
-                "{} with no failing run not shown (--failures-only)",
+                "{} with no failing run not shown ({why})",
                 super::text::count(left, "row", "rows")
             ))
         );

@@ -128,3 +128,56 @@ fn one_mistyped_rule_is_one_block_of_failures() -> TestResult {
         ),
     )
 }
+
+/// Four param combinations with names past 80 characters; one of them fails.
+const LONG_NAMES: &str = "title: Long names\nparams:\n  protocol_version_of_the_pickle: [0, 5]\n  object_kind_to_round_trip: [frozenset_of_tuples, bytearray_subclass]\ncode: |\n  assert not (protocol_version_of_the_pickle == 5 and object_kind_to_round_trip == 'bytearray_subclass')\n";
+
+trial!(
+    off_a_terminal_names_stay_whole_and_ci_shows_failing_rows,
+    needs = &["3.8", "3.12"]
+);
+/// Off a terminal, with `COLUMNS=80`, no name of the matrix is cut (no `…`); with `CI` set
+/// only the failing row is drawn, with a line counting the others; a passing run in CI draws
+/// no row at all.
+fn off_a_terminal_names_stay_whole_and_ci_shows_failing_rows() -> TestResult {
+    let dir = folder(&[("cases/long.yaml", LONG_NAMES)]);
+    let mut args = vec!["run".to_string(), "cases".to_string()];
+    args.extend(python_args(&["3.8", "3.12"]));
+    let run = |ci: bool, extra: &[&str]| {
+        let mut cmd = crosspickle(dir.path());
+        cmd.args(&args).args(extra).env("COLUMNS", "80");
+        if ci {
+            cmd.env("CI", "true");
+        }
+        Run::from(cmd.output().expect("crosspickle runs"))
+    };
+    let failing =
+        "long[protocol_version_of_the_pickle=5,object_kind_to_round_trip=bytearray_subclass]";
+    let passing =
+        "long[protocol_version_of_the_pickle=0,object_kind_to_round_trip=frozenset_of_tuples]";
+    let plain = run(false, &[]);
+    plain.expect_code(1)?;
+    let matrix = plain.stdout.split("\nFailures").next().unwrap_or("");
+    check(
+        !matrix.contains('…') && matrix.contains(failing) && matrix.contains(passing),
+        format!("a name is cut, or a row is missing, at 80 columns:\n{matrix}"),
+    )?;
+    let ci = run(true, &[]);
+    ci.expect_code(1)?;
+    let matrix = ci.stdout.split("\nFailures").next().unwrap_or("");
+    check(
+        matrix.contains(failing)
+            && !matrix.contains(passing)
+            && matrix.contains("3 rows with no failing run not shown (CI is set)"),
+        format!("with CI set the matrix is not the failing row and a count:\n{matrix}"),
+    )?;
+    let green = run(true, &["-k", "frozenset"]);
+    green.expect_code(0)?;
+    check(
+        !green.stdout.contains("long[")
+            && green
+                .stdout
+                .contains("2 rows with no failing run not shown (CI is set)"),
+        format!("a passing run in CI draws rows:\n{}", green.stdout),
+    )
+}
