@@ -181,3 +181,54 @@ fn off_a_terminal_names_stay_whole_and_ci_shows_failing_rows() -> TestResult {
         format!("a passing run in CI draws rows:\n{}", green.stdout),
     )
 }
+
+trial!(
+    the_html_page_opens_on_the_failing_rows_and_shows_the_rule,
+    needs = &["3.12"]
+);
+/// The HTML page of a run where the last case (by name) fails: its row comes first, marked
+/// failing, after a line saying so; its details show the case file with the deciding rule's
+/// line (line 5 of `zz-mistyped.yaml`) marked; a passing run's details show no file.
+fn the_html_page_opens_on_the_failing_rows_and_shows_the_rule() -> TestResult {
+    let dir = folder(&[
+        ("cases/aa-fine.yaml", "title: Fine\ncode: pass\n"),
+        ("cases/zz-mistyped.yaml", MISTYPED),
+    ]);
+    let mut args = vec!["run".to_string(), "cases".to_string()];
+    args.extend(python_args(&["3.12"]));
+    args.extend(["--html".to_string(), "r.html".to_string()]);
+    let (run, _) = run_json(dir.path(), &args);
+    run.expect_code(1)?;
+    let html = read(&dir.path().join("r.html"))?;
+    let body = html.split("<tbody>").nth(1).unwrap_or("");
+    let first_row = body.split("</tr>").next().unwrap_or("");
+    check(
+        first_row.contains("class=\"failing\"") && first_row.contains("zz-mistyped"),
+        format!("the first row is not the failing one: {first_row}"),
+    )?;
+    check(
+        html.contains("1 row with a failing run first, then the 1 others."),
+        "no line says the failing rows come first",
+    )?;
+    let details = |name: &str| -> String {
+        html.split("<section id=\"details-cell-")
+            .find(|s| s.starts_with(name))
+            .unwrap_or("")
+            .split("</section>")
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    let failing = details("zz-mistyped");
+    check(
+        failing.contains("<span class=\"line rule\" data-line=\"5\">")
+            && failing.contains("exception: ValueErorr")
+            && failing.matches("class=\"line rule\"").count() == 1,
+        format!("the failing run's details do not mark the rule's line 5:\n{failing}"),
+    )?;
+    let fine = details("aa-fine");
+    check(
+        !fine.is_empty() && !fine.contains("class=\"source\""),
+        format!("a passing run shows the case file:\n{fine}"),
+    )
+}
