@@ -200,3 +200,102 @@ mod tests {
         );
     }
 }
+
+/// The SyntaxErrors of code that compiles on no interpreter it ran on: for each case whose
+/// every run that ran failed before its first line (a `SyntaxError`, `IndentationError` or
+/// `TabError` at a line of its own code), one error at that line and column of the case file,
+/// with Python's message and the interpreters. Code that compiles on some interpreters only
+/// stays a verdict of each run.
+pub fn uncompilable(results: &super::Results) -> Vec<crate::errors::CaseError> {
+    let mut errors = Vec::new();
+    for (id, info) in &results.cases {
+        let ran: Vec<&super::RunRecord> = results
+            .runs
+            .iter()
+            .filter(|r| &r.case == id && r.observed.is_some())
+            .collect();
+        let failures: Vec<Option<CompileError>> = ran
+            .iter()
+            .map(|r| match r.verdict.fails_run() {
+                true => compile_error(r, info),
+                false => None,
+            })
+            .collect();
+        let Some(Some(first)) = failures.first() else {
+            continue;
+        };
+        if failures.iter().any(Option::is_none) {
+            continue;
+        }
+        let mut pythons: Vec<&str> = Vec::new();
+        for r in &ran {
+            if !pythons.contains(&r.python.as_str()) {
+                pythons.push(&r.python);
+            }
+        }
+        errors.push(crate::errors::CaseError {
+            path: info.path.clone().into(),
+            location: Some((first.line, first.column)),
+            message: format!(
+                "the code compiles on no selected interpreter ({}): {}; fix the code, or select interpreters that can compile it",
+                pythons.join(", "),
+                first.message
+            ),
+        });
+    }
+    errors
+}
+
+/// Where the code of a run failed to compile, in its case file.
+#[derive(Debug, Clone, PartialEq)]
+struct CompileError {
+    line: usize,
+    column: usize,
+    /// `SyntaxError: invalid syntax`
+    message: String,
+}
+
+/// The compile error a run ended with, if it did: a syntax error whose traceback's only frame
+/// is a line of the case file (rewritten by [`CodeLines::apply`]) without a function, as
+/// Python prints a file that does not compile.
+fn compile_error(record: &super::RunRecord, info: &super::CaseInfo) -> Option<CompileError> {
+    let o = record.observed.as_ref()?;
+    let exception = o.exception.as_deref()?;
+    if !matches!(exception, "SyntaxError" | "IndentationError" | "TabError") {
+        return None;
+    }
+    let traceback = o.traceback.as_deref()?;
+    let lines: Vec<&str> = traceback.lines().collect();
+    let head = format!("File \"{}\", line ", info.path.replace('"', "\\\""));
+    let frames: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].trim_start().starts_with("File \""))
+        .collect();
+    let [frame] = frames[..] else {
+        return None;
+    };
+    let line: usize = lines[frame]
+        .trim_start()
+        .strip_prefix(&head)?
+        .parse()
+        .ok()?;
+    // Python prints the line stripped, then a caret under the offending column.
+    let printed = lines.get(frame + 1).copied().unwrap_or("");
+    let caret = lines
+        .get(frame + 2)
+        .and_then(|l| l.find('^'))
+        .map(|at| at.saturating_sub(printed.len() - printed.trim_start().len()))
+        .unwrap_or(0);
+    let source = info.source.as_deref().unwrap_or("");
+    let written = source.lines().nth(line.checked_sub(1)?).unwrap_or("");
+    let indent = written.len() - written.trim_start().len();
+    let message = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with(exception))
+        .map_or_else(|| exception.to_string(), |l| l.trim().to_string());
+    Some(CompileError {
+        line,
+        column: indent + caret + 1,
+        message,
+    })
+}

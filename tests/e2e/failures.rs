@@ -232,3 +232,46 @@ fn the_html_page_opens_on_the_failing_rows_and_shows_the_rule() -> TestResult {
         format!("a passing run shows the case file:\n{fine}"),
     )
 }
+
+trial!(
+    code_no_interpreter_compiles_is_an_error_at_its_line,
+    needs = &["3.8", "3.12"]
+);
+/// Code that compiles on neither interpreter is refused at its line and column of the case
+/// file (exit 2, Python's message); code that compiles on 3.12 only (`match`) stays a verdict
+/// of the 3.8 run (exit 1).
+fn code_no_interpreter_compiles_is_an_error_at_its_line() -> TestResult {
+    let dir = folder(&[
+        (
+            "cases/broken.yaml",
+            "title: Does not compile\ncode: |\n  x = 1\n  def f(:\n      pass\n",
+        ),
+        (
+            "cases/newer.yaml",
+            "title: Compiles from 3.10\ncode: |\n  match 1:\n      case 1:\n          pass\n",
+        ),
+    ]);
+    let run = |keyword: &str| {
+        let mut args = vec!["run".to_string(), "cases".to_string(), "-k".to_string()];
+        args.push(keyword.to_string());
+        args.extend(python_args(&["3.8", "3.12"]));
+        run_json(dir.path(), &args).0
+    };
+    let broken = run("broken");
+    broken.expect_code(2)?;
+    check(
+        broken.stderr.contains(
+            "cases/broken.yaml:4:9: the code compiles on no selected interpreter (cpython-3.8.",
+        ) && broken.stderr.contains("SyntaxError: invalid syntax"),
+        format!(
+            "no error at the line and column of the case file:\n{}",
+            broken.stderr
+        ),
+    )?;
+    let newer = run("newer");
+    newer.expect_code(1)?;
+    check(
+        !newer.stderr.contains("compiles on no selected interpreter"),
+        format!("code that compiles on 3.12 is refused:\n{}", newer.stderr),
+    )
+}
