@@ -249,6 +249,7 @@ impl Chosen {
         Err(Error::MissingInterpreters {
             requests: missing.clone(),
             found: found_list(&self.discovery.interpreters),
+            in_ci,
         })
     }
 }
