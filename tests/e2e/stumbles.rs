@@ -1,6 +1,6 @@
 //! The small stumbles of a first hour (issue 34): a mistyped case key answered with the nearest
-//! one, `merge -q`, the hint for a missing interpreter in CI, and the repository's root holding
-//! only what belongs there.
+//! one, `merge -q`, the hint for a missing interpreter in CI, the repository's root holding
+//! only what belongs there, and the workflow building crosspickle only when its source changed.
 
 use std::path::Path;
 
@@ -165,4 +165,138 @@ fn the_repository_root_holds_no_stray_output() -> TestResult {
         stray.is_empty(),
         format!("files at the repository's root that belong nowhere: {stray:?}"),
     )
+}
+
+/// The `run:` block of the step named `name` in the build job of a workflow of docs/, and the
+/// job's steps.
+fn build_step(workflow: &str, name: &str) -> Result<(String, Vec<serde_json::Value>), String> {
+    let text = std::fs::read_to_string(repo().join("docs").join(workflow))
+        .map_err(|e| format!("{workflow}: {e}"))?;
+    let wf: serde_json::Value =
+        serde_norway::from_str(&text).map_err(|e| format!("{workflow}: {e}"))?;
+    let steps = wf["jobs"]["build"]["steps"]
+        .as_array()
+        .cloned()
+        .ok_or(format!("{workflow}: no build job"))?;
+    let run = steps
+        .iter()
+        .find(|s| s["name"] == name)
+        .and_then(|s| s["run"].as_str())
+        .ok_or(format!("{workflow}: no step `{name}`"))?
+        .to_string();
+    Ok((run, steps))
+}
+
+trial!(the_workflow_caches_the_wheel_by_the_sources_commit);
+/// Both workflows keep the built wheel in the Actions cache under the commit of the source, and
+/// build only on a miss: the step that finds the commit, run with bash on a git repository
+/// here, names the commit a branch, a tag and HEAD stand for, takes a full commit as it is,
+/// and names none for a wheel (which is not built).
+fn the_workflow_caches_the_wheel_by_the_sources_commit() -> TestResult {
+    let upstream = folder(&[("README", "a source\n")]);
+    let git = |args: &[&str]| -> Result<String, String> {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(upstream.path())
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    git(&["init", "-q"])?;
+    git(&["add", "README"])?;
+    git(&["commit", "-q", "-m", "first"])?;
+    let first = git(&["rev-parse", "HEAD"])?;
+    git(&["tag", "-a", "-m", "v1", "v1"])?;
+    std::fs::write(upstream.path().join("README"), "changed\n")?;
+    git(&["commit", "-q", "-am", "second"])?;
+    let second = git(&["rev-parse", "HEAD"])?;
+    let url = format!("git+file://{}", path_str(upstream.path()));
+    for workflow in ["github-actions.yml", "github-actions-shards.yml"] {
+        let (script, steps) = build_step(workflow, "The source's commit")?;
+        for (source, want) in [
+            (url.clone(), second.as_str()),
+            (format!("{url}@main"), second.as_str()),
+            (format!("{url}@{first}"), first.as_str()),
+            (
+                "/somewhere/crosspickle-0.1.0-py3-none-any.whl".to_string(),
+                "",
+            ),
+        ] {
+            let work = folder(&[]);
+            let output = work.path().join("output");
+            let out = Run::from(
+                std::process::Command::new("bash")
+                    .args(["-e", "-c", &script])
+                    .current_dir(work.path())
+                    .env("CROSSPICKLE_SOURCE", &source)
+                    .env("GITHUB_OUTPUT", &output)
+                    .output()?,
+            );
+            out.expect_code(0)?;
+            let said = std::fs::read_to_string(&output)?;
+            check(
+                said == format!("commit={want}\n"),
+                format!("{workflow}: {source}: {said:?}, wanted {want:?}"),
+            )?;
+        }
+        // A tag: the commit, or the tag object that names it; not the branch's head.
+        let work = folder(&[]);
+        let output = work.path().join("output");
+        Run::from(
+            std::process::Command::new("bash")
+                .args(["-e", "-c", &script])
+                .current_dir(work.path())
+                .env("CROSSPICKLE_SOURCE", format!("{url}@v1"))
+                .env("GITHUB_OUTPUT", &output)
+                .output()?,
+        )
+        .expect_code(0)?;
+        let tagged = std::fs::read_to_string(&output)?;
+        let tag_object = git(&["rev-parse", "v1"])?;
+        check(
+            tagged == format!("commit={tag_object}\n") || tagged == format!("commit={first}\n"),
+            format!("{workflow}: @v1: {tagged:?}"),
+        )?;
+        // The cache is keyed by that commit and the build runs only on a miss.
+        let cache = steps
+            .iter()
+            .find(|s| {
+                s["uses"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("actions/cache"))
+            })
+            .ok_or(format!("{workflow}: no actions/cache step"))?;
+        check(
+            cache["with"]["key"]
+                .as_str()
+                .is_some_and(|k| k.contains("${{ steps.source.outputs.commit }}"))
+                && cache["with"]["path"] == "wheel",
+            format!("{workflow}: the cache step: {cache}"),
+        )?;
+        let build = steps
+            .iter()
+            .find(|s| s["name"] == "Build the wheel")
+            .ok_or("no build step")?;
+        check(
+            build["if"].as_str().is_some_and(|c| {
+                c.contains(&format!(
+                    "steps.{}.outputs.cache-hit",
+                    cache["id"].as_str().unwrap_or("?")
+                ))
+            }),
+            format!("{workflow}: the build step runs on a cache hit too: {build}"),
+        )?;
+    }
+    Ok(())
 }
