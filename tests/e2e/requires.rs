@@ -721,6 +721,27 @@ fn the_uv_beside_crosspickle_makes_the_environments() -> TestResult {
     let json = json_at(&dir.path().join("r.json"));
     let ok = runs(&json).iter().filter(|r| r["verdict"] == "ok").count();
     check(ok == 2, format!("{ok} ok runs of 2: {}", out.stdout))?;
+    // `crosspickle cache`, alone, reports what the run left: the environments, and uv's cache
+    // that they link their packages from.
+    let out = Run::from(
+        Command::new(&exe)
+            .args(["cache", "--cache-dir"])
+            .arg(cache.path())
+            .env("UV_CACHE_DIR", uv_cache.path())
+            .output()?,
+    );
+    out.expect_code(0)?;
+    let want = format!(
+        "uv's cache, which the environments uv made link their packages from: {}",
+        path_str(uv_cache.path())
+    );
+    check(
+        out.stdout.contains("2 environments") && out.stdout.contains(&want),
+        format!(
+            "`crosspickle cache`, wanted `2 environments` and `{want}`: {}",
+            out.stdout
+        ),
+    )?;
     // --download-python finds the same uv (no request to install: it only has to find it).
     let out = Run::from(
         Command::new(&exe)
