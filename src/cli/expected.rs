@@ -70,11 +70,7 @@ pub fn matrices(cases: &[Arc<Case>], interpreters: Vec<Interpreter>) -> Vec<Case
             title: case.title.clone(),
             path: case.path.display().to_string(),
             round_trip: case.is_round_trip(),
-            rules: case
-                .expect
-                .iter()
-                .map(super::rules::describe_rule)
-                .collect(),
+            rules: case.expect.iter().map(crate::case::describe_rule).collect(),
             runs: plan
                 .runs
                 .iter()

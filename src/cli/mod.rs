@@ -20,7 +20,6 @@ mod list;
 mod merge;
 mod pythons;
 mod ranges;
-mod rules;
 mod run;
 mod schema;
 mod settings;
