@@ -30,6 +30,7 @@ mod roundtrip;
 mod runner;
 mod shards;
 mod sides;
+mod stumbles;
 mod support;
 mod surefire;
 mod surround;
