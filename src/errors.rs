@@ -31,13 +31,17 @@ pub enum Error {
     #[error("invalid version request `{request}`: {reason}")]
     VersionRequest { request: String, reason: String },
 
-    #[error("no interpreter matches {}\n{found}\n{}", format_requests(.requests), missing_advice(*.downloaded))]
+    #[error("no interpreter matches {}
+{found}
+{}", format_requests(.requests), missing_advice(*.downloaded, *.in_ci))]
     MissingInterpreters {
         requests: Vec<String>,
         found: String,
         /// Whether `--download-python` had uv install them already (and nothing usable came
         /// of it): then advising the flag again would be no help.
         downloaded: bool,
+        /// `CI` is set: `--skip-missing` would not help, so it is not offered.
+        in_ci: bool,
     },
 
     #[error("no usable Python interpreter found{0}")]
@@ -61,11 +65,16 @@ pub enum Error {
 }
 
 /// What to do about requests no interpreter matches.
-fn missing_advice(downloaded: bool) -> &'static str {
-    if downloaded {
-        "--download-python had uv install it, and that gave no usable interpreter (the note above says where; `crosspickle pythons` lists what is unusable and why): install it another way (`pyenv install`), name one in pythons.toml, or pass --skip-missing"
+fn missing_advice(downloaded: bool, in_ci: bool) -> String {
+    let last = if in_ci {
+        "or name it in pythons.toml (with CI set, a missing interpreter fails the run: --skip-missing is off)"
     } else {
-        "Install it (with `pyenv install`, or `--download-python auto` to have uv install it into the cache), name it in pythons.toml, or pass --skip-missing"
+        "name it in pythons.toml, or pass --skip-missing"
+    };
+    if downloaded {
+        format!("--download-python had uv install it, and that gave no usable interpreter (the note above says where; `crosspickle pythons` lists what is unusable and why): install it another way (`pyenv install`), {last}")
+    } else {
+        format!("Install it (with `pyenv install`, or `--download-python auto` to have uv install it into the cache), {last}")
     }
 }
 

@@ -163,6 +163,7 @@ fn check_missing(chosen: &Chosen, skip_missing: bool, downloaded: bool) -> Resul
         requests: missing.clone(),
         found: found_list(&chosen.discovery.interpreters),
         downloaded,
+        in_ci,
     })
 }
 
