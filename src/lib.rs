@@ -7,7 +7,7 @@
 //!
 //! The layers, bottom to top (a module imports only from layers below it, and no two files
 //! import each other): [`sys`], [`errors`] and [`version`], which import nothing of the crate;
-//! [`python`], then [`case`], [`corpus`], [`outcome`], [`select`] and [`partition`]; [`env`](mod@env), [`run`] and [`verdict`];
+//! [`python`], then [`case`], [`corpus`], [`outcome`], [`select`] and [`partition`]; [`env`](mod@env), [`run`], [`verdict`] and [`record`];
 //! [`results`] and [`report`]; [`bisect`] and [`explore`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
 //!
 //! What each layer owns, the life of one run (driver protocol, fork servers, result channel)
@@ -34,6 +34,7 @@ pub mod explore;
 pub mod outcome;
 pub mod partition;
 pub mod python;
+pub mod record;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -196,7 +196,7 @@ fn announce_environments(plan: &Plan, options: &EnvOptions) -> usize {
 }
 
 /// The interpreters of `selected` that `requests` (one side of round trips) ask for.
-fn narrow(
+pub(super) fn narrow(
     selected: &[Arc<Interpreter>],
     requests: &[String],
     flag: &str,
