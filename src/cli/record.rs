@@ -278,3 +278,80 @@ fn prune(folder: &mut Folder, cases: &[Arc<Case>]) -> Result<usize, Failure> {
     }
     Ok(before - folder.entries.len())
 }
+
+/// The folder of recorded pickles a run reads, checked: `--pickles DIR` (which must be there),
+/// else `cases/pickles` when it is there.
+pub(super) fn for_run(given: Option<&std::path::Path>) -> Result<Option<Folder>, Error> {
+    // Absolute: the loads that read its files run in folders of their own.
+    let given = given
+        .map(std::path::absolute)
+        .transpose()
+        .map_err(|e| Error::io("cannot resolve --pickles", e))?;
+    let given = given.as_deref();
+    let folder = match given {
+        Some(dir) => match Folder::open(dir)? {
+            Some(folder) => Ok(Some(folder)),
+            None if dir.is_dir() => Ok(None),
+            None => Err(Error::MissingPath(dir.to_path_buf())),
+        },
+        None => match std::path::absolute(crate::record::DEFAULT_FOLDER) {
+            Ok(dir) => Folder::open(&dir),
+            Err(e) => Err(Error::io(
+                "cannot resolve the folder of recorded pickles",
+                e,
+            )),
+        },
+    };
+    folder
+}
+
+/// The recorded producers of `folder`, in the order of their labels.
+pub(super) fn producers(folder: &Option<Folder>) -> Vec<Arc<Interpreter>> {
+    folder
+        .iter()
+        .flat_map(|f| f.by_producer().into_values())
+        .map(|(i, _)| Arc::new(i))
+        .collect()
+}
+
+/// The recorded entry of a planned round trip whose producer is recorded: the one of its
+/// case, params, producer and the packages the case now gives the producer.
+fn entry_of<'a>(folder: &'a Folder, run: &crate::run::PlannedRun) -> Option<&'a Entry> {
+    let producer = run.producer.as_ref()?;
+    let params = run.params.to_string();
+    let packages = run.packages().0;
+    folder.entries.iter().find(|e| {
+        e.case == run.case.id
+            && e.params == params
+            && e.packages == packages
+            && e.producer.label() == producer.label
+    })
+}
+
+/// Drop the planned runs of a recorded producer that recorded no pickle for them (another case,
+/// params, or packages the case no longer gives), and number the rest again.
+pub(super) fn keep_recorded_runs(plan: &mut Plan, folder: &Option<Folder>) {
+    let Some(folder) = folder else { return };
+    plan.runs.retain(|run| match &run.producer {
+        Some(p) if p.is_recorded() => entry_of(folder, run).is_some(),
+        _ => true,
+    });
+    for (index, run) in plan.runs.iter_mut().enumerate() {
+        run.index = index;
+    }
+}
+
+/// The files of the recorded dumps `plan` reads, by (case id, params, producer label).
+pub(super) fn files_of(plan: &Plan, folder: &Option<Folder>) -> crate::run::Recorded {
+    let mut out = crate::run::Recorded::new();
+    let Some(folder) = folder else { return out };
+    for run in &plan.runs {
+        if let (Some(p), Some(entry)) = (&run.producer, entry_of(folder, run)) {
+            out.insert(
+                (run.case.id.clone(), run.params.to_string(), p.label.clone()),
+                folder.path(entry),
+            );
+        }
+    }
+    out
+}
