@@ -288,7 +288,7 @@ pub(super) fn for_run(given: Option<&std::path::Path>) -> Result<Option<Folder>,
         .transpose()
         .map_err(|e| Error::io("cannot resolve --pickles", e))?;
     let given = given.as_deref();
-    let folder = match given {
+    match given {
         Some(dir) => match Folder::open(dir)? {
             Some(folder) => Ok(Some(folder)),
             None if dir.is_dir() => Ok(None),
@@ -301,8 +301,7 @@ pub(super) fn for_run(given: Option<&std::path::Path>) -> Result<Option<Folder>,
                 e,
             )),
         },
-    };
-    folder
+    }
 }
 
 /// The recorded producers of `folder`, in the order of their labels.
