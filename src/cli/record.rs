@@ -354,3 +354,29 @@ pub(super) fn files_of(plan: &Plan, folder: &Option<Folder>) -> crate::run::Reco
     }
     out
 }
+
+/// For each live producer of `plan`'s round trips that is a recorded producer's interpreter
+/// (the same facts) with the same packages for a case and params: by (case id, params, live
+/// label), the recorded producer's label and the digest it recorded.
+pub(super) fn twins_of(plan: &Plan, folder: &Option<Folder>) -> crate::run::Twins {
+    let mut out = crate::run::Twins::new();
+    let Some(folder) = folder else { return out };
+    for run in &plan.runs {
+        let Some(p) = run.producer.as_ref().filter(|p| !p.is_recorded()) else {
+            continue;
+        };
+        let (params, packages, facts) = (run.params.to_string(), run.packages().0, Producer::of(p));
+        if let Some(e) = folder.entries.iter().find(|e| {
+            e.case == run.case.id
+                && e.params == params
+                && e.packages == packages
+                && e.producer == facts
+        }) {
+            out.insert(
+                (run.case.id.clone(), params, p.label.clone()),
+                (e.producer.label(), e.sha256.clone()),
+            );
+        }
+    }
+    out
+}

@@ -45,10 +45,18 @@ pub struct ExecuteOptions {
     /// The recorded pickles of recorded producers (`crosspickle record`), by (case id, params,
     /// producer label): their dumps are these files, checked against their manifest, not runs.
     pub recorded: Arc<Recorded>,
+    /// For a live producer that is the interpreter of a recorded one, with the same packages:
+    /// by (case id, params, live producer label), that recorded producer's label and the
+    /// SHA-256 of what it recorded. A fresh dump that made other bytes is told as a notice.
+    pub twins: Arc<Twins>,
 }
 
 /// Recorded pickles by (case id, params as [`Params`] names them, producer label).
 pub type Recorded = BTreeMap<(String, String, String), PathBuf>;
+
+/// By (case id, params, live producer label): the label of the recorded producer that is
+/// that interpreter, and the SHA-256 it recorded.
+pub type Twins = BTreeMap<(String, String, String), (String, String)>;
 
 /// Fork servers where the platform can watch a process that is not its child (Linux's pidfd),
 /// exec isolation elsewhere (on macOS too, where fork works but is not the default: see
@@ -75,6 +83,7 @@ impl ExecuteOptions {
             retries: 0,
             repeat: 1,
             recorded: Default::default(),
+            twins: Default::default(),
         }
     }
 }
@@ -387,6 +396,8 @@ fn dump_future(
         code.to_string(),
     );
     let recorded = ctx.options.recorded.get(&dump_key(run, &producer)).cloned();
+    let twin = ctx.options.twins.get(&dump_key(run, &producer)).cloned();
+    let name = crate::case::run_name(&case.id, &params, None, None);
     let fut = async move {
         if let Some(file) = recorded {
             // A recorded producer's dump: what it made then, read by the load as it is.
@@ -402,6 +413,20 @@ fn dump_future(
         let r = run_python(&ctx, &producer, &case, &code, &params, phase)
             .await
             .map(|observed| DumpResult { observed, data });
+        if let (Some((label, sha)), Ok(d)) = (twin, &r) {
+            if d.observed.outcome == OutcomeKind::Pass {
+                if let Ok(bytes) = std::fs::read(&d.data) {
+                    let fresh = crate::sys::hash::short_hex(&bytes, 64);
+                    if fresh != sha {
+                        ctx.notices.lock().unwrap().push(format!(
+                            "{name}: the dump on {} made other bytes (SHA-256 {fresh}, {} bytes) than {label} recorded ({sha}): the dump changed in place",
+                            producer.label,
+                            bytes.len()
+                        ));
+                    }
+                }
+            }
+        }
         Arc::new(r)
     };
     fut.boxed().shared()

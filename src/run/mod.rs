@@ -11,7 +11,7 @@ pub mod server;
 
 pub use execute::{
     default_isolation, dump_only, execute, Dumped, Event, ExecuteOptions, Executed, Recorded,
-    RunFailure, SetupError,
+    RunFailure, SetupError, Twins,
 };
 pub use plan::{Plan, PlannedRun};
 pub use record::RunRecord;

@@ -329,3 +329,49 @@ fn prune_removes_what_no_case_refers_to() -> TestResult {
         format!("protocol=0's pickle pruned: {:?} {params:?}", after.keys()),
     )
 }
+
+trial!(a_dump_changed_in_place_is_reported, needs = &["3.12"]);
+/// Pickles recorded on 3.12, then 3.12's dump makes other bytes (the case's dump sends another
+/// value; a new release of a package would do the same): `run` warns, naming the run, the
+/// recorded producer and both digests, and `record` says so and keeps what it recorded.
+fn a_dump_changed_in_place_is_reported() -> TestResult {
+    let dir = folder(&[("cases/major.yaml", MAJOR)]);
+    let pickles = dir.path().join("cases/pickles");
+    record(dir.path(), &["3.12"], &[]).expect_code(0)?;
+    let (run, _) = run_json(dir.path(), &args_on(&["3.12"], &[]));
+    run.expect_code(0)?;
+    check(
+        !run.stderr.contains("changed in place"),
+        format!("the same bytes are no news: {}", run.stderr),
+    )?;
+    let before = snapshot(&pickles);
+    // A dump that now pickles the major version as a float (3.0 == 3): other bytes, same load.
+    std::fs::write(
+        dir.path().join("cases/major.yaml"),
+        MAJOR.replace(
+            "dumps(sys.version_info[0],",
+            "dumps(float(sys.version_info[0]),",
+        ),
+    )?;
+    let (run, _) = run_json(dir.path(), &args_on(&["3.12"], &[]));
+    run.expect_code(0)?;
+    for protocol in ["0", "2"] {
+        let name =
+            format!("major[protocol={protocol}]: the dump on cpython-3.12.1 made other bytes");
+        check(
+            run.stderr.contains(&name)
+                && run.stderr.contains("than recorded:cpython-3.12.1 recorded"),
+            format!("run warns about {name}: {}", run.stderr),
+        )?;
+    }
+    let again = record(dir.path(), &["3.12"], &[]);
+    again.expect_code(0)?;
+    check(
+        again
+            .stderr
+            .contains("2 dumps made other bytes than the recorded ones")
+            && again.stderr.contains("major[protocol=0] cpython-3.12.1 ->"),
+        format!("record says so: {}", again.stderr),
+    )?;
+    check(snapshot(&pickles) == before, "record kept what it recorded")
+}
