@@ -32,6 +32,10 @@ pub struct ListArgs {
     /// Print the expected matrix as JSON
     #[arg(long)]
     pub json: bool,
+    /// With --expected: the folder of recorded pickles whose producers are shown beside the
+    /// live ones [default: cases/pickles, when it is there]
+    #[arg(long, value_name = "DIR")]
+    pub pickles: Option<PathBuf>,
     #[command(flatten)]
     pub pythons: PythonOptions,
 }

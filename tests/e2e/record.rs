@@ -207,6 +207,29 @@ fn a_run_on_one_python_judges_recorded_producers_by_their_facts() -> TestResult 
             "the matrix has the recorded producer's rows:\n{}",
             run.stdout
         ),
+    )?;
+    // `list --expected` shows the recorded producer's row, decided by the rule for 2.7.
+    let list = Run::from(
+        crosspickle(dir.path())
+            .args(["list", "--expected", "--pickles", &kept])
+            .args(python_args(&["3.12"]))
+            .output()?,
+    );
+    list.expect_code(0)?;
+    let rows: Vec<&str> = list
+        .stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.contains("cpython-"))
+        .collect();
+    check(
+        rows == [
+            "a  cpython-3.12.1           .",
+            "recorded:cpython-2.7.18  1",
+            "a  cpython-3.12.1           .",
+            "recorded:cpython-2.7.18  1",
+        ],
+        format!("list --expected's rows: {rows:#?}\n{}", list.stdout),
     )
 }
 
