@@ -5,10 +5,12 @@
 //! discovered and selected, a [`run::Plan`] made and executed, each run judged into a
 //! [`verdict::Verdict`], and the [`results::Results`] handed to the [`report`]ers.
 //!
-//! The layers, bottom to top (a module imports only from layers below it, and no two files
-//! import each other): [`sys`], [`errors`] and [`version`], which import nothing of the crate;
-//! [`python`], then [`case`], [`corpus`], [`outcome`], [`select`] and [`partition`]; [`env`](mod@env), [`run`], [`verdict`] and [`record`];
-//! [`results`] and [`report`]; [`bisect`] and [`explore`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
+//! The layers, bottom to top (a module imports only from the layers before its own, never
+//! from its own or a later one, and no two files import each other; `tests/house.rs` checks
+//! every `crate::` path against this sentence): [`sys`], [`errors`] and [`version`], which
+//! import nothing of the crate; [`python`]; [`case`], [`explore`] and [`record`]; [`corpus`], [`outcome`],
+//! [`select`] and [`partition`]; [`env`](mod@env) and [`verdict`]; [`run`]; [`results`];
+//! [`report`]; [`bisect`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
 //!
 //! What each layer owns, the life of one run (driver protocol, fork servers, result channel)
 //! and what to touch to add a report format, a case or rule key, a discovery source, a bisect

@@ -124,18 +124,7 @@ impl Observed {
     }
 }
 
-/// `crash (SIGSEGV)`, `error: ValueError`: an outcome with its signal and exception type, as
-/// both what was observed and what was expected are described.
-pub fn head(outcome: OutcomeKind, signal: Option<&str>, exception: Option<&str>) -> String {
-    let mut s = outcome.to_string();
-    if let Some(sig) = signal {
-        s.push_str(&format!(" ({sig})"));
-    }
-    if let Some(e) = exception {
-        s.push_str(&format!(": {e}"));
-    }
-    s
-}
+pub use crate::case::head;
 
 #[cfg(test)]
 mod tests {

@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use super::model::{Body, Case, Expected, RangeAt, Rule};
 use super::pairs::PairRelations;
 use super::params::python_float_repr;
+use super::params::ParamValue;
 use super::schema::{RawCase, RawRule};
 use super::selectors::{InterpreterSelector, WhereValue};
 use super::yaml::{self, Kind, Node, PathStep, PathStep::Item, PathStep::Key, Pos};
-use super::{Body, Case, Expected, ParamValue, RangeAt, Rule};
 use crate::errors::{CaseError, Error};
 use crate::version::PythonVersion;
 
@@ -517,7 +518,7 @@ impl Validator<'_> {
     /// every name and value checked where it stands.
     fn params(
         &mut self,
-        python: Option<&super::VersionRequests>,
+        python: Option<&super::selectors::VersionRequests>,
         round_trip: bool,
     ) -> IndexMap<String, Vec<ParamValue>> {
         let mut params = IndexMap::new();
@@ -819,7 +820,7 @@ struct Keywords {
 }
 
 impl Keywords {
-    fn of(request: Option<&super::VersionRequests>) -> Keywords {
+    fn of(request: Option<&super::selectors::VersionRequests>) -> Keywords {
         let admits = |versions: &[&str]| {
             versions.iter().any(|v| {
                 request.is_none_or(|r| PythonVersion::parse(v).is_some_and(|v| r.contains(&v)))
@@ -1095,7 +1096,7 @@ mod tests {
     #[test]
     fn each_side_of_a_round_trip_has_its_packages() {
         let case = parse("title: t\nparams:\n  v: ['1.0']\nrequires: [six]\ndump_requires: ['a=={v}']\nload_requires: [b]\ndump: data = b''\nload: pass\n").unwrap();
-        use super::super::Phase;
+        use super::super::schema::Phase;
         assert_eq!(case.requires_for(Some(Phase::Dump)), ["six", "a=={v}"]);
         assert_eq!(case.requires_for(Some(Phase::Load)), ["six", "b"]);
         assert_eq!(case.requires_for(None), ["six"]);

@@ -349,23 +349,6 @@ fn file_identity(path: &std::path::Path) -> PathBuf {
     }
 }
 
-impl PythonOptions {
-    /// The pythons.toml files asked for, else `./pythons.toml` when there is one.
-    pub fn config(&self) -> Result<crate::python::config::PythonsConfig, Error> {
-        match self.pythons_toml.as_slice() {
-            [] => {
-                let default = PathBuf::from("pythons.toml");
-                if default.is_file() {
-                    crate::python::config::PythonsConfig::load(&default)
-                } else {
-                    Ok(Default::default())
-                }
-            }
-            files => crate::python::config::PythonsConfig::load_all(files),
-        }
-    }
-}
-
 impl RunArgs {
     pub fn settings(&self) -> Result<Settings, Error> {
         Settings::resolve(Given {

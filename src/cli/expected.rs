@@ -78,11 +78,7 @@ pub fn matrices(
             title: case.title.clone(),
             path: case.path.display().to_string(),
             round_trip: case.is_round_trip(),
-            rules: case
-                .expect
-                .iter()
-                .map(super::rules::describe_rule)
-                .collect(),
+            rules: case.expect.iter().map(crate::case::describe_rule).collect(),
             runs: plan
                 .runs
                 .iter()

@@ -1,146 +1,48 @@
-//! The interpreters a command works with, found and chosen once for every command: discover
-//! (with the probe cache), select what `--python` asks for, install with uv what
-//! `--download-python` asks for and select again, then, for the commands that run cases, warn
-//! about the unusable candidates, report the requests that match nothing, and refuse an empty
-//! selection.
+//! The interpreters a command works with: chosen by one call into `python/`
+//! ([`crate::python::choose`]: discovery, `--python`, `--download-python`, the probe cache),
+//! then, for the commands that run cases, the warnings about the unusable candidates, the
+//! requests that match nothing, and the refusal of an empty selection.
 
 use super::args::{DownloadPython, PythonOptions};
 use super::failure::Failure;
 use super::settings::Settings;
 use crate::errors::Error;
-use crate::python::config::PythonsConfig;
-use crate::python::discover::{self, Discovery};
-use crate::python::download;
+use crate::python::choose::{self, Ask, ChooseError, Chosen, Download};
 use crate::python::probe::Prober;
-use crate::python::request::{select, split_requests, Selection};
-use crate::python::{Implementation, Interpreter, Source};
+use crate::python::{Implementation, Interpreter};
 
-/// What discovery found and what the requests selected of it.
-pub struct Chosen {
-    pub discovery: Discovery,
-    /// The `--python` requests, split.
-    pub requests: Vec<String>,
-    pub selection: Selection,
-    /// Requests that matched nothing and that `--download-python` could not install: why, and
-    /// what to use instead.
-    pub not_downloadable: Vec<(String, String)>,
+/// What the options and settings ask of interpreter choice.
+pub fn ask<'a>(options: &'a PythonOptions, settings: &'a Settings) -> Ask<'a> {
+    Ask {
+        python: &options.python,
+        pythons_toml: &options.pythons_toml,
+        download: match options.download_python {
+            DownloadPython::Never => Download::Never,
+            DownloadPython::Auto => Download::Auto,
+            DownloadPython::Always => Download::Always,
+        },
+        cache_dir: settings.cache_dir.as_deref(),
+        probe_timeout: settings.probe_timeout,
+        refresh: options.refresh,
+        verbose: settings.verbose,
+    }
 }
 
 /// A prober with the cache folder and the options' probe settings.
 pub fn prober(options: &PythonOptions, settings: &Settings) -> Prober {
-    Prober::new(
-        settings.cache_dir.as_deref(),
-        settings.probe_timeout,
-        options.refresh,
-    )
-    .verbose(settings.verbose)
+    ask(options, settings).prober()
 }
 
-/// Discover (and cache) the interpreters, then select what the requests ask for; when
-/// `--download-python` had uv install some, discover and select again.
+/// [`choose::choose`] with the options and settings; uv's install stops on Ctrl-C.
 pub async fn choose(options: &PythonOptions, settings: &Settings) -> Result<Chosen, Failure> {
-    let mut config = options.config()?;
-    if let Some(dir) = &settings.cache_dir {
-        let _ = std::fs::create_dir_all(dir);
-        config.add_kept(dir);
-        config.downloads = Some(download::folder(dir));
-    }
-    let prober = prober(options, settings);
-    // Probes mostly wait on the interpreters' start: a few at once even on few cores.
-    let probes = crate::sys::cores().max(4);
-    let mut discovery = discover::resolve(discover::candidates(&config), &prober, probes).await;
-    let requests = split_requests(&options.python, "--python")?;
-    let mut selection = select(&discovery, &requests, &prober).await?;
-    let (installed, not_downloadable) =
-        download_requested(options, &config, &requests, &selection).await?;
-    if installed {
-        let before = discovery;
-        discovery = discover::resolve(discover::candidates(&config), &prober, probes).await;
-        selection = select(&discovery, &requests, &prober).await?;
-        say_installed(&before, &discovery, config.downloads.as_deref());
-    }
-    prober.save();
-    Ok(Chosen {
-        discovery,
-        requests,
-        selection,
-        not_downloadable,
+    choose::choose(&ask(options, settings), || {
+        super::interrupt::cancel_on_signals().0
     })
-}
-
-/// `--download-python`: uv installs the requests it can serve (with `auto` those that matched
-/// nothing, with `always` every one) into the cache's folder. Returns whether it ran, and why
-/// uv cannot serve the requests that matched nothing.
-async fn download_requested(
-    options: &PythonOptions,
-    config: &PythonsConfig,
-    requests: &[String],
-    selection: &Selection,
-) -> Result<(bool, Vec<(String, String)>), Failure> {
-    let (asked, mode) = match options.download_python {
-        DownloadPython::Never => return Ok((false, Vec::new())),
-        DownloadPython::Auto => (&selection.missing, "auto"),
-        DownloadPython::Always => (&requests.to_vec(), "always"),
-    };
-    let mut wanted = Vec::new();
-    let mut cannot = Vec::new();
-    for text in asked {
-        match download::uv_request(text) {
-            Ok(request) => wanted.push(request),
-            Err(why) if selection.missing.contains(text) => cannot.push((text.clone(), why)),
-            // Found, and not uv's to install (a path, 2.7): used as found.
-            Err(_) => {}
-        }
-    }
-    if wanted.is_empty() {
-        return Ok((false, cannot));
-    }
-    let listed = wanted
-        .iter()
-        .map(|w| format!("`{w}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let usage = |why: String| {
-        Failure::from(Error::Usage(format!(
-            "--download-python {mode}: installing {listed} {why}"
-        )))
-    };
-    let Some(folder) = config.downloads.as_deref() else {
-        return Err(usage(
-            "needs the cache folder, and there is none (no HOME): give --cache-dir".into(),
-        ));
-    };
-    if !config.sources.on(Source::Uv) {
-        return Err(usage(format!(
-            "is of no use: {} turns off the uv source ([discovery] uv = false), which finds what uv installs; turn it on, or leave --download-python out",
-            config.file.as_deref().unwrap_or(std::path::Path::new("pythons.toml")).display()
-        )));
-    }
-    let uv = download::find_uv().map_err(|why| usage(format!("needs uv, and {why}")))?;
-    eprintln!(
-        "note: --download-python {mode}: installing {listed} with {} into {}",
-        uv.display(),
-        folder.display()
-    );
-    let (cancel, _) = super::interrupt::cancel_on_signals();
-    download::install(&uv, folder, &wanted, &cancel).await?;
-    Ok((true, cannot))
-}
-
-/// Name the interpreters that uv's install added to what discovery finds.
-fn say_installed(before: &Discovery, after: &Discovery, folder: Option<&std::path::Path>) {
-    let Some(folder) = folder.and_then(|f| std::fs::canonicalize(f).ok()) else {
-        return;
-    };
-    for i in &after.interpreters {
-        let new = !before
-            .interpreters
-            .iter()
-            .any(|b| b.executable == i.executable);
-        if new && i.executable.starts_with(&folder) {
-            eprintln!("note: installed {} at {}", i.label, i.executable.display());
-        }
-    }
+    .await
+    .map_err(|e| match e {
+        ChooseError::Input(e) => Failure::from(e),
+        ChooseError::Tool(e) => Failure::from(e),
+    })
 }
 
 /// The interpreters a run (or a bisect) uses: every usable one without requests (of `only`
@@ -161,8 +63,8 @@ pub async fn for_running_on_machine(
     only: Option<Implementation>,
 ) -> Result<(Vec<Interpreter>, Vec<Interpreter>), Failure> {
     let chosen = choose(options, settings).await?;
-    chosen.warn_unusable();
-    chosen.check_missing(options.skip_missing)?;
+    warn_unusable(&chosen);
+    check_missing(&chosen, options.skip_missing)?;
     let Chosen {
         discovery,
         requests,
@@ -200,57 +102,62 @@ pub async fn for_running_on_machine(
     Ok((interpreters, discovery.interpreters))
 }
 
-impl Chosen {
-    /// Without requests, say which candidates are left out and why (a named one is only
-    /// used when asked for).
-    fn warn_unusable(&self) {
-        if !self.requests.is_empty() {
-            return;
-        }
-        for u in self.discovery.unusable.iter().filter(|u| u.name.is_none()) {
-            eprintln!(
-                "warning: skipping {} ({}): {}",
-                u.path.display(),
-                u.sources.join(", "),
-                u.reason
-            );
-        }
+/// Without requests, say which candidates are left out and why (a named one is only used
+/// when asked for).
+fn warn_unusable(chosen: &Chosen) {
+    if !chosen.requests.is_empty() {
+        return;
     }
+    for u in chosen
+        .discovery
+        .unusable
+        .iter()
+        .filter(|u| u.name.is_none())
+    {
+        eprintln!(
+            "warning: skipping {} ({}): {}",
+            u.path.display(),
+            u.sources.join(", "),
+            u.reason
+        );
+    }
+}
 
-    /// A request that matches nothing is an error, or a warning with `--skip-missing`
-    /// (except in CI, where a missing interpreter must fail).
-    fn check_missing(&self, skip_missing: bool) -> Result<(), Error> {
-        let missing = &self.selection.missing;
-        if missing.is_empty() {
-            return Ok(());
-        }
-        let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-        if skip_missing && !in_ci {
-            for m in missing {
-                eprintln!("warning: no interpreter matches `{m}`; skipped (--skip-missing)");
-            }
-            return Ok(());
-        }
-        if skip_missing {
-            eprintln!("note: --skip-missing is off when CI is set: a missing interpreter fails the run there");
-        }
-        if !self.not_downloadable.is_empty() {
-            let mut message = String::new();
-            for m in missing {
-                message.push_str(&format!("no interpreter matches `{m}`"));
-                if let Some((_, why)) = self.not_downloadable.iter().find(|(r, _)| r == m) {
-                    message.push_str(&format!(", and --download-python cannot install it: {why}"));
-                }
-                message.push('\n');
-            }
-            message.push_str(&found_list(&self.discovery.interpreters));
-            return Err(Error::Usage(message));
-        }
-        Err(Error::MissingInterpreters {
-            requests: missing.clone(),
-            found: found_list(&self.discovery.interpreters),
-        })
+/// A request that matches nothing is an error, or a warning with `--skip-missing` (except
+/// in CI, where a missing interpreter must fail).
+fn check_missing(chosen: &Chosen, skip_missing: bool) -> Result<(), Error> {
+    let missing = &chosen.selection.missing;
+    if missing.is_empty() {
+        return Ok(());
     }
+    let in_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+    if skip_missing && !in_ci {
+        for m in missing {
+            eprintln!("warning: no interpreter matches `{m}`; skipped (--skip-missing)");
+        }
+        return Ok(());
+    }
+    if skip_missing {
+        eprintln!(
+            "note: --skip-missing is off when CI is set: a missing interpreter fails the run there"
+        );
+    }
+    if !chosen.not_downloadable.is_empty() {
+        let mut message = String::new();
+        for m in missing {
+            message.push_str(&format!("no interpreter matches `{m}`"));
+            if let Some((_, why)) = chosen.not_downloadable.iter().find(|(r, _)| r == m) {
+                message.push_str(&format!(", and --download-python cannot install it: {why}"));
+            }
+            message.push('\n');
+        }
+        message.push_str(&found_list(&chosen.discovery.interpreters));
+        return Err(Error::Usage(message));
+    }
+    Err(Error::MissingInterpreters {
+        requests: missing.clone(),
+        found: found_list(&chosen.discovery.interpreters),
+    })
 }
 
 fn found_list(interpreters: &[Interpreter]) -> String {

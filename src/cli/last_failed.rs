@@ -164,23 +164,9 @@ pub fn remember(results: &Results, cache_dir: Option<&Path>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::{Expected, Params};
 
     fn record(case: &str, python: &str, verdict: Verdict) -> RunRecord {
-        RunRecord {
-            case: case.into(),
-            params: Params::default(),
-            python: python.into(),
-            dump_python: None,
-            load_python: None,
-            verdict,
-            expected: Expected::default_pass(),
-            observed: None,
-            dump_duration_s: None,
-            reason: None,
-            attempts: Vec::new(),
-            packages: Default::default(),
-        }
+        RunRecord::for_tests(case, python, verdict)
     }
 
     #[test]

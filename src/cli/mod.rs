@@ -21,7 +21,6 @@ mod merge;
 mod pythons;
 mod ranges;
 mod record;
-mod rules;
 mod run;
 mod schema;
 mod settings;

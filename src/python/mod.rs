@@ -1,8 +1,10 @@
 //! Python interpreters: what one is ([`Interpreter`], its [`Implementation`]), where they are
 //! found ([`discover`], from which [`Source`]), what each says about itself ([`probe`]), which
-//! ones the user asked for ([`request`]), which of those uv installs when asked ([`download`]), and the environment every Python process crosspickle
-//! starts gets ([`sanitized_env`]).
+//! ones the user asked for ([`request`]), which of those uv installs when asked
+//! ([`download`]), all of it in one call for every command ([`choose`]), and the environment
+//! every Python process crosspickle starts gets ([`sanitized_env`]).
 
+pub mod choose;
 pub mod config;
 pub mod discover;
 pub mod download;

@@ -71,7 +71,7 @@ pub fn write_all(results: &Results, files: &ReportFiles) -> Result<(), Error> {
 /// Results for the reporters' unit tests.
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use crate::case::{Expected, OutcomeKind, ParamValue, Params};
+    use crate::case::{OutcomeKind, ParamValue, Params};
     use crate::outcome::Observed;
     use crate::results::{CaseInfo, Results, RunRecord};
     use crate::verdict::Verdict;
@@ -85,13 +85,7 @@ pub(crate) mod fixtures {
             let mut params = indexmap::IndexMap::new();
             params.insert("i".to_string(), ParamValue::from(i as i64));
             results.runs.push(RunRecord {
-                case: "case".into(),
                 params: Params(params),
-                python: "cpython-3.12.1".into(),
-                dump_python: None,
-                load_python: None,
-                verdict: Verdict::Regression,
-                expected: Expected::default_pass(),
                 observed: Some(Observed {
                     exception: Some("ValueError".into()),
                     message: Some(text.clone()),
@@ -100,10 +94,7 @@ pub(crate) mod fixtures {
                     stderr: text.clone(),
                     ..Observed::new(OutcomeKind::Error, 0.1)
                 }),
-                reason: None,
-                dump_duration_s: None,
-                attempts: Vec::new(),
-                packages: Default::default(),
+                ..RunRecord::for_tests("case", "cpython-3.12.1", Verdict::Regression)
             });
         }
         results.cases.insert(

@@ -134,25 +134,11 @@ pub fn slowest(results: &Results, n: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::{Expected, Params};
     use crate::results::CaseInfo;
     use crate::verdict::Verdict;
 
     fn record(case: &str) -> RunRecord {
-        RunRecord {
-            case: case.into(),
-            params: Params::default(),
-            python: "cpython-3.12.1".into(),
-            dump_python: None,
-            load_python: None,
-            verdict: Verdict::Regression,
-            expected: Expected::default_pass(),
-            observed: None,
-            dump_duration_s: None,
-            reason: None,
-            attempts: Vec::new(),
-            packages: Default::default(),
-        }
+        RunRecord::for_tests(case, "cpython-3.12.1", Verdict::Regression)
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! with room for every detail, the HTML page, shows it). Adding a fact is one push in
 //! [`RunView::new`]; a report renders it like any other unless it has markup of its own for it.
 
-use crate::case::Expected;
+use crate::case::Wording;
 use crate::outcome::Observed;
 use crate::results::{Conflict, Results, RunRecord};
 use crate::verdict::Verdict;
@@ -182,7 +182,11 @@ impl<'a> RunView<'a> {
         if let Some(packages) = packages_text(record) {
             push("packages", Text(packages), Brief);
         }
-        push("expected", Text(describe_expected(&record.expected)), Brief);
+        push(
+            "expected",
+            Text(record.expected.describe(Wording::Run)),
+            Brief,
+        );
         if let Some(reason) = &record.expected.reason {
             push("because", Text(reason.clone()), Brief);
         }
@@ -257,7 +261,7 @@ impl<'a> RunView<'a> {
 
     /// `expected pass, got error: ValueError: …`, or why it did not run.
     pub fn explanation(&self) -> String {
-        let expected = describe_expected(&self.record.expected);
+        let expected = self.record.expected.describe(Wording::Run);
         match (&self.record.observed, &self.record.reason) {
             (Some(o), _) => format!("expected {expected}, got {}", o.summary()),
             (None, Some(r)) => r.clone(),
@@ -313,33 +317,6 @@ fn sections(o: &Observed) -> Vec<Section<'_>> {
     .filter(|(_, t)| !t.trim().is_empty())
     .map(|(name, text)| Section { name, text })
     .collect()
-}
-
-/// `error: ValueError matching /boom/`, `error: an instance of pickle.PicklingError`, `error:
-/// ValueError, an instance of Exception`.
-fn describe_expected(e: &Expected) -> String {
-    let mut s = crate::outcome::head(e.outcome, e.signal.as_deref(), e.exception.as_deref());
-    if !e.also.is_empty() {
-        // `outcome: [pass, error]`: `pass or error: RuntimeError, each attempt`.
-        let others: Vec<String> = e.also.iter().map(|k| format!(" or {k}")).collect();
-        s = format!(
-            "{}{}{}, each attempt",
-            e.outcome,
-            others.concat(),
-            e.exception
-                .as_deref()
-                .map(|x| format!(": {x}"))
-                .unwrap_or_default()
-        );
-    }
-    if let Some(base) = &e.instance_of {
-        let sep = if e.exception.is_some() { ", " } else { ": " };
-        s.push_str(&format!("{sep}an instance of {base}"));
-    }
-    if let Some(m) = &e.pattern {
-        s.push_str(&format!(" matching /{m}/"));
-    }
-    s
 }
 
 /// Every run of `results` as a view, in their order.

@@ -260,7 +260,6 @@ fn conflict(carried: Option<Conflict>, records: &[(String, RunRecord)]) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::{Expected, Params};
     use crate::outcome::Observed;
     use crate::python::{Implementation, Interpreter};
 
@@ -272,22 +271,12 @@ mod tests {
         exception: Option<&str>,
     ) -> RunRecord {
         RunRecord {
-            case: case.into(),
-            params: Params::default(),
-            python: python.into(),
-            dump_python: None,
-            load_python: None,
-            verdict,
-            expected: Expected::default_pass(),
             observed: Some(Observed {
                 exception: exception.map(String::from),
                 message: Some(format!("at {python}")),
                 ..Observed::new(outcome, 0.5)
             }),
-            reason: None,
-            dump_duration_s: None,
-            attempts: Vec::new(),
-            packages: Default::default(),
+            ..RunRecord::for_tests(case, python, verdict)
         }
     }
 

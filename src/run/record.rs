@@ -70,6 +70,25 @@ impl Attempt {
 }
 
 impl RunRecord {
+    /// A run of `case` without params on `python` judged `verdict`, expected to pass, with
+    /// nothing observed: what tests start from and change.
+    pub fn for_tests(case: &str, python: &str, verdict: Verdict) -> Self {
+        RunRecord {
+            case: case.into(),
+            params: Params::default(),
+            python: python.into(),
+            dump_python: None,
+            load_python: None,
+            verdict,
+            expected: Expected::default_pass(),
+            observed: None,
+            dump_duration_s: None,
+            reason: None,
+            attempts: Vec::new(),
+            packages: Packages::default(),
+        }
+    }
+
     /// This record as an earlier attempt of a run tried again.
     pub fn as_attempt(&self) -> Attempt {
         Attempt {

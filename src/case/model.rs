@@ -1,0 +1,347 @@
+//! A loaded case as the engine sees it ([`Case`], its [`Rule`]s and their [`Expected`]), and
+//! the questions the runner asks of it: does it apply to this interpreter, which rule decides
+//! this run ([`Case::expected_for`]), is that rule a `skip`, which class names must the
+//! interpreter resolve.
+
+use super::pairs::PairRelations;
+use super::params::{self, run_name, ParamValue, Params};
+use super::pyre::Pattern;
+use super::schema::{Isolation, OutcomeKind, Phase};
+use super::selectors::{InterpreterSelector, WhereValue};
+use super::yaml;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::python::Interpreter;
+
+/// One loaded, validated case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub id: String,
+    pub path: PathBuf,
+    /// Where `id:`'s value stands (the file's first key when the id is the file's name): a
+    /// duplicate id is reported there.
+    pub id_at: (usize, usize),
+    pub title: String,
+    pub description: Option<String>,
+    pub links: Vec<String>,
+    pub tags: Vec<String>,
+    /// `python`, `implementation`, `implementation_version`, `features`: the interpreters the
+    /// case applies to (both ends of a round trip).
+    pub applies_to: InterpreterSelector,
+    /// `requires`: what every environment of the case holds (both sides of a round trip).
+    pub requires: Vec<String>,
+    /// `dump_requires`, `load_requires`: what a round trip's producer, or its consumer, holds
+    /// besides `requires` (empty for a case with `code`).
+    pub dump_requires: Vec<String>,
+    pub load_requires: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub timeout: Option<f64>,
+    /// `repeat`: attempts of each run (the larger of this and `--repeat`).
+    pub repeat: Option<u32>,
+    /// `isolation: exec`: every run of the case starts an interpreter of its own, whatever the
+    /// command line says; `fork` (or nothing): the command line decides.
+    pub isolation: Option<Isolation>,
+    /// `preload`: modules every run imports before its code, in this order (a fork server
+    /// imports them once, before it forks).
+    pub preload: Vec<String>,
+    pub params: IndexMap<String, Vec<ParamValue>>,
+    /// `gil`: the last param, `gil`, is the `PYTHON_GIL` of each run's processes (0 or 1).
+    pub gil: bool,
+    pub body: Body,
+    pub expect: Vec<Rule>,
+    /// The lines of `code:` (or `dump:`) and of `load:`: where the implicit `pass` of a run
+    /// that no rule decides is written (reports point there).
+    pub body_lines: (Option<usize>, Option<usize>),
+    /// Every version range the file gives (`python`, `expect[n].python`, `dump_python`,
+    /// `load_python`), where it stands: for what is said of them once interpreters are known.
+    pub ranges: Vec<RangeAt>,
+}
+
+/// A version range of a case file and its place: `field` names it as messages do
+/// (`python[1]`, `expect[2].dump_python`); `of_rule` is false for the case's own `python`.
+#[derive(Debug, Clone)]
+pub struct RangeAt {
+    pub field: String,
+    pub request: crate::version::VersionRequest,
+    pub at: yaml::Pos,
+    pub of_rule: bool,
+}
+
+/// What a case runs.
+#[derive(Debug, Clone)]
+pub enum Body {
+    Code(String),
+    RoundTrip { dump: String, load: String },
+}
+
+/// One expectation rule: selectors, then what is expected where they all hold.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// `python`, `implementation`, `implementation_version`, `features`: on the interpreter
+    /// whose phase decided the outcome.
+    pub on: InterpreterSelector,
+    /// `dump_python`, `dump_implementation`, `dump_features`: on a round trip's producer.
+    pub dump: InterpreterSelector,
+    /// `load_python`, `load_implementation`, `load_features`: on a round trip's consumer.
+    pub load: InterpreterSelector,
+    /// `same`, `different`, `pairs`: how a round trip's producer and consumer relate.
+    pub relations: PairRelations,
+    pub where_: IndexMap<String, WhereValue>,
+    pub phase: Option<Phase>,
+    pub expected: Expected,
+}
+
+/// What a run must show: an outcome and, optionally, details of it; or `skip` and why.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Expected {
+    pub outcome: OutcomeKind,
+    /// `outcome: [pass, error]`: the list's other outcomes (every attempt must show one of
+    /// them); empty for one outcome.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<OutcomeKind>,
+    /// The exception's type: the very class (resolved where the case ran), or the same name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exception: Option<String>,
+    /// A class the exception is an instance of (resolved where the case ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_of: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+    /// `match`, compiled when the case was loaded.
+    #[serde(rename = "match", default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<Pattern>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The line of the file that says this: the rule's first line, or for the implicit
+    /// `pass`, the line of `code:`, `dump:` or `load:` (annotations point there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+}
+
+impl Expected {
+    /// What a run that no rule matches must show.
+    pub fn default_pass() -> Self {
+        Expected {
+            outcome: OutcomeKind::Pass,
+            also: Vec::new(),
+            exception: None,
+            instance_of: None,
+            signal: None,
+            pattern: None,
+            reason: None,
+            line: None,
+        }
+    }
+}
+
+/// The interpreters on the two sides of a round trip, or the one interpreter of a plain run.
+#[derive(Debug, Clone, Copy)]
+pub struct RunSide<'a> {
+    /// The interpreter whose phase decided the outcome (the one of a plain run).
+    pub deciding: &'a Interpreter,
+    pub dump: Option<&'a Interpreter>,
+    pub load: Option<&'a Interpreter>,
+    pub phase: Option<Phase>,
+}
+
+impl RunSide<'_> {
+    pub fn single(interpreter: &Interpreter) -> RunSide<'_> {
+        RunSide {
+            deciding: interpreter,
+            dump: None,
+            load: None,
+            phase: None,
+        }
+    }
+
+    /// The pair `producer -> consumer` once `phase` decided it: the producer's phase is
+    /// decided on the producer, the load's on the consumer.
+    pub fn pair<'a>(
+        producer: &'a Interpreter,
+        consumer: &'a Interpreter,
+        phase: Phase,
+    ) -> RunSide<'a> {
+        RunSide {
+            deciding: match phase {
+                Phase::Dump => producer,
+                Phase::Load => consumer,
+            },
+            dump: Some(producer),
+            load: Some(consumer),
+            phase: Some(phase),
+        }
+    }
+}
+
+impl Case {
+    pub fn is_round_trip(&self) -> bool {
+        matches!(self.body, Body::RoundTrip { .. })
+    }
+
+    /// The requirements (placeholders as written) of the environment a run's `phase` runs in:
+    /// `requires`, then for a round trip's dump `dump_requires`, for its load `load_requires`.
+    pub fn requires_for(&self, phase: Option<Phase>) -> Vec<String> {
+        let own = match phase {
+            Some(Phase::Dump) => &self.dump_requires,
+            Some(Phase::Load) => &self.load_requires,
+            None => &[][..],
+        };
+        self.requires.iter().chain(own).cloned().collect()
+    }
+
+    /// Whether any run of the case needs an environment of its own (`requires` or a side's).
+    pub fn has_requires(&self) -> bool {
+        !(self.requires.is_empty()
+            && self.dump_requires.is_empty()
+            && self.load_requires.is_empty())
+    }
+
+    /// Why this case does not apply to `interpreter`, if it does not.
+    pub fn skip_reason(&self, interpreter: &Interpreter) -> Option<String> {
+        self.applies_to
+            .mismatch(interpreter)
+            .map(|m| format!("case applies to {m}"))
+    }
+
+    /// The environment variables `params`' runs get on top of the caller's: `env`, and
+    /// `PYTHON_GIL` when the case has the `gil` dimension.
+    pub fn env_for(&self, params: &Params) -> BTreeMap<String, String> {
+        let mut env = self.env.clone();
+        if let (true, Some(ParamValue::Int(gil))) = (self.gil, params.get("gil")) {
+            env.insert("PYTHON_GIL".into(), gil.to_string());
+        }
+        env
+    }
+
+    /// Why `params` cannot run on `interpreter`: `gil=0` (`PYTHON_GIL=0`) on a build that has
+    /// a GIL, which refuses to start without it (3.13 and later) or ignores the variable.
+    pub fn gil_skip_reason(&self, params: &Params, interpreter: &Interpreter) -> Option<String> {
+        let off = matches!(params.get("gil"), Some(ParamValue::Int(g)) if *g == 0.into());
+        (self.gil && off && !interpreter.free_threaded)
+            .then(|| "gil=0 (PYTHON_GIL=0) needs a free-threaded build".to_string())
+    }
+
+    /// The `skip` rule that decides `params` on `interpreter` (a plain run), or on the pair
+    /// `producer -> interpreter` (a round trip) whichever phase decides it, known before
+    /// anything runs. A pair that only one phase's rule skips is decided after its dump.
+    pub fn skip_rule(
+        &self,
+        params: &Params,
+        producer: Option<&Interpreter>,
+        interpreter: &Interpreter,
+    ) -> Option<Expected> {
+        let skip_of = |side: RunSide<'_>| {
+            let rule = self.expect.iter().find(|rule| rule.selects(params, side))?;
+            (rule.expected.outcome == OutcomeKind::Skip).then_some(rule)
+        };
+        let rule = match producer {
+            None => skip_of(RunSide::single(interpreter))?,
+            Some(producer) => {
+                let dump = skip_of(RunSide::pair(producer, interpreter, Phase::Dump))?;
+                let load = skip_of(RunSide::pair(producer, interpreter, Phase::Load))?;
+                // Both phases skip: the rule written first says why.
+                let position = |r: &Rule| self.expect.iter().position(|e| std::ptr::eq(e, r));
+                if position(dump) <= position(load) {
+                    dump
+                } else {
+                    load
+                }
+            }
+        };
+        Some(rule.expected.clone())
+    }
+
+    /// The class names the rules ask the interpreter about (`exception`, `instance_of`),
+    /// each once, sorted: the driver resolves them where the case ran.
+    pub fn class_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .expect
+            .iter()
+            .flat_map(|r| [&r.expected.exception, &r.expected.instance_of])
+            .flatten()
+            .cloned()
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Every combination of the params, in file order (one empty combination without params).
+    pub fn param_combinations(&self) -> Vec<Params> {
+        params::cartesian(&self.params)
+    }
+
+    /// The rule that decides what `params` on `side` must show: the first whose selectors all
+    /// hold, or the default `pass`.
+    pub fn expected_for(&self, params: &Params, side: RunSide<'_>) -> Expected {
+        self.deciding_rule(params, side)
+            .map(|i| self.expect[i].expected.clone())
+            .unwrap_or_else(|| Expected {
+                line: match side.phase {
+                    Some(Phase::Load) => self.body_lines.1,
+                    _ => self.body_lines.0,
+                },
+                ..Expected::default_pass()
+            })
+    }
+
+    /// The index in `expect` of the rule that decides `params` on `side` (the first whose
+    /// selectors all hold), or `None` for the default `pass`: what the run's verdict and
+    /// `crosspickle list`'s expected matrix both ask.
+    pub fn deciding_rule(&self, params: &Params, side: RunSide<'_>) -> Option<usize> {
+        self.expect
+            .iter()
+            .position(|rule| rule.selects(params, side))
+    }
+
+    /// `id[protocol=5,pickler=c]`, or just `id` without params (see [`run_name`]).
+    pub fn display_name(&self, params: &Params) -> String {
+        run_name(&self.id, params, None, None)
+    }
+}
+
+impl Rule {
+    /// A rule without selectors: it decides every run that reaches it.
+    pub fn selects_everything(&self) -> bool {
+        self.on.is_empty()
+            && self.dump.is_empty()
+            && self.load.is_empty()
+            && self.relations.is_empty()
+            && self.where_.is_empty()
+            && self.phase.is_none()
+    }
+
+    /// Whether this rule's selectors other than `where` are empty.
+    pub fn selects_by_params_only(&self) -> bool {
+        self.on.is_empty()
+            && self.dump.is_empty()
+            && self.load.is_empty()
+            && self.relations.is_empty()
+            && self.phase.is_none()
+    }
+
+    pub fn selects(&self, params: &Params, side: RunSide<'_>) -> bool {
+        let side_ok = |selector: &InterpreterSelector, interp: Option<&Interpreter>| match interp {
+            Some(i) => selector.holds_for(i),
+            None => selector.is_empty(),
+        };
+        self.on.holds_for(side.deciding)
+            && self.selects_params(params)
+            && side_ok(&self.dump, side.dump)
+            && side_ok(&self.load, side.load)
+            && (self.relations.is_empty()
+                || matches!((side.dump, side.load), (Some(d), Some(l)) if self.relations.holds_for(d, l)))
+            && self.phase.is_none_or(|p| Some(p) == side.phase)
+    }
+
+    /// Whether the `where` of this rule holds for `params`.
+    pub fn selects_params(&self, params: &Params) -> bool {
+        self.where_
+            .iter()
+            .all(|(name, values)| params.get(name).is_some_and(|v| values.selects(v)))
+    }
+}
