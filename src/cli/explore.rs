@@ -1,7 +1,9 @@
 //! `crosspickle explore`: its arguments, the progress bar, the summary, the case files in
 //! `--out`, the `--json` report and the `--baseline` that hides known findings. The engine
-//! is [`crate::explore`]. Exit codes: 0 no new finding, 1 new findings, 2 bad input, 3 a
-//! tooling failure, 130 interrupted.
+//! is [`crate::explore`]. Exit codes: 0 no new finding, 1 new findings, 2 bad input (also
+//! `--out`, `--json` or `--baseline` that cannot be used, said before exploring), 3 a
+//! tooling failure (a worker that cannot start, named), 130 / 143 / 129 stopped by a signal,
+//! with what was found so far reported and written.
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -31,7 +33,7 @@ pub struct ExploreArgs {
     /// Stop after this many values [default: 200 without --time]
     #[arg(long, value_name = "N")]
     pub count: Option<u64>,
-    /// Stop after this many seconds (the batch under way is finished)
+    /// Stop after this many seconds (the batch under way is finished, within a tenth more)
     #[arg(long, value_name = "SECONDS")]
     pub time: Option<f64>,
     /// At most this many nodes in a value
@@ -49,7 +51,7 @@ pub struct ExploreArgs {
     /// A JSON report of an earlier run: its findings are not reported again
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
-    /// Values per batch (one process per interpreter and batch)
+    /// Values per batch (one request to each interpreter's worker per batch)
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub batch: usize,
     /// Seconds one dump or load may take before it counts as a hang
@@ -76,6 +78,12 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         Some(path) => baseline(path)?,
         None => BTreeSet::new(),
     };
+    if let Some(dir) = &args.out {
+        usable_folder(dir)?;
+    }
+    if let Some(path) = &args.json {
+        usable_file(path, "--json")?;
+    }
     let pythons = super::interpreters::for_running(&args.pythons, &settings, None).await?;
     let (cancel, _) = super::interrupt::cancel_on_signals();
     let bar = progress_bar(options.count);
@@ -174,6 +182,15 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
         .get("findings")
         .and_then(Json::as_array)
         .ok_or_else(|| bad("no `findings` list".into()))?;
+    match doc.get("explore") {
+        Some(v) if v.as_u64() == Some(FORMAT) => {}
+        Some(v) => {
+            return Err(bad(format!(
+                "it is explore's report format version {v}, this crosspickle reads version {FORMAT} (write it again with this crosspickle, or use the crosspickle that wrote it)"
+            )))
+        }
+        None => return Err(bad("no `explore` format version".into())),
+    }
     findings
         .iter()
         .map(|f| {
@@ -183,6 +200,42 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
                 .ok_or_else(|| bad("a finding without a `signature`".into()))
         })
         .collect()
+}
+
+/// The version of the `--json` report (its `explore` key), which `--baseline` reads.
+const FORMAT: u64 = 1;
+
+/// `--out DIR`: made now, so that a folder that cannot be is said before exploring.
+fn usable_folder(dir: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::Usage(format!(
+            "--out {}: cannot make this folder ({e}); give a folder (new or existing) for the case files",
+            dir.display()
+        ))
+    })?;
+    usable_file(&dir.join(".crosspickle-check"), "--out")
+}
+
+/// A file can be written at `path`: not a folder, and its folder takes a new file.
+fn usable_file(path: &Path, flag: &str) -> Result<(), Error> {
+    let bad = |why: String| {
+        Error::Usage(format!(
+            "{flag} {}: {why}; give a path crosspickle can write",
+            path.display()
+        ))
+    };
+    if path.is_dir() && flag == "--json" {
+        return Err(bad("it is a folder".into()));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".crosspickle-")
+        .tempfile_in(parent)
+        .map(drop)
+        .map_err(|e| bad(format!("cannot write into {} ({e})", parent.display())))
 }
 
 fn progress_bar(count: Option<u64>) -> ProgressBar {
@@ -255,10 +308,10 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
         })
         .map(|((i, _, _, c, u), o)| {
             let result = match o {
-                Outcome::Ok(canon, _) if Some(canon.as_str()) == reference => {
+                Outcome::Ok(canon, _) if Some(&**canon) == reference => {
                     json!({"outcome": "ok"})
                 }
-                Outcome::Ok(canon, _) => json!({"outcome": "value differs", "loaded": canon}),
+                Outcome::Ok(canon, _) => json!({"outcome": "value differs", "loaded": &**canon}),
                 other => outcome_json(other),
             };
             json!({"producer": pythons[*i].label, "consumer": pythons[*c].label, "unpickler": u.as_str(), "result": result})
@@ -318,7 +371,9 @@ fn json_report(
         })
         .collect();
     json!({
-        "explore": 1,
+        "explore": FORMAT,
+        "interrupted": report.interrupted,
+        "workers_started": report.workers_started,
         "seed": args.seed,
         "values": report.values,
         "seconds": elapsed,
@@ -353,6 +408,13 @@ fn summary(
         pythons.len(),
         report.shrinking.as_secs_f64()
     );
+    if report.interrupted {
+        let _ = writeln!(
+            out,
+            "interrupted by {}: what was found so far (the batch under way was dropped)",
+            super::interrupt::what()
+        );
+    }
     let hidden = if hidden > 0 {
         format!(" ({hidden} known, hidden by the baseline)")
     } else {

@@ -362,7 +362,7 @@ pub fn applies(python: &Interpreter, version: (u64, u64)) -> bool {
 /// The consumer's outcome when it is not the pickled value as it was.
 fn failed<'a>(o: &'a Outcome, obs: &Observation) -> Option<&'a Outcome> {
     match o {
-        Outcome::Ok(canon, _) if Some(canon.as_str()) == super::oracle::reference(obs) => None,
+        Outcome::Ok(canon, _) if Some(&**canon) == super::oracle::reference(obs) => None,
         other => Some(other),
     }
 }

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use self::observe::{Bench, Observation};
 use self::oracle::{Finding, Stability};
 use self::value::{Value, Vocabulary};
-use self::worker::Worker;
+use self::worker::{Failed, Worker};
 use crate::python::Interpreter;
 
 /// What to explore.
@@ -29,14 +29,15 @@ pub struct Options {
     pub seed: u64,
     /// Stop after this many values...
     pub count: Option<u64>,
-    /// ...or once this long has passed (the batch under way is finished).
+    /// ...or once this long has passed (the batch under way is finished, for at most
+    /// [`grace`] more: then what is under way is dropped, whatever a worker does).
     pub time: Option<Duration>,
     pub vocabulary: Vocabulary,
-    /// Values per batch (a process per interpreter per batch).
+    /// Values per batch (one request to each interpreter's worker per batch).
     pub batch: usize,
     /// Seconds one dump or load may take before it is a hang.
     pub task_limit: f64,
-    /// Processes at once.
+    /// Workers busy at once.
     pub jobs: usize,
     /// Findings of one kind (all but the value's shape) shrunk at most this many times.
     pub shrinks_per_kind: usize,
@@ -89,6 +90,13 @@ pub struct Report {
     pub findings: Vec<Reported>,
     pub stability: Vec<StabilityReport>,
     pub interrupted: bool,
+    /// Worker processes started (one per interpreter, and each replacement).
+    pub workers_started: usize,
+}
+
+/// How long past `--time` the batch under way may go on: a tenth of the time, at least 5 s.
+pub fn grace(time: Duration) -> Duration {
+    (time / 10).max(Duration::from_secs(5))
 }
 
 /// What the caller is told as the run goes.
@@ -104,13 +112,22 @@ pub async fn explore(
     cancel: &CancellationToken,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, String> {
-    let worker = Worker::new(options.task_limit)
+    let worker = Worker::new(options.task_limit, pythons.len())
         .map_err(|e| format!("cannot write the explore worker: {e}"))?;
+    // Cancelled by a signal, or once past --time and its grace.
+    let stop = cancel.child_token();
+    let timer = options.time.map(|t| {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(t + grace(t)).await;
+            stop.cancel();
+        })
+    });
     let bench = Bench {
         pythons,
         worker: &worker,
         jobs: options.jobs,
-        cancel,
+        cancel: &stop,
     };
     let mut state = State {
         bench,
@@ -122,23 +139,41 @@ pub async fn explore(
         found: BTreeMap::new(),
         stable: BTreeMap::new(),
         start: Instant::now(),
+        signals: cancel,
     };
-    while !cancel.is_cancelled() {
-        let left = options.count.map_or(options.batch as u64, |c| {
-            c.saturating_sub(state.report.values)
-        });
-        if left == 0 || state.late() {
-            break;
-        }
-        let n = left.min(options.batch as u64);
-        let first = state.report.values;
-        if !state.batch(first, n, progress).await? {
-            break;
-        }
-        state.report.values += n;
-        progress(Progress::Values(state.report.values, state.found.len()));
+    let result = state.run(progress).await;
+    worker.shutdown().await;
+    if let Some(timer) = timer {
+        timer.abort();
     }
+    // A worker that failed as a signal stopped everything is not a tooling failure.
+    if !cancel.is_cancelled() {
+        result?;
+    }
+    state.report.workers_started = worker.starts.load(std::sync::atomic::Ordering::Relaxed);
     Ok(state.finish())
+}
+
+impl State<'_> {
+    async fn run(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), String> {
+        let (options, state) = (self.options, self);
+        while !state.bench.cancel.is_cancelled() {
+            let left = options.count.map_or(options.batch as u64, |c| {
+                c.saturating_sub(state.report.values)
+            });
+            if left == 0 || state.late() {
+                break;
+            }
+            let n = left.min(options.batch as u64);
+            let first = state.report.values;
+            if !state.batch(first, n, progress).await? {
+                break;
+            }
+            state.report.values += n;
+            progress(Progress::Values(state.report.values, state.found.len()));
+        }
+        Ok(())
+    }
 }
 
 /// What a run has seen so far.
@@ -156,6 +191,8 @@ struct State<'a> {
     found: BTreeMap<String, Reported>,
     stable: BTreeMap<String, StabilityReport>,
     start: Instant,
+    /// Cancelled by Ctrl-C, SIGTERM or SIGHUP.
+    signals: &'a CancellationToken,
 }
 
 impl State<'_> {
@@ -179,8 +216,9 @@ impl State<'_> {
             .collect();
         let began = Instant::now();
         let observed = match self.bench.observe(&values, &self.all).await {
-            Err(_) if self.bench.cancel.is_cancelled() => return Ok(false),
-            other => other?,
+            Ok(observed) => observed,
+            Err(Failed::Stopped) => return Ok(false),
+            Err(Failed::Start(why)) => return Err(why),
         };
         self.report.exploring += began.elapsed();
         for ((value, &index), obs) in values.iter().zip(&indices).zip(&observed) {
@@ -215,10 +253,16 @@ impl State<'_> {
                 }
                 progress(Progress::Shrinking(key));
                 let began = Instant::now();
-                let shrunk = shrink(&self.bench, f, value, obs, &self.all).await?;
+                let shrunk = shrink(&self.bench, f, value, obs, &self.all, || self.late()).await;
                 self.report.shrinking += began.elapsed();
-                if let Some((finding, value, observation)) = shrunk {
-                    self.keep(finding, value, observation, index);
+                match shrunk {
+                    Ok(Some((finding, value, observation))) => {
+                        self.keep(finding, value, observation, index)
+                    }
+                    Ok(None) => {}
+                    // Stopped while shrinking: the finding as it was found.
+                    Err(Failed::Stopped) => self.keep(f.clone(), value.clone(), obs.clone(), index),
+                    Err(Failed::Start(why)) => return Err(why),
                 }
             }
         }
@@ -289,7 +333,7 @@ impl State<'_> {
     }
 
     fn finish(mut self) -> Report {
-        self.report.interrupted = self.bench.cancel.is_cancelled();
+        self.report.interrupted = self.signals.is_cancelled();
         for r in self.found.values_mut() {
             r.occurrences = r
                 .keys
@@ -387,7 +431,8 @@ async fn shrink(
     value: &Value,
     obs: &Observation,
     all: &[usize],
-) -> Result<Option<(Finding, Value, Observation)>, String> {
+    late: impl Fn() -> bool,
+) -> Result<Option<(Finding, Value, Observation)>, Failed> {
     const CANDIDATES: usize = 64;
     const ROUNDS: usize = 60;
     // Shrunk on one producer and one consumer that show it together (and the witness): a
@@ -405,7 +450,7 @@ async fn shrink(
     let involved = pair.involved();
     let mut best = value.clone();
     for _ in 0..ROUNDS {
-        if bench.cancel.is_cancelled() {
+        if bench.cancel.is_cancelled() || late() {
             break;
         }
         let candidates: Vec<Value> = best.shrinks().into_iter().take(CANDIDATES).collect();

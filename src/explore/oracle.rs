@@ -88,29 +88,33 @@ impl Finding {
 /// and consumer of them do).
 pub fn pair(finding: &Finding, obs: &Observation) -> Option<(usize, usize)> {
     let reference = reference(obs);
-    obs.loads.iter().find_map(|(&(p, protocol, k, c, u), outcome)| {
-        let this = (protocol, k) == (finding.protocol, finding.pickler)
-            && finding.producers.contains(&p)
-            && finding.consumers.contains(&c);
-        let shows = match finding.oracle {
-            Oracle::LoadDiffers => Some(u) == finding.unpickler && outcome.label() == finding.observed,
-            Oracle::ValueDiffers => {
-                Some(u) == finding.unpickler
-                    && matches!(outcome, Outcome::Ok(canon, _) if Some(canon.as_str()) != reference)
-            }
-            Oracle::UnpicklerParity => {
-                u == Pickler::C
-                    && obs
-                        .loads
-                        .get(&(p, protocol, k, c, Pickler::Py))
-                        .and_then(|py| unpickler_disagreement(outcome, py))
-                        .as_deref()
-                        == Some(finding.observed.as_str())
-            }
-            Oracle::DumpDiffers | Oracle::Parity => false,
-        };
-        (this && shows).then_some((p, c))
-    })
+    obs.loads
+        .iter()
+        .find_map(|(&(p, protocol, k, c, u), outcome)| {
+            let this = (protocol, k) == (finding.protocol, finding.pickler)
+                && finding.producers.contains(&p)
+                && finding.consumers.contains(&c);
+            let shows = match finding.oracle {
+                Oracle::LoadDiffers => {
+                    Some(u) == finding.unpickler && outcome.label() == finding.observed
+                }
+                Oracle::ValueDiffers => {
+                    Some(u) == finding.unpickler
+                        && matches!(outcome, Outcome::Ok(canon, _) if Some(&**canon) != reference)
+                }
+                Oracle::UnpicklerParity => {
+                    u == Pickler::C
+                        && obs
+                            .loads
+                            .get(&(p, protocol, k, c, Pickler::Py))
+                            .and_then(|py| unpickler_disagreement(outcome, py))
+                            .as_deref()
+                            == Some(finding.observed.as_str())
+                }
+                Oracle::DumpDiffers | Oracle::Parity => false,
+            };
+            (this && shows).then_some((p, c))
+        })
 }
 
 /// The bytes for one protocol and pickler, by the producers that wrote them.
@@ -185,7 +189,7 @@ fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
     let mut groups: BTreeMap<(Oracle, u32, Pickler, Pickler, String), Finding> = BTreeMap::new();
     for (&(p, protocol, pickler, c, u), outcome) in &obs.loads {
         let (oracle, observed, detail) = match outcome {
-            Outcome::Ok(canon, _) if canon == reference => continue,
+            Outcome::Ok(canon, _) if &**canon == reference => continue,
             Outcome::Ok(canon, _) => (
                 Oracle::ValueDiffers,
                 "value".to_string(),
@@ -306,11 +310,11 @@ pub fn stability(obs: &Observation) -> Vec<Stability> {
             continue;
         };
         let groups = by.entry((protocol, pickler)).or_default();
-        match groups.iter_mut().find(|(_, h)| h == hex) {
+        match groups.iter_mut().find(|(_, h)| **h == **hex) {
             Some((set, _)) => {
                 set.insert(p);
             }
-            None => groups.push((BTreeSet::from([p]), hex.clone())),
+            None => groups.push((BTreeSet::from([p]), hex.to_string())),
         }
     }
     by.into_iter()
@@ -423,7 +427,7 @@ mod tests {
         for p in 0..2 {
             obs.canon.insert(p, Ok("r".into()));
             obs.dumps
-                .insert((p, 0, Pickler::C), Outcome::Ok(format!("{p}"), None));
+                .insert((p, 0, Pickler::C), Outcome::Ok(format!("{p}").into(), None));
             for c in 0..2 {
                 let got = if p == c { "r" } else { "other" };
                 obs.loads

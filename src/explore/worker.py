@@ -1,11 +1,23 @@
-# crosspickle explore's worker (appended to prelude.py): reads one JSON request on stdin, a
-# batch of tasks, and writes one JSON line per task as it finishes it, so that crosspickle
-# knows which task a crash or a hang stopped at. Valid on Python 2.7 and every Python 3.
-#   {"op": "dump", "values": {"ID": SOURCE}, "tasks": [[ID, PROTOCOL, PICKLER], ...]}
-#   {"op": "load", "blobs": {"ID": HEX}, "tasks": [[ID, UNPICKLER], ...]}
-import binascii
+# crosspickle explore's worker (appended to prelude.py): one process per interpreter for the
+# whole run, fed batches over its standard input and answering each with one message. Valid on
+# Python 2.7 and every Python 3.
+#
+# A message, either way, is a list of parts: a 4-byte big-endian count, then each part as a
+# 4-byte big-endian length and its bytes. Part 0 is a JSON header; the others are pickles.
+# The worker says {"ready": 1} as it starts, then answers each request:
+#   {"op": "dump", "limit": S, "values": [[ID, SOURCE], ...], "tasks": [[ID, PROTOCOL, PICKLER], ...]}
+#     -> {"built": {ID: [CANON, HASH] or {"err": [TYPE, MESSAGE]}},
+#         "tasks": [{"p": PART} or {"err": [...]} or {"hang": 1}, ...],
+#         "parity": [[ID, PROTOCOL, C_PART, PY_PART], ...]}
+#        the pickles as parts; "parity" only where the C and the Python pickler wrote different
+#        bytes and still differ once pickletools.optimize'd (the optimized forms as parts).
+#   {"op": "load", "limit": S, "tasks": [[PART, UNPICKLER, EXPECTED_HASH], ...]}, the pickles
+#     -> {"tasks": [{"h": HASH} (plus "canon": TEXT when HASH is not the expected one), ...]}
+# What a value prints goes to stderr: the worker's channel is a copy of its stdout.
 import json
+import os
 import signal
+import struct
 
 
 class _Hang(BaseException):
@@ -28,12 +40,12 @@ def _error(e):
 
 
 def _bounded(limit, fn, *args):
-    """fn(*args) as {"ok": result}, {"err": [type, message]} or {"hang": true}."""
+    """fn(*args) as {"ok": result}, {"err": [type, message]} or {"hang": 1}."""
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         return {"ok": fn(*args)}
     except _Hang:
-        return {"hang": True}
+        return {"hang": 1}
     except Exception as e:
         return {"err": _error(e)}
     finally:
@@ -46,57 +58,123 @@ def _build(src):
     return ns["value"]
 
 
-def _dump(req, limit, emit):
-    built = {}
-    for i, (vid, protocol, which) in enumerate(req["tasks"]):
-        out = {"t": i}
-        if vid not in built:
-            made = _bounded(limit, _build, req["values"][vid])
-            if "ok" in made:
-                c = _bounded(limit, canon, made["ok"])
-                made["canon"] = c.get("ok")
-                if "ok" not in c:
-                    made = {"err": c.get("err", ["Hang", ""])}
-            built[vid] = made
-            out["canon"] = made.get("canon")
-        made = built[vid]
-        if "ok" not in made:
-            out["build"] = made.get("err", ["Hang", ""])
-        if "ok" in made:
-            r = _bounded(limit, dumps_with, made["ok"], protocol, which)
-            if "ok" in r:
-                data = r.pop("ok")
-                r["hex"] = binascii.hexlify(data).decode("ascii")
-                try:
-                    import pickletools
-                    r["opt"] = binascii.hexlify(pickletools.optimize(data)).decode("ascii")
-                except Exception:
-                    pass
-            out.update(r)
-        emit(out)
+def _digest(text):
+    import hashlib
+    if not isinstance(text, bytes):
+        text = text.encode("utf-8")
+    return hashlib.sha1(text).hexdigest()[:16]
 
 
-def _load(req, limit, emit):
-    for i, (bid, which) in enumerate(req["tasks"]):
-        data = binascii.unhexlify(req["blobs"][bid].encode("ascii"))
+def _canon(obj):
+    c = canon(obj)
+    return [c, _digest(c)]
+
+
+def _dump(req, parts, limit):
+    import pickletools
+    sources = dict((vid, src) for vid, src in req["values"])
+    built, made, tasks, out, parity = {}, {}, [], [], []
+    written = {}
+    for vid, protocol, which in req["tasks"]:
+        if vid not in made:
+            m = _bounded(limit, _build, sources[vid])
+            if "ok" in m:
+                c = _bounded(limit, _canon, m["ok"])
+                if "ok" in c:
+                    built[vid] = c["ok"]
+                else:
+                    built[vid] = {"err": c.get("err", ["Hang", ""])}
+                    m = {}
+            else:
+                built[vid] = {"err": m.get("err", ["Hang", ""])}
+            made[vid] = m
+        m = made[vid]
+        if "ok" not in m:
+            tasks.append({"built": 0})
+            continue
+        r = _bounded(limit, dumps_with, m["ok"], protocol, which)
+        if "ok" in r:
+            data = r.pop("ok")
+            out.append(data)
+            r["p"] = len(out)
+            written[(vid, protocol, which)] = data
+        tasks.append(r)
+    for (vid, protocol, which), data in written.items():
+        other = written.get((vid, protocol, "py"))
+        if which != "c" or other is None or other == data:
+            continue
+        try:
+            a, b = pickletools.optimize(data), pickletools.optimize(other)
+        except Exception:
+            continue
+        if a != b:
+            out.append(a)
+            out.append(b)
+            parity.append([vid, protocol, len(out) - 1, len(out)])
+    return {"built": built, "tasks": tasks, "parity": parity}, out
+
+
+def _load(req, parts, limit):
+    tasks = []
+    for part, which, expected in req["tasks"]:
+        data = parts[part - 1]
         r = _bounded(limit, lambda: canon(loads_with(data, which)))
         if "ok" in r:
-            r["canon"] = r.pop("ok")
-        r["t"] = i
-        emit(r)
+            text = r.pop("ok")
+            r["h"] = _digest(text)
+            if r["h"] != expected:
+                r["canon"] = text
+        tasks.append(r)
+    return {"tasks": tasks}, []
+
+
+def _read(fd, n):
+    chunks = []
+    while n > 0:
+        b = os.read(fd, min(n, 1 << 20))
+        if not b:
+            raise EOFError()
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+def _receive(fd):
+    (count,) = struct.unpack(">I", _read(fd, 4))
+    parts = []
+    for _ in range(count):
+        (size,) = struct.unpack(">I", _read(fd, 4))
+        parts.append(_read(fd, size))
+    return parts
+
+
+def _send(fd, header, blobs):
+    head = json.dumps(header, separators=(",", ":"))
+    if not isinstance(head, bytes):
+        head = head.encode("utf-8")
+    pieces = [struct.pack(">I", 1 + len(blobs)), struct.pack(">I", len(head)), head]
+    for b in blobs:
+        pieces.append(struct.pack(">I", len(b)))
+        pieces.append(b)
+    data = b"".join(pieces)
+    while data:
+        data = data[os.write(fd, data):]
 
 
 def _main():
-    req = json.loads(sys.stdin.read())
+    channel = os.dup(1)
+    os.dup2(2, 1)  # what values print goes to stderr
     signal.signal(signal.SIGALRM, _alarm)
-    limit = float(req.get("limit", 5))
-    out = sys.stdout
-
-    def emit(obj):
-        out.write(json.dumps(obj, sort_keys=True) + "\n")
-        out.flush()
-
-    (_dump if req["op"] == "dump" else _load)(req, limit, emit)
+    _send(channel, {"ready": 1}, [])
+    while True:
+        try:
+            parts = _receive(0)
+        except EOFError:
+            return
+        req = json.loads(parts[0].decode("utf-8"))
+        limit = float(req.get("limit", 5))
+        header, blobs = (_dump if req["op"] == "dump" else _load)(req, parts[1:], limit)
+        _send(channel, header, blobs)
 
 
 _main()

@@ -1,63 +1,139 @@
 //! The embedded worker (`prelude.py` and `worker.py`, valid on 2.7 and every Python 3) and
-//! how a batch of tasks is run through it on one interpreter: one process per batch, one
-//! JSON line back per task; a task the process died or hung in is marked so
-//! ([`Done::Crash`], [`Done::Hang`]) and the batch goes on without it in a new process.
+//! its processes: one per interpreter for the whole run (observing and shrinking), started
+//! through `sys/process.rs`, fed batches over a pipe in length-prefixed messages (a JSON header
+//! and the pickles as raw bytes) and answering each batch with one message. A worker that dies
+//! or outlives a batch's time is replaced and the batch tried again in halves, down to one
+//! task tried twice: only then is a crash or a hang ([`Done::Crash`], [`Done::Hang`]) blamed
+//! on that task's value. A worker that cannot start at all is an error naming it.
 
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
+use serde_json::{Map, Value as Json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio_util::sync::CancellationToken;
 
 use crate::python::{sanitized_env, Interpreter};
-use crate::sys::process::{self, Exit, Output, ProcessSpec, Stdin};
+use crate::sys::process::{self, Captured, Exit, ProcessSpec};
 
 /// The helpers shared by the worker and the case files explore writes.
 pub const PRELUDE: &str = include_str!("prelude.py");
 const WORKER: &str = include_str!("worker.py");
 
-/// What the worker says about one task.
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct Line {
-    /// The task's index in the request.
-    pub t: usize,
-    /// The canonical description (of the value built, for a dump; of what loaded, for a load).
-    #[serde(default)]
-    pub canon: Option<String>,
-    /// Building the value failed (type, message).
-    #[serde(default)]
-    pub build: Option<(String, String)>,
-    #[serde(default)]
-    pub hex: Option<String>,
-    /// The pickle after `pickletools.optimize`.
-    #[serde(default)]
-    pub opt: Option<String>,
-    #[serde(default)]
-    pub err: Option<(String, String)>,
-    #[serde(default)]
-    pub hang: bool,
-}
+/// How long a worker may take to say it is ready.
+const START_LIMIT: Duration = Duration::from_secs(30);
+/// The most parts, and the largest part, a message may have.
+const MAX_PARTS: usize = 1 << 20;
+const MAX_PART: usize = 1 << 30;
 
-/// How a task ended.
-#[derive(Debug, Clone)]
+/// How one task ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Done {
-    Said(Line),
-    /// The worker's process ended during this task, as described.
-    Crash(String),
+    /// A dump's pickle.
+    Dumped(Vec<u8>),
+    /// A load's canonical description: its hash, and its text when that was not the hash the
+    /// request expected.
+    Loaded { hash: String, canon: Option<String> },
+    /// The dump's value could not be built (its error is in [`Answer::built`]).
+    NotBuilt,
+    /// The exception's type and message.
+    Error(String, String),
     /// The task outlived the time limit.
     Hang,
+    /// The worker's process ended during this task, as described.
+    Crash(String),
+}
+
+/// A value built: its canonical description and hash, or the exception's type and message.
+pub type Built = Result<(String, String), (String, String)>;
+
+/// What a worker said of a batch.
+#[derive(Debug, Default)]
+pub struct Answer {
+    /// Per value (dumps): its canonical description and hash, or what building it raised.
+    pub built: BTreeMap<String, Built>,
+    /// One per task, in order.
+    pub tasks: Vec<Done>,
+    /// Per value and protocol (dumps): the C and the Python pickles once optimized, where they
+    /// still differ.
+    pub parity: Vec<(String, u32, Vec<u8>, Vec<u8>)>,
+}
+
+/// Why a batch got no answer.
+#[derive(Debug)]
+pub enum Failed {
+    /// Cancelled (a signal, or past `--time`).
+    Stopped,
+    /// The worker of this interpreter cannot start (the message names it).
+    Start(String),
 }
 
 /// The worker script, written once into a folder of its own (its only neighbour on
-/// `sys.path`).
+/// `sys.path`), and a process per interpreter.
 pub struct Worker {
     dir: tempfile::TempDir,
     /// Seconds one task may take.
     pub limit: f64,
+    procs: Vec<tokio::sync::Mutex<Option<Proc>>>,
+    /// Workers started, over the run (the first of each and every replacement).
+    pub starts: std::sync::atomic::AtomicUsize,
+}
+
+/// One worker process.
+struct Proc {
+    child: Child,
+    pid: u32,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    stderr: Arc<Mutex<Captured>>,
+}
+
+/// One attempt's failure.
+enum Attempt {
+    Stopped,
+    /// It died (how) or hung (`None`).
+    Lost(Option<String>),
+}
+
+#[derive(Deserialize)]
+struct WireAnswer {
+    #[serde(default)]
+    built: BTreeMap<String, WireBuilt>,
+    tasks: Vec<WireTask>,
+    #[serde(default)]
+    parity: Vec<(String, u32, usize, usize)>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum WireBuilt {
+    Ok(String, String),
+    Err { err: (String, String) },
+}
+
+#[derive(Deserialize, Default)]
+struct WireTask {
+    #[serde(default)]
+    p: Option<usize>,
+    #[serde(default)]
+    h: Option<String>,
+    #[serde(default)]
+    canon: Option<String>,
+    #[serde(default)]
+    err: Option<(String, String)>,
+    #[serde(default)]
+    hang: Option<u8>,
+    #[serde(default)]
+    built: Option<u8>,
 }
 
 impl Worker {
-    pub fn new(limit: f64) -> std::io::Result<Worker> {
+    /// The worker script, for `count` interpreters (none started yet).
+    pub fn new(limit: f64, count: usize) -> std::io::Result<Worker> {
         let dir = tempfile::Builder::new()
             .prefix("crosspickle-explore-")
             .tempdir()?;
@@ -65,7 +141,12 @@ impl Worker {
             dir.path().join("explore_worker.py"),
             format!("{PRELUDE}\n{WORKER}"),
         )?;
-        Ok(Worker { dir, limit })
+        Ok(Worker {
+            dir,
+            limit,
+            procs: (0..count).map(|_| tokio::sync::Mutex::new(None)).collect(),
+            starts: 0.into(),
+        })
     }
 
     fn script(&self) -> PathBuf {
@@ -76,75 +157,374 @@ impl Worker {
         self.dir.path()
     }
 
-    /// Run `tasks` of `request` (which holds `op` and the values or blobs) on `python`; one
-    /// [`Done`] per task, in order. An error when the worker cannot run at all.
+    /// Run `tasks` with the request `base` (`op` and, for dumps, the values) and the pickles
+    /// `parts` on interpreter `slot`, `python`; a worker that dies or hangs is replaced and
+    /// the tasks tried again in halves, each task at most twice before it is blamed.
     pub async fn run(
         &self,
+        slot: usize,
         python: &Interpreter,
-        request: &serde_json::Map<String, serde_json::Value>,
-        tasks: &[serde_json::Value],
-        cancel: &CancellationToken,
-    ) -> Result<Vec<Done>, String> {
-        let mut done: Vec<Done> = Vec::with_capacity(tasks.len());
-        while done.len() < tasks.len() {
-            let rest = &tasks[done.len()..];
-            let mut req = request.clone();
-            req.insert("tasks".into(), serde_json::Value::Array(rest.to_vec()));
-            req.insert("limit".into(), self.limit.into());
-            let time_limit =
-                Duration::from_secs_f64(10.0 + self.limit * 2.0 + rest.len() as f64 * 0.05);
-            let spec = ProcessSpec::new(&python.executable, Some(time_limit))
-                .env(sanitized_env(&Default::default()))
-                .arg(self.script())
-                .cwd(self.folder())
-                .stdin(Stdin::Bytes(serde_json::to_vec(&req).expect("JSON")))
-                .output(Output::Capture(process::TOOL_OUTPUT));
-            let finished = process::run(&spec, cancel)
-                .await
-                .map_err(|e| format!("cannot start {}: {e}", python.executable.display()))?;
-            let text = finished.stdout.text();
-            let before = done.len();
-            for line in text.lines() {
-                match serde_json::from_str::<Line>(line) {
-                    Ok(l) if l.t == done.len() - before => done.push(Done::Said(l)),
-                    _ => break,
+        base: &Map<String, Json>,
+        tasks: &[Json],
+        parts: &[&[u8]],
+        stop: &CancellationToken,
+    ) -> Result<Answer, Failed> {
+        let mut done: Vec<Option<Done>> = vec![None; tasks.len()];
+        let mut answer = Answer::default();
+        let mut pending: VecDeque<(std::ops::Range<usize>, bool)> = VecDeque::new();
+        if !tasks.is_empty() {
+            pending.push_back((0..tasks.len(), false));
+        }
+        while let Some((range, retried)) = pending.pop_front() {
+            let chunk = &tasks[range.clone()];
+            match self.once(slot, python, base, chunk, parts, stop).await? {
+                Ok(part) => {
+                    answer.built.extend(part.built);
+                    answer.parity.extend(part.parity);
+                    for (i, d) in range.zip(part.tasks) {
+                        done[i] = Some(d);
+                    }
+                }
+                Err(Attempt::Stopped) => return Err(Failed::Stopped),
+                Err(Attempt::Lost(why)) => {
+                    if range.len() > 1 {
+                        let mid = range.start + range.len() / 2;
+                        pending.push_back((range.start..mid, false));
+                        pending.push_back((mid..range.end, false));
+                    } else if !retried {
+                        pending.push_back((range, true));
+                    } else {
+                        done[range.start] = Some(why.map_or(Done::Hang, Done::Crash));
+                    }
                 }
             }
-            if done.len() == tasks.len() {
-                break;
-            }
-            if finished.exit == Exit::Cancelled {
-                return Err("interrupted".into());
-            }
-            if done.len() == before
-                && before == 0
-                && finished.exit != Exit::TimedOut
-                && !matches!(finished.exit, Exit::Signal(_))
-            {
-                return Err(format!(
-                    "the explore worker failed on {} ({}): {}",
-                    python.label,
-                    finished.exit.describe(),
-                    finished.stderr.text().trim()
-                ));
-            }
-            done.push(match finished.exit {
-                Exit::TimedOut => Done::Hang,
-                other => Done::Crash(crash_text(other, &finished.stderr.text())),
-            });
         }
-        Ok(done)
+        answer.tasks = done
+            .into_iter()
+            .map(|d| d.unwrap_or(Done::Crash("no answer".into())))
+            .collect();
+        Ok(answer)
+    }
+
+    /// One attempt at a batch on the worker of `slot`, started if need be.
+    async fn once(
+        &self,
+        slot: usize,
+        python: &Interpreter,
+        base: &Map<String, Json>,
+        tasks: &[Json],
+        parts: &[&[u8]],
+        stop: &CancellationToken,
+    ) -> Result<Result<Answer, Attempt>, Failed> {
+        let mut guard = self.procs[slot].lock().await;
+        if guard.is_none() {
+            *guard = Some(self.start(python, stop).await?);
+        }
+        let proc = guard.as_mut().expect("started");
+        let mut header = base.clone();
+        header.insert("tasks".into(), Json::Array(tasks.to_vec()));
+        header.insert("limit".into(), self.limit.into());
+        let header = serde_json::to_vec(&header).expect("JSON");
+        let message = encode(&header, parts);
+        let time = Duration::from_secs_f64(10.0 + self.limit * 2.0 + tasks.len() as f64 * 0.05);
+        let exchange = async {
+            proc.stdin.write_all(&message).await?;
+            proc.stdin.flush().await?;
+            read_message(&mut proc.stdout).await
+        };
+        // None: it hung; Some(None): stopped.
+        let got = tokio::select! {
+            got = exchange => Some(Some(got)),
+            _ = tokio::time::sleep(time) => None,
+            _ = stop.cancelled() => Some(None),
+        };
+        let got = match got {
+            Some(Some(got)) => got,
+            Some(None) => {
+                end(guard.take().expect("started")).await;
+                return Ok(Err(Attempt::Stopped));
+            }
+            None => {
+                end(guard.take().expect("started")).await;
+                return Ok(Err(Attempt::Lost(None)));
+            }
+        };
+        match got
+            .map_err(|e| e.to_string())
+            .and_then(|p| decode(&p, tasks.len()))
+        {
+            Ok(answer) => Ok(Ok(answer)),
+            Err(_) => Ok(Err(Attempt::Lost(Some(
+                end(guard.take().expect("started")).await,
+            )))),
+        }
+    }
+
+    /// A new worker on `python`, once it said it is ready; tried twice.
+    async fn start(&self, python: &Interpreter, stop: &CancellationToken) -> Result<Proc, Failed> {
+        let mut why = String::new();
+        for _ in 0..2 {
+            self.starts
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let spec = ProcessSpec::new(&python.executable, None)
+                .env(sanitized_env(&Default::default()))
+                .arg(self.script())
+                .cwd(self.folder());
+            let mut child = process::spawn_service(&spec).map_err(|e| {
+                Failed::Start(format!(
+                    "the explore worker cannot start on {} ({}): {e}",
+                    python.label,
+                    python.executable.display()
+                ))
+            })?;
+            let pid = child.id().unwrap_or(0);
+            let (Some(stdin), Some(mut stdout), Some(err)) =
+                (child.stdin.take(), child.stdout.take(), child.stderr.take())
+            else {
+                process::kill_group(pid);
+                return Err(Failed::Start(format!(
+                    "the explore worker on {} has no pipes",
+                    python.label
+                )));
+            };
+            let stderr = Arc::new(Mutex::new(Captured::new(4096)));
+            tokio::spawn(drain(err, stderr.clone()));
+            let ready = tokio::select! {
+                r = tokio::time::timeout(START_LIMIT, read_message(&mut stdout)) => r,
+                // Past --time (or a signal) before it said it was ready.
+                _ = stop.cancelled() => {
+                    let proc = Proc { child, pid, stdin, stdout, stderr };
+                    end(proc).await;
+                    return Err(Failed::Start(format!(
+                        "the explore worker on {} ({}) did not say it was ready before the run was over",
+                        python.label,
+                        python.executable.display()
+                    )));
+                }
+            };
+            let proc = Proc {
+                child,
+                pid,
+                stdin,
+                stdout,
+                stderr,
+            };
+            match ready {
+                Ok(Ok(parts)) if parts.first().is_some_and(|p| p.starts_with(b"{\"ready\"")) => {
+                    return Ok(proc);
+                }
+                Ok(_) => why = end(proc).await,
+                Err(_) => {
+                    end(proc).await;
+                    why = format!(
+                        "it did not say it was ready within {} s",
+                        START_LIMIT.as_secs()
+                    );
+                }
+            }
+        }
+        Err(Failed::Start(format!(
+            "the explore worker cannot start on {} ({}): {why}",
+            python.label,
+            python.executable.display()
+        )))
     }
 }
 
-/// What a crash was: the signal, or faulthandler's `Fatal Python error` line.
+impl Worker {
+    /// End every worker: its input closed, it exits (killed after a second), and it is
+    /// waited for (so that its CPU time counts among crosspickle's children's).
+    pub async fn shutdown(&self) {
+        for slot in &self.procs {
+            let Some(mut proc) = slot.lock().await.take() else {
+                continue;
+            };
+            drop(proc.stdin);
+            if tokio::time::timeout(Duration::from_secs(1), proc.child.wait())
+                .await
+                .is_err()
+            {
+                process::kill_group(proc.pid);
+                let _ = proc.child.wait().await;
+            }
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        for slot in &self.procs {
+            if let Ok(mut guard) = slot.try_lock() {
+                if let Some(proc) = guard.take() {
+                    process::kill_group(proc.pid);
+                }
+            }
+        }
+    }
+}
+
+/// Kill a worker and say how it ended: faulthandler's `Fatal Python error` line, its signal,
+/// its status, with the end of what it wrote on stderr.
+async fn end(mut proc: Proc) -> String {
+    drop(proc.stdin);
+    let status = match tokio::time::timeout(Duration::from_millis(200), proc.child.wait()).await {
+        Ok(Ok(status)) => Some(status),
+        _ => {
+            process::kill_group(proc.pid);
+            proc.child.wait().await.ok()
+        }
+    };
+    let exit = status.map_or(Exit::Code(-1), process::exit_of);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let said = proc.stderr.lock().unwrap().text();
+    crash_text(exit, &said)
+}
+
+async fn drain(mut from: tokio::process::ChildStderr, into: Arc<Mutex<Captured>>) {
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = from.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        into.lock().unwrap().push(&buf[..n]);
+    }
+}
+
+/// What a crash was: faulthandler's `Fatal Python error` line, else the signal or status with
+/// the last line the worker wrote.
 fn crash_text(exit: Exit, stderr: &str) -> String {
-    stderr
-        .lines()
-        .find(|l| l.starts_with("Fatal Python error"))
-        .map(str::to_string)
-        .unwrap_or_else(|| match exit {
-            Exit::Signal(s) => format!("killed by {}", crate::sys::signal::name(s)),
-            other => other.describe(),
-        })
+    if let Some(fatal) = stderr.lines().find(|l| l.starts_with("Fatal Python error")) {
+        return fatal.to_string();
+    }
+    let how = match exit {
+        Exit::Signal(s) => format!("killed by {}", crate::sys::signal::name(s)),
+        other => other.describe(),
+    };
+    match stderr.lines().rev().find(|l| !l.trim().is_empty()) {
+        Some(last) => format!("{how}: {}", last.trim()),
+        None => how,
+    }
+}
+
+/// A message: the count of parts, then each part's length and bytes (big-endian `u32`s).
+pub fn encode(header: &[u8], parts: &[&[u8]]) -> Vec<u8> {
+    let size = 8 + header.len() + parts.iter().map(|p| 4 + p.len()).sum::<usize>();
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(&(1 + parts.len() as u32).to_be_bytes());
+    for part in std::iter::once(header).chain(parts.iter().copied()) {
+        out.extend_from_slice(&(part.len() as u32).to_be_bytes());
+        out.extend_from_slice(part);
+    }
+    out
+}
+
+/// Read one message (see [`encode`]).
+pub async fn read_message(from: &mut (impl AsyncRead + Unpin)) -> std::io::Result<Vec<Vec<u8>>> {
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+    let count = from.read_u32().await? as usize;
+    if count == 0 || count > MAX_PARTS {
+        return Err(bad("a message with no header or too many parts"));
+    }
+    let mut parts = Vec::with_capacity(count.min(1024));
+    for _ in 0..count {
+        let size = from.read_u32().await? as usize;
+        if size > MAX_PART {
+            return Err(bad("a part larger than 1 GiB"));
+        }
+        let mut part = vec![0u8; size];
+        from.read_exact(&mut part).await?;
+        parts.push(part);
+    }
+    Ok(parts)
+}
+
+/// A worker's answer to a batch of `count` tasks.
+fn decode(parts: &[Vec<u8>], count: usize) -> Result<Answer, String> {
+    let wire: WireAnswer =
+        serde_json::from_slice(&parts[0]).map_err(|e| format!("a bad answer: {e}"))?;
+    if wire.tasks.len() != count {
+        return Err(format!("{} answers to {count} tasks", wire.tasks.len()));
+    }
+    let part = |i: usize| {
+        parts
+            .get(i)
+            .filter(|_| i > 0)
+            .cloned()
+            .ok_or_else(|| format!("no part {i}"))
+    };
+    let mut answer = Answer::default();
+    for (id, b) in wire.built {
+        answer.built.insert(
+            id,
+            match b {
+                WireBuilt::Ok(canon, hash) => Ok((canon, hash)),
+                WireBuilt::Err { err } => Err(err),
+            },
+        );
+    }
+    for t in wire.tasks {
+        answer.tasks.push(match t {
+            WireTask { p: Some(p), .. } => Done::Dumped(part(p)?),
+            WireTask {
+                h: Some(hash),
+                canon,
+                ..
+            } => Done::Loaded { hash, canon },
+            WireTask {
+                err: Some((t, m)), ..
+            } => Done::Error(t, m),
+            WireTask { hang: Some(_), .. } => Done::Hang,
+            WireTask { built: Some(_), .. } => Done::NotBuilt,
+            _ => return Err("a task answered with nothing".into()),
+        });
+    }
+    for (id, protocol, c, py) in wire.parity {
+        answer.parity.push((id, protocol, part(c)?, part(py)?));
+    }
+    Ok(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_message_reads_back_as_written() {
+        let message = encode(b"{\"a\":1}", &[b"\x80\x04", b""]);
+        let mut reader = &message[..];
+        let parts = read_message(&mut reader).await.unwrap();
+        assert_eq!(
+            parts,
+            vec![b"{\"a\":1}".to_vec(), b"\x80\x04".to_vec(), vec![]]
+        );
+        assert!(reader.is_empty());
+        // Cut short: an error, not a panic.
+        let mut short = &message[..message.len() - 3];
+        assert!(read_message(&mut short).await.is_err());
+    }
+
+    #[test]
+    fn an_answer_decodes_with_its_pickles() {
+        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[{"p":1},{"built":0},{"hang":1},{"err":["E","m"]}],"parity":[["0",2,2,3]]}"#;
+        let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
+        let a = decode(&parts, 4).unwrap();
+        assert_eq!(a.built["0"], Ok(("[1]".into(), "ab".into())));
+        assert_eq!(a.built["1"], Err(("TypeError".into(), "no".into())));
+        assert_eq!(
+            a.tasks,
+            vec![
+                Done::Dumped(b"P".to_vec()),
+                Done::NotBuilt,
+                Done::Hang,
+                Done::Error("E".into(), "m".into())
+            ]
+        );
+        assert_eq!(
+            a.parity,
+            vec![("0".into(), 2, b"C".to_vec(), b"Y".to_vec())]
+        );
+        assert!(decode(&parts, 3).is_err(), "a count that does not match");
+        let bad = vec![br#"{"tasks":[{"p":9}]}"#.to_vec()];
+        assert!(decode(&bad, 1).is_err(), "a part that is not there");
+    }
 }

@@ -298,3 +298,197 @@ fn bad_input() -> TestResult {
         format!("names the flag: {}", run.stderr),
     )
 }
+
+/// A stand-in interpreter: a shell script that runs `real` as it is, but for explore's worker,
+/// which it logs (one line per start into `starts`) and then runs as `worker` says: `exec` the
+/// real interpreter, `kill` itself, or `hang`.
+fn wrapper(dir: &Path, real: &Path, worker: &str) -> String {
+    let path = dir.join(format!("python-{worker}"));
+    let log = dir.join("starts");
+    let action = match worker {
+        "exec" => format!("exec '{}' \"$@\"", real.display()),
+        "kill" => "kill -9 $$".to_string(),
+        _ => "exec sleep 600".to_string(),
+    };
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in *explore_worker*) echo start >> '{}'; {action};; esac\nexec '{}' \"$@\"\n",
+        log.display(),
+        real.display()
+    );
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path_str(&path)
+}
+
+/// How many times a wrapper started explore's worker.
+fn starts(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("starts"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+fn explore_on(dir: &Path, pythons: &[String], extra: &[&str]) -> (Run, f64) {
+    let mut args: Vec<String> = vec![
+        "explore".into(),
+        "--pythons-toml".into(),
+        "/dev/null".into(),
+    ];
+    for p in pythons {
+        args.push("--python".into());
+        args.push(p.clone());
+    }
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let began = std::time::Instant::now();
+    let run = Run::from(crosspickle(dir).args(&args).output().expect("runs"));
+    (run, began.elapsed().as_secs_f64())
+}
+
+trial!(one_worker_per_interpreter, needs = &["3.12", "2.7"]);
+/// Three batches and their shrinking run on one worker process per interpreter, started once
+/// (each batch started two processes per interpreter before).
+fn one_worker_per_interpreter() -> TestResult {
+    let dir = folder(&[]);
+    let d = dir.path();
+    let py = wrapper(d, &python("3.12").unwrap(), "exec");
+    let old = path_str(&python("2.7").unwrap());
+    let (run, _) = explore_on(
+        d,
+        &[py, old],
+        &[
+            "--seed", "1", "--count", "90", "--batch", "30", "--json", "r.json",
+        ],
+    );
+    run.expect_code(1)?;
+    let report = json_at(&d.join("r.json"));
+    check(report["values"] == 90, format!("90 values: {}", run.stdout))?;
+    check(
+        report["findings"].as_array().is_some_and(|f| !f.is_empty()),
+        "2.7 against 3.12 finds differences (shrinking ran)",
+    )?;
+    check(
+        starts(d) == 1,
+        format!("the 3.12 worker started {} times, not once", starts(d)),
+    )?;
+    check(
+        report["workers_started"] == 2,
+        format!("two workers started: {}", report["workers_started"]),
+    )
+}
+
+trial!(a_worker_that_cannot_start, needs = &["3.12"]);
+/// A worker killed as it starts is a tooling failure naming the interpreter (exit 3), not
+/// findings against values; one that never answers does not make `--time 5` last minutes.
+fn a_worker_that_cannot_start() -> TestResult {
+    let dir = folder(&[]);
+    let d = dir.path();
+    let real = python("3.12").unwrap();
+    let good = path_str(&real);
+    let killed = wrapper(d, &real, "kill");
+    let (run, _) = explore_on(
+        d,
+        &[good.clone(), killed.clone()],
+        &["--count", "20", "--json", "r.json"],
+    );
+    run.expect_code(3)?;
+    check(
+        run.stderr.contains("cannot start") && run.stderr.contains("python-kill"),
+        format!("names the worker that cannot start: {}", run.stderr),
+    )?;
+    check(
+        run.stderr.contains("SIGKILL"),
+        format!("says how it ended: {}", run.stderr),
+    )?;
+    check(starts(d) == 2, format!("tried twice: {} starts", starts(d)))?;
+
+    let hung = wrapper(d, &real, "hang");
+    let (run, seconds) = explore_on(d, &[good, hung], &["--time", "5"]);
+    run.expect_code(3)?;
+    check(
+        run.stderr.contains("python-hang") && run.stderr.contains("ready"),
+        format!("names the worker that never answered: {}", run.stderr),
+    )?;
+    check(
+        seconds < 40.0,
+        format!("--time 5 with a worker that never answers took {seconds:.0} s"),
+    )
+}
+
+trial!(output_checked_and_baseline_version);
+/// `--out` naming a file, `--json` in a folder that is not there and a baseline of another
+/// format version are refused before anything is explored.
+fn output_checked_and_baseline_version() -> TestResult {
+    let dir = folder(&[
+        ("a-file", "x"),
+        ("new.json", "{\"explore\": 99, \"findings\": []}"),
+    ]);
+    let d = dir.path();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["explore", "--pythons-toml", "/dev/null", "--count", "1"];
+        args.extend(extra);
+        Run::from(crosspickle(d).args(&args).output().expect("runs"))
+    };
+    let out = run(&["--out", "a-file"]);
+    out.expect_code(2)?;
+    check(
+        out.stderr.contains("--out") && out.stderr.contains("a-file"),
+        format!("--out a file: {}", out.stderr),
+    )?;
+    let json = run(&["--json", "missing/r.json"]);
+    json.expect_code(2)?;
+    check(
+        json.stderr.contains("--json") && json.stderr.contains("missing"),
+        format!("--json in a missing folder: {}", json.stderr),
+    )?;
+    let newer = run(&["--baseline", "new.json"]);
+    newer.expect_code(2)?;
+    check(
+        newer.stderr.contains("version 99") && newer.stderr.contains("version 1"),
+        format!("a baseline of format 99: {}", newer.stderr),
+    )
+}
+
+trial!(a_signal_keeps_what_was_found, needs = &["3.12", "2.7"]);
+/// SIGTERM while the workers run: exit 143, with the summary, the JSON report (marked
+/// interrupted) and the case files of what was found so far.
+fn a_signal_keeps_what_was_found() -> TestResult {
+    let dir = folder(&[]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(
+        &["3.12", "2.7"],
+        &[
+            "--seed", "1", "--time", "60", "--batch", "10", "--out", "out", "--json", "r.json",
+        ],
+    ));
+    let child = crosspickle(d)
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    // Past the first batches (ten values on two interpreters, their findings shrunk).
+    std::thread::sleep(std::time::Duration::from_secs(12));
+    let pid = child.id().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill runs");
+    let run = Run::from(child.wait_with_output().expect("ends"));
+    run.expect_code(143)?;
+    check(
+        run.stdout.contains("interrupted by SIGTERM") && run.stdout.contains("findings"),
+        format!("the summary says so: {}", run.stdout),
+    )?;
+    let report = json_at(&d.join("r.json"));
+    check(report["interrupted"] == true, "the JSON says interrupted")?;
+    let found = report["findings"].as_array().cloned().unwrap_or_default();
+    check(!found.is_empty(), "the findings so far are in the JSON")?;
+    check(
+        files(&d.join("out")).len() == found.len(),
+        format!(
+            "a case file per finding: {:?}",
+            files(&d.join("out")).keys()
+        ),
+    )
+}
