@@ -8,7 +8,7 @@
 //! The layers, bottom to top (a module imports only from the layers before its own, never
 //! from its own or a later one, and no two files import each other; `tests/house.rs` checks
 //! every `crate::` path against this sentence): [`sys`], [`errors`] and [`version`], which
-//! import nothing of the crate; [`python`]; [`case`] and [`explore`]; [`corpus`], [`outcome`],
+//! import nothing of the crate; [`python`]; [`case`], [`explore`] and [`record`]; [`corpus`], [`outcome`],
 //! [`select`] and [`partition`]; [`env`](mod@env) and [`verdict`]; [`run`]; [`results`];
 //! [`report`]; [`bisect`]; [`cli`]; and `main.rs`, which calls [`cli::main`].
 //!
@@ -36,6 +36,7 @@ pub mod explore;
 pub mod outcome;
 pub mod partition;
 pub mod python;
+pub mod record;
 pub mod report;
 pub mod results;
 pub mod run;

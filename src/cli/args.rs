@@ -32,6 +32,10 @@ pub struct ListArgs {
     /// Print the expected matrix as JSON
     #[arg(long)]
     pub json: bool,
+    /// With --expected: the folder of recorded pickles whose producers are shown beside the
+    /// live ones [default: cases/pickles, when it is there]
+    #[arg(long, value_name = "DIR")]
+    pub pickles: Option<PathBuf>,
     #[command(flatten)]
     pub pythons: PythonOptions,
 }
@@ -146,6 +150,11 @@ pub struct RunArgs {
     /// cache folder; everything selected when there is no such run (as pytest's --lf)
     #[arg(long = "last-failed", visible_alias = "lf")]
     pub last_failed: bool,
+    /// The folder of recorded pickles (`crosspickle record`): each producer recorded there is a
+    /// producer of the round trips beside the live ones, labelled `recorded:cpython-2.7.18`
+    /// [default: cases/pickles, when it is there]
+    #[arg(long, value_name = "DIR")]
+    pub pickles: Option<PathBuf>,
     #[command(flatten)]
     pub reports: ReportOptions,
     /// Install the cases' `requires` without an index: only from the installer's cache and --find-links

@@ -60,9 +60,17 @@ pub struct CaseMatrix {
 }
 
 /// The expected matrix of every case on `interpreters`, in the plan's order.
-pub fn matrices(cases: &[Arc<Case>], interpreters: Vec<Interpreter>) -> Vec<CaseMatrix> {
+pub fn matrices(
+    cases: &[Arc<Case>],
+    interpreters: Vec<Interpreter>,
+    recorded: &Option<crate::record::Folder>,
+) -> Vec<CaseMatrix> {
     let interpreters: Vec<Arc<Interpreter>> = interpreters.into_iter().map(Arc::new).collect();
-    let plan = Plan::build(cases, &interpreters, None, None, &|_, _| true);
+    // The recorded producers (docs/record.md) produce beside the live ones.
+    let mut producers = interpreters.clone();
+    producers.extend(super::record::producers(recorded));
+    let mut plan = Plan::build(cases, &interpreters, Some(&producers), None, &|_, _| true);
+    super::record::keep_recorded_runs(&mut plan, recorded);
     cases
         .iter()
         .map(|case| CaseMatrix {
@@ -214,7 +222,20 @@ fn render_runs(out: &mut String, m: &CaseMatrix, interpreters: &[String]) {
 }
 
 fn render_pairs(out: &mut String, m: &CaseMatrix, interpreters: &[String], letters: &[String]) {
-    let width = interpreters.iter().map(|l| l.len()).max().unwrap_or(0) + 4;
+    // Recorded producers (no column: they load nothing) after the live ones, unlettered.
+    let mut producers: Vec<(&String, &str)> = interpreters
+        .iter()
+        .zip(letters)
+        .map(|(p, l)| (p, l.as_str()))
+        .collect();
+    for c in &m.runs {
+        if let Some(d) = c.dump_python.as_ref() {
+            if !producers.iter().any(|(p, _)| *p == d) {
+                producers.push((d, " "));
+            }
+        }
+    }
+    let width = producers.iter().map(|(p, _)| p.len()).max().unwrap_or(0) + 4;
     for (params, name) in combinations(&m.runs) {
         let cells: Vec<&Cell> = m.runs.iter().filter(|r| &r.params == params).collect();
         let w = cells
@@ -231,7 +252,7 @@ fn render_pairs(out: &mut String, m: &CaseMatrix, interpreters: &[String], lette
             header.push_str(&format!(" {l:>w$}"));
         }
         out.push_str(&format!("{}\n", header.trim_end()));
-        for (producer, l) in interpreters.iter().zip(letters) {
+        for &(producer, l) in &producers {
             let mut row = format!("    {:width$}", format!("{l}  {producer}"));
             for consumer in interpreters {
                 let symbol = cells

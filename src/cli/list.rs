@@ -74,7 +74,8 @@ async fn expected_matrix(
     super::ranges::warn_unmatched(cases.iter(), &machine, true);
     let labels: Vec<String> = interpreters.iter().map(|i| i.label.clone()).collect();
     let cases: Vec<std::sync::Arc<Case>> = cases.into_iter().map(std::sync::Arc::new).collect();
-    let mut matrices = super::expected::matrices(&cases, interpreters);
+    let recorded = super::record::for_run(args.pickles.as_deref())?;
+    let mut matrices = super::expected::matrices(&cases, interpreters, &recorded);
     if let Some(k) = args.keyword.as_deref().map(Keyword::parse).transpose()? {
         // -k selects runs by their params, as `run -k` does.
         for (m, case) in matrices.iter_mut().zip(&cases) {

@@ -20,6 +20,7 @@ mod list;
 mod merge;
 mod pythons;
 mod ranges;
+mod record;
 mod run;
 mod schema;
 mod settings;
@@ -65,6 +66,9 @@ enum Command {
     /// Generate values, pickle them on every interpreter, load them on every other, and write
     /// each difference found as a case file
     Explore(explore::ExploreArgs),
+    /// Run the dumps of the round trips on every producer selected and keep the pickles they
+    /// made, with what made them, in a folder to commit (cases/pickles), which `run` loads
+    Record(record::RecordArgs),
     /// Merge the JSON results of several jobs into one matrix and its reports
     Merge(merge::MergeArgs),
     /// Print the catalogue of cases: id, title, tags, links, what the rules expect where
@@ -114,6 +118,7 @@ pub fn main() -> i32 {
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
             Some(Command::List(args)) => list::list(&args).await,
             Some(Command::Explore(args)) => explore::explore(args).await,
+            Some(Command::Record(args)) => record::record(args).await,
             Some(Command::Merge(args)) => merge::merge(&args),
             Some(Command::Init(args)) => init::init(&args),
             Some(Command::Schema) => schema::schema(),

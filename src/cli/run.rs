@@ -30,11 +30,14 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     let (interpreters, machine) =
         super::interpreters::for_running_on_machine(&args.pythons, &settings, None).await?;
     super::ranges::warn_unmatched(cases.iter().map(|c| &**c), &machine, false);
-    let (mut plan, shard) = plan(&args, &cases, interpreters, keyword.as_ref())?;
+    let recorded = super::record::for_run(args.pickles.as_deref())?;
+    let (mut plan, shard) = plan(&args, &cases, interpreters, &recorded, keyword.as_ref())?;
     if args.last_failed {
         super::last_failed::narrow(&mut plan, settings.cache_dir.as_deref());
     }
     let mut options = execute_options(&args, &settings)?;
+    options.recorded = Arc::new(super::record::files_of(&plan, &recorded));
+    options.twins = Arc::new(super::record::twins_of(&plan, &recorded));
     let to_make = announce_environments(&plan, &options.environments);
     let mut bars = None;
     if to_make > 0 {
@@ -92,6 +95,7 @@ fn plan(
     args: &RunArgs,
     cases: &[Arc<Case>],
     interpreters: Vec<Interpreter>,
+    recorded: &Option<crate::record::Folder>,
     keyword: Option<&Keyword>,
 ) -> Result<(Plan, Option<Shard>), Error> {
     let interpreters: Vec<Arc<Interpreter>> = interpreters.into_iter().map(Arc::new).collect();
@@ -131,15 +135,19 @@ fn plan(
                 .as_ref()
                 .is_none_or(|kept| kept.contains(&case.display_name(params)))
     };
-    let producers = narrow(&interpreters, &args.dump_python, "--dump-python")?;
+    // Recorded producers beside the live ones, which --dump-python narrows alike.
+    let mut producing = interpreters.clone();
+    producing.extend(super::record::producers(recorded));
+    let producers = narrow(&producing, &args.dump_python, "--dump-python")?.unwrap_or(producing);
     let consumers = narrow(&interpreters, &args.load_python, "--load-python")?;
-    let plan = Plan::build(
+    let mut plan = Plan::build(
         cases,
         &interpreters,
-        producers.as_deref(),
+        Some(&producers),
         consumers.as_deref(),
         &keep,
     );
+    super::record::keep_recorded_runs(&mut plan, recorded);
     Ok((plan, shard))
 }
 
@@ -197,7 +205,7 @@ fn announce_environments(plan: &Plan, options: &EnvOptions) -> usize {
 }
 
 /// The interpreters of `selected` that `requests` (one side of round trips) ask for.
-fn narrow(
+pub(super) fn narrow(
     selected: &[Arc<Interpreter>],
     requests: &[String],
     flag: &str,

@@ -128,6 +128,12 @@ impl Interpreter {
         i
     }
 
+    /// A producer of recorded pickles (`crosspickle record`), not an interpreter of this
+    /// machine: its label is `recorded:` and the label it had.
+    pub fn is_recorded(&self) -> bool {
+        self.label.starts_with("recorded:")
+    }
+
     /// The stand-in for a requested interpreter that could not be used.
     pub fn stand_in(broken: &Unusable) -> Self {
         Interpreter {

@@ -96,6 +96,11 @@ pub fn rerun_args(results: &Results, names: &Names, run: &RunRecord) -> String {
     };
     let mut args = format!("-k {}", shell_quote(&keyword(results, names, run)));
     match (&run.dump_python, &run.load_python) {
+        (Some(d), Some(l)) if d.starts_with("recorded:") => {
+            // A recorded producer is no interpreter to select: `--dump-python` names it.
+            let (d, l) = (shell_quote(d), path(l));
+            let _ = write!(args, " -p {l} --dump-python {d} --load-python {l}");
+        }
         (Some(d), Some(l)) => {
             let (d, l) = (path(d), path(l));
             let _ = write!(args, " -p {d} -p {l} --dump-python {d} --load-python {l}");

@@ -42,7 +42,21 @@ pub struct ExecuteOptions {
     /// How many times every run is attempted (`--repeat`; a case's `repeat` counts when
     /// larger), each time in a fresh process: the verdict is the worst attempt's.
     pub repeat: u32,
+    /// The recorded pickles of recorded producers (`crosspickle record`), by (case id, params,
+    /// producer label): their dumps are these files, checked against their manifest, not runs.
+    pub recorded: Arc<Recorded>,
+    /// For a live producer that is the interpreter of a recorded one, with the same packages:
+    /// by (case id, params, live producer label), that recorded producer's label and the
+    /// SHA-256 of what it recorded. A fresh dump that made other bytes is told as a notice.
+    pub twins: Arc<Twins>,
 }
+
+/// Recorded pickles by (case id, params as [`Params`] names them, producer label).
+pub type Recorded = BTreeMap<(String, String, String), PathBuf>;
+
+/// By (case id, params, live producer label): the label of the recorded producer that is
+/// that interpreter, and the SHA-256 it recorded.
+pub type Twins = BTreeMap<(String, String, String), (String, String)>;
 
 /// Fork servers where the platform can watch a process that is not its child (Linux's pidfd),
 /// exec isolation elsewhere (on macOS too, where fork works but is not the default: see
@@ -68,6 +82,8 @@ impl ExecuteOptions {
             isolation: default_isolation(),
             retries: 0,
             repeat: 1,
+            recorded: Default::default(),
+            twins: Default::default(),
         }
     }
 }
@@ -230,22 +246,7 @@ pub async fn execute(
 ) -> std::io::Result<Executed> {
     let started = Instant::now();
     on_event(Event::Planned { plan });
-    let workspace = Workspace::new(options.environments.cache_dir.as_deref())?;
-    let servers = Servers::new(
-        workspace.servers_dir(),
-        super::server::max_alive(options.jobs.max(1)),
-    );
-    let ctx = Arc::new(Context {
-        workspace,
-        servers,
-        notices: Default::default(),
-        processes: Semaphore::new(options.jobs.max(1)),
-        starts: Default::default(),
-        dumps_made: Default::default(),
-        cancel: cancel.clone(),
-        options: options.clone(),
-        environments: Environments::new(options.environments.clone()),
-    });
+    let ctx = context(options, &cancel)?;
     let dumps = dumps(plan, &ctx);
     let mut slots: Vec<Option<RunRecord>> = vec![None; plan.runs.len()];
     let mut stop_reason: Option<String> = None;
@@ -288,6 +289,75 @@ pub async fn execute(
     })
 }
 
+/// The context every run of one execution shares.
+fn context(options: &ExecuteOptions, cancel: &CancellationToken) -> std::io::Result<Arc<Context>> {
+    let workspace = Workspace::new(options.environments.cache_dir.as_deref())?;
+    let servers = Servers::new(
+        workspace.servers_dir(),
+        super::server::max_alive(options.jobs.max(1)),
+    );
+    Ok(Arc::new(Context {
+        workspace,
+        servers,
+        notices: Default::default(),
+        processes: Semaphore::new(options.jobs.max(1)),
+        starts: Default::default(),
+        dumps_made: Default::default(),
+        cancel: cancel.clone(),
+        options: options.clone(),
+        environments: Environments::new(options.environments.clone()),
+    }))
+}
+
+/// What the dump of one (case, params, producer) made, for `crosspickle record`: `run` is the
+/// first planned run that reads it; `bytes` is the pickle of a dump that passed.
+#[derive(Debug)]
+pub struct Dumped {
+    pub run: usize,
+    pub result: Result<(Observed, Option<Vec<u8>>), RunFailure>,
+}
+
+/// Run only the dumps of `plan`'s round trips to execute, each once per (case, params,
+/// producer), and return what each made, in plan order (none of the loads runs). `cancel`
+/// stops it: the dumps it stops are left out.
+pub async fn dump_only(
+    plan: &Plan,
+    options: &ExecuteOptions,
+    cancel: CancellationToken,
+) -> std::io::Result<Vec<Dumped>> {
+    let ctx = context(options, &cancel)?;
+    let dumps = dumps(plan, &ctx);
+    let mut seen = std::collections::HashSet::new();
+    let firsts: Vec<(usize, DumpFuture)> = plan
+        .runs
+        .iter()
+        .filter_map(|run| {
+            let key = dump_key(run, run.producer.as_ref()?);
+            let dump = dumps.get(&key)?.clone();
+            seen.insert(key).then_some((run.index, dump))
+        })
+        .collect();
+    let mut out: Vec<Dumped> = stream::iter(firsts)
+        .map(|(run, dump)| async move {
+            let result = match &*dump.await {
+                Err(e) => Err(e.clone()),
+                Ok(d) if d.observed.outcome != OutcomeKind::Pass => Ok((d.observed.clone(), None)),
+                Ok(d) => match std::fs::read(&d.data) {
+                    Ok(bytes) => Ok((d.observed.clone(), Some(bytes))),
+                    Err(e) => Err(setup_io(format!("cannot read {}", d.data.display()))(e)),
+                },
+            };
+            Dumped { run, result }
+        })
+        .buffer_unordered(options.jobs.max(1) * 4)
+        .filter(|d| futures::future::ready(!matches!(d.result, Err(RunFailure::Cancelled))))
+        .collect()
+        .await;
+    ctx.servers.shutdown().await;
+    out.sort_by_key(|d| d.run);
+    Ok(out)
+}
+
 /// One dump future per (case, params, producer) of the round trips to execute, started when
 /// its first load awaits it.
 fn dumps(plan: &Plan, ctx: &Arc<Context>) -> HashMap<DumpKey, DumpFuture> {
@@ -325,12 +395,38 @@ fn dump_future(
         producer.clone(),
         code.to_string(),
     );
+    let recorded = ctx.options.recorded.get(&dump_key(run, &producer)).cloned();
+    let twin = ctx.options.twins.get(&dump_key(run, &producer)).cloned();
+    let name = crate::case::run_name(&case.id, &params, None, None);
     let fut = async move {
+        if let Some(file) = recorded {
+            // A recorded producer's dump: what it made then, read by the load as it is.
+            let mut observed = Observed::new(OutcomeKind::Pass, 0.0);
+            observed.phase = Some(Phase::Dump);
+            return Arc::new(Ok(DumpResult {
+                observed,
+                data: file,
+            }));
+        }
         let data = ctx.workspace.dump_file(n);
         let phase = Some((Phase::Dump, data.clone()));
         let r = run_python(&ctx, &producer, &case, &code, &params, phase)
             .await
             .map(|observed| DumpResult { observed, data });
+        if let (Some((label, sha)), Ok(d)) = (twin, &r) {
+            if d.observed.outcome == OutcomeKind::Pass {
+                if let Ok(bytes) = std::fs::read(&d.data) {
+                    let fresh = crate::sys::hash::short_hex(&bytes, 64);
+                    if fresh != sha {
+                        ctx.notices.lock().unwrap().push(format!(
+                            "{name}: the dump on {} made other bytes (SHA-256 {fresh}, {} bytes) than {label} recorded ({sha}): the dump changed in place",
+                            producer.label,
+                            bytes.len()
+                        ));
+                    }
+                }
+            }
+        }
         Arc::new(r)
     };
     fut.boxed().shared()

@@ -10,7 +10,8 @@ pub mod record;
 pub mod server;
 
 pub use execute::{
-    default_isolation, execute, Event, ExecuteOptions, Executed, RunFailure, SetupError,
+    default_isolation, dump_only, execute, Dumped, Event, ExecuteOptions, Executed, Recorded,
+    RunFailure, SetupError, Twins,
 };
 pub use plan::{Plan, PlannedRun};
 pub use record::RunRecord;

@@ -169,6 +169,10 @@ impl Plan {
                 continue;
             }
             for (interpreter, phase) in run.sides() {
+                if interpreter.is_recorded() {
+                    // Its dump is a recorded file: nothing of its runs.
+                    continue;
+                }
                 let requires = run.case.requires_for(phase);
                 if !requires.is_empty() {
                     let requirements = crate::env::resolve_requirements(&requires, &run.params);

@@ -22,6 +22,7 @@ mod isolation;
 mod newcomer;
 mod newest;
 mod platforms;
+mod record;
 mod repeat;
 mod reports;
 mod requires;

@@ -1,0 +1,400 @@
+//! Recorded pickles (`crosspickle record`, docs/record.md): what the dumps of round trips made,
+//! kept in a folder with its manifest; recording again changes nothing and more producers add;
+//! a run on one Python judges the recorded producers by their facts; a folder that was tampered
+//! with is refused by name, and nothing of it is loaded.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::support::*;
+
+/// The dump sends its Python's major version; the load, on any Python 3, says whether it was a
+/// Python 3's. The rule for producers before 3 says so: selected by `dump_python`.
+const MAJOR: &str = r#"title: the producer's major version travels
+params:
+  protocol: [0, 2]
+dump: |
+  import pickle, sys
+  data = pickle.dumps(sys.version_info[0], protocol=protocol)
+load: |
+  import pickle
+  major = pickle.loads(data)
+  assert major == 3, "made by Python %d" % major
+expect:
+  - dump_python: "<3"
+    outcome: fail
+    exception: AssertionError
+    match: "^made by Python 2$"
+"#;
+
+/// Every file of `dir` with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for item in std::fs::read_dir(dir).expect("the folder of recorded pickles") {
+        let item = item.unwrap();
+        out.insert(
+            item.file_name().to_string_lossy().into_owned(),
+            std::fs::read(item.path()).unwrap(),
+        );
+    }
+    out
+}
+
+fn record(dir: &Path, needs: &[&str], extra: &[&str]) -> Run {
+    Run::from(
+        crosspickle(dir)
+            .arg("record")
+            .args(args_on(needs, extra))
+            .output()
+            .expect("crosspickle runs"),
+    )
+}
+
+fn manifest(pickles: &Path) -> serde_json::Value {
+    json_at(&pickles.join("manifest.json"))
+}
+
+trial!(
+    recording_again_changes_nothing_and_more_producers_add,
+    needs = &["2.7", "3.12"]
+);
+/// Record on 3.12, again (byte-identical folder, manifest untouched), then on 2.7 and 3.12:
+/// what was there is unchanged and 2.7's pickles are added; the manifest names case, params,
+/// producer, protocol, crosspickle's version and the digest, and the files are named by it.
+fn recording_again_changes_nothing_and_more_producers_add() -> TestResult {
+    let dir = folder(&[("cases/major.yaml", MAJOR)]);
+    let pickles = dir.path().join("cases/pickles");
+    record(dir.path(), &["3.12"], &[]).expect_code(0)?;
+    let first = snapshot(&pickles);
+    let modified = std::fs::metadata(pickles.join("manifest.json"))?.modified()?;
+    check(
+        first.len() == 3,
+        format!(
+            "a manifest and 2 pickles (protocols 0 and 2), got {:?}",
+            first.keys()
+        ),
+    )?;
+    record(dir.path(), &["3.12"], &[]).expect_code(0)?;
+    check(
+        snapshot(&pickles) == first,
+        "recording again changed the folder",
+    )?;
+    check(
+        std::fs::metadata(pickles.join("manifest.json"))?.modified()? == modified,
+        "recording again rewrote the manifest",
+    )?;
+
+    let again = record(dir.path(), &["2.7", "3.12"], &[]);
+    again.expect_code(0)?;
+    let second = snapshot(&pickles);
+    for (name, bytes) in &first {
+        if name != "manifest.json" {
+            check(second.get(name) == Some(bytes), format!("{name} changed"))?;
+        }
+    }
+    let m = manifest(&pickles);
+    check(
+        m["format"] == "crosspickle-pickles" && m["version"] == 1,
+        format!("the manifest's format: {m}"),
+    )?;
+    let entries = m["pickles"].as_array().cloned().unwrap_or_default();
+    check(
+        entries.len() == 4,
+        format!("4 entries, got {}", entries.len()),
+    )?;
+    let mut seen = Vec::new();
+    for e in &entries {
+        let file = e["file"].as_str().unwrap_or("");
+        let bytes = second
+            .get(file)
+            .ok_or(format!("{file} is not in the folder"))?;
+        check(
+            file == format!("{}.pickle", e["sha256"].as_str().unwrap_or("?")),
+            format!("{file} named after its digest"),
+        )?;
+        check(
+            e["case"] == "major"
+                && e["crosspickle"] == env!("CARGO_PKG_VERSION")
+                && e["producer"]["implementation"] == "cpython"
+                && e["producer"]["platform"] == "linux",
+            format!("an entry's facts: {e}"),
+        )?;
+        let protocol = e["params"].as_str().unwrap_or("");
+        let want = if protocol == "protocol=2" {
+            serde_json::json!(2)
+        } else {
+            serde_json::Value::Null
+        };
+        check(
+            e["protocol"] == want && (bytes[0] == 0x80) == want.is_number(),
+            format!(
+                "{protocol}: the protocol of its first opcode, {}",
+                e["protocol"]
+            ),
+        )?;
+        seen.push(format!(
+            "{} {}",
+            e["producer"]["version"].as_str().unwrap_or("?"),
+            protocol
+        ));
+    }
+    check(
+        seen == [
+            "2.7.18 protocol=0",
+            "3.12.1 protocol=0",
+            "2.7.18 protocol=2",
+            "3.12.1 protocol=2",
+        ],
+        format!("each producer and params once, in order: {seen:?}"),
+    )?;
+    // Sorted: a second record on both leaves the manifest byte-identical.
+    record(dir.path(), &["2.7", "3.12"], &[]).expect_code(0)?;
+    check(
+        snapshot(&pickles) == second,
+        "recording on both again changed the folder",
+    )
+}
+
+trial!(
+    a_run_on_one_python_judges_recorded_producers_by_their_facts,
+    needs = &["2.7", "3.12"]
+);
+/// Pickles recorded on 2.7 into a folder elsewhere (`--pickles`), then a run on 3.12 alone:
+/// the pairs `recorded:cpython-2.7.18 -> 3.12` are judged by the rule written for live 2.7
+/// producers (`dump_python: "<3"`, an expected failure), beside 3.12's own live pairs, and the
+/// report keeps them apart by their label.
+fn a_run_on_one_python_judges_recorded_producers_by_their_facts() -> TestResult {
+    let dir = folder(&[("cases/major.yaml", MAJOR)]);
+    let pickles = dir.path().join("kept");
+    let kept = path_str(&pickles);
+    record(dir.path(), &["2.7"], &["--pickles", &kept]).expect_code(0)?;
+    let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &["--pickles", &kept]));
+    run.expect_code(0)?;
+    let all = runs(&json);
+    let pairs: Vec<String> = all
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} -> {}: {}",
+                r["params"]["protocol"],
+                r["dump_python"].as_str().unwrap_or("?"),
+                r["python"].as_str().unwrap_or("?"),
+                r["verdict"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    check(
+        pairs
+            == [
+                "0 cpython-3.12.1 -> cpython-3.12.1: ok",
+                "0 recorded:cpython-2.7.18 -> cpython-3.12.1: xfail",
+                "2 cpython-3.12.1 -> cpython-3.12.1: ok",
+                "2 recorded:cpython-2.7.18 -> cpython-3.12.1: xfail",
+            ],
+        format!("the pairs and their verdicts: {pairs:#?}"),
+    )?;
+    let recorded = all
+        .iter()
+        .find(|r| r["dump_python"] == "recorded:cpython-2.7.18")
+        .ok_or("a recorded pair")?;
+    check(
+        recorded["message"] == "made by Python 2",
+        format!("the load ran on the recorded bytes: {recorded}"),
+    )?;
+    check(
+        run.stdout.contains("recorded:cpython-2.7.18 ->"),
+        format!(
+            "the matrix has the recorded producer's rows:\n{}",
+            run.stdout
+        ),
+    )?;
+    // `list --expected` shows the recorded producer's row, decided by the rule for 2.7.
+    let list = Run::from(
+        crosspickle(dir.path())
+            .args(["list", "--expected", "--pickles", &kept])
+            .args(python_args(&["3.12"]))
+            .output()?,
+    );
+    list.expect_code(0)?;
+    let rows: Vec<&str> = list
+        .stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.contains("cpython-"))
+        .collect();
+    check(
+        rows == [
+            "a  cpython-3.12.1           .",
+            "recorded:cpython-2.7.18  1",
+            "a  cpython-3.12.1           .",
+            "recorded:cpython-2.7.18  1",
+        ],
+        format!("list --expected's rows: {rows:#?}\n{}", list.stdout),
+    )
+}
+
+/// What was done to the folder, how, the name the refusal gives, and why it says it is refused.
+type Tampering<'a> = (&'a str, Box<dyn Fn() + 'a>, String, &'a str);
+
+trial!(a_folder_tampered_with_is_refused_by_name, needs = &["3.12"]);
+/// A file changed after it was recorded, a file the manifest does not name, a manifest of a
+/// newer format and an entry naming a path outside the folder: `run` and `record` each exit 2
+/// naming the file, and nothing runs.
+fn a_folder_tampered_with_is_refused_by_name() -> TestResult {
+    let dir = folder(&[("cases/major.yaml", MAJOR)]);
+    let pickles = dir.path().join("cases/pickles");
+    record(dir.path(), &["3.12"], &[]).expect_code(0)?;
+    let good = snapshot(&pickles);
+    let restore = || {
+        for item in std::fs::read_dir(&pickles).unwrap() {
+            std::fs::remove_file(item.unwrap().path()).unwrap();
+        }
+        for (name, bytes) in &good {
+            std::fs::write(pickles.join(name), bytes).unwrap();
+        }
+    };
+    let pickle = good
+        .keys()
+        .find(|n| n.ends_with(".pickle"))
+        .cloned()
+        .ok_or("a pickle")?;
+    let text = String::from_utf8(good["manifest.json"].clone())?;
+    let tamperings: Vec<Tampering> = vec![
+        (
+            "a changed pickle",
+            Box::new(|| std::fs::write(pickles.join(&pickle), b"\x80\x02K\x07.").unwrap()),
+            pickle.clone(),
+            "SHA-256",
+        ),
+        (
+            "a foreign file",
+            Box::new(|| std::fs::write(pickles.join("evil.pickle"), b"cos\nsystem\n.").unwrap()),
+            "evil.pickle".into(),
+            "does not name",
+        ),
+        (
+            "a newer manifest",
+            Box::new(|| {
+                let newer = text.replace("\"version\": 1", "\"version\": 9");
+                std::fs::write(pickles.join("manifest.json"), newer).unwrap()
+            }),
+            "manifest.json".into(),
+            "version 9 is newer",
+        ),
+        (
+            "a path outside the folder",
+            Box::new(|| {
+                let outside = text.replacen(
+                    &format!("\"file\": \"{pickle}\""),
+                    "\"file\": \"../../outside.pickle\"",
+                    1,
+                );
+                std::fs::write(pickles.join("manifest.json"), outside).unwrap()
+            }),
+            "../../outside.pickle".into(),
+            "not a file of the folder",
+        ),
+    ];
+    for (what, tamper, name, why) in &tamperings {
+        restore();
+        tamper();
+        let before = snapshot(&pickles);
+        let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &[]));
+        check(
+            run.code == 2 && run.stderr.contains(name.as_str()) && run.stderr.contains(why),
+            format!(
+                "{what}: run exits 2 naming {name} ({why}): {}, {}",
+                run.code, run.stderr
+            ),
+        )?;
+        check(json.is_null(), format!("{what}: nothing ran"))?;
+        let again = record(dir.path(), &["3.12"], &[]);
+        check(
+            again.code == 2 && again.stderr.contains(name.as_str()),
+            format!("{what}: record exits 2 naming {name}: {}", again.stderr),
+        )?;
+        check(
+            snapshot(&pickles) == before,
+            format!("{what}: record wrote nothing"),
+        )?;
+    }
+    restore();
+    run_json(dir.path(), &args_on(&["3.12"], &[]))
+        .0
+        .expect_code(0)
+}
+
+trial!(prune_removes_what_no_case_refers_to, needs = &["3.12"]);
+/// A param value dropped from the case: its recorded pickle stays until `--prune`, which
+/// removes its entry and file and keeps the rest.
+fn prune_removes_what_no_case_refers_to() -> TestResult {
+    let dir = folder(&[("cases/major.yaml", MAJOR)]);
+    let pickles = dir.path().join("cases/pickles");
+    record(dir.path(), &["3.12"], &[]).expect_code(0)?;
+    std::fs::write(
+        dir.path().join("cases/major.yaml"),
+        MAJOR.replace("protocol: [0, 2]", "protocol: [2]"),
+    )?;
+    record(dir.path(), &["3.12"], &[]).expect_code(0)?;
+    check(
+        snapshot(&pickles).len() == 3,
+        "nothing removed without --prune",
+    )?;
+    record(dir.path(), &["3.12"], &["--prune"]).expect_code(0)?;
+    let after = snapshot(&pickles);
+    let m = manifest(&pickles);
+    let params: Vec<&str> = m["pickles"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|e| e["params"].as_str()).collect())
+        .unwrap_or_default();
+    check(
+        after.len() == 2 && params == ["protocol=2"],
+        format!("protocol=0's pickle pruned: {:?} {params:?}", after.keys()),
+    )
+}
+
+trial!(a_dump_changed_in_place_is_reported, needs = &["3.12"]);
+/// Pickles recorded on 3.12, then 3.12's dump makes other bytes (the case's dump sends another
+/// value; a new release of a package would do the same): `run` warns, naming the run, the
+/// recorded producer and both digests, and `record` says so and keeps what it recorded.
+fn a_dump_changed_in_place_is_reported() -> TestResult {
+    let dir = folder(&[("cases/major.yaml", MAJOR)]);
+    let pickles = dir.path().join("cases/pickles");
+    record(dir.path(), &["3.12"], &[]).expect_code(0)?;
+    let (run, _) = run_json(dir.path(), &args_on(&["3.12"], &[]));
+    run.expect_code(0)?;
+    check(
+        !run.stderr.contains("changed in place"),
+        format!("the same bytes are no news: {}", run.stderr),
+    )?;
+    let before = snapshot(&pickles);
+    // A dump that now pickles the major version as a float (3.0 == 3): other bytes, same load.
+    std::fs::write(
+        dir.path().join("cases/major.yaml"),
+        MAJOR.replace(
+            "dumps(sys.version_info[0],",
+            "dumps(float(sys.version_info[0]),",
+        ),
+    )?;
+    let (run, _) = run_json(dir.path(), &args_on(&["3.12"], &[]));
+    run.expect_code(0)?;
+    for protocol in ["0", "2"] {
+        let name =
+            format!("major[protocol={protocol}]: the dump on cpython-3.12.1 made other bytes");
+        check(
+            run.stderr.contains(&name)
+                && run.stderr.contains("than recorded:cpython-3.12.1 recorded"),
+            format!("run warns about {name}: {}", run.stderr),
+        )?;
+    }
+    let again = record(dir.path(), &["3.12"], &[]);
+    again.expect_code(0)?;
+    check(
+        again
+            .stderr
+            .contains("2 dumps made other bytes than the recorded ones")
+            && again.stderr.contains("major[protocol=0] cpython-3.12.1 ->"),
+        format!("record says so: {}", again.stderr),
+    )?;
+    check(snapshot(&pickles) == before, "record kept what it recorded")
+}
