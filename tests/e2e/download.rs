@@ -337,7 +337,7 @@ fn requests_uv_cannot_install_say_what_to_use() -> TestResult {
     run.expect_code(2)?;
     check(
         run.stderr
-            .contains("--download-python auto: installing `3.12` needs uv, and uv is not on PATH")
+            .contains("--download-python auto: installing `3.12` needs uv, and uv is neither beside crosspickle nor on PATH")
             && run.stderr.contains("CROSSPICKLE_UV"),
         format!("no uv:\n{}", run.stderr),
     )?;
