@@ -25,8 +25,19 @@
 # Usage: benches/overhead.sh [PYTHON] [JOBS] [REPEATS] [CORPUS_REPEATS]
 #   defaults: pyenv's python3.12, the number of cores, 7, 3   (builds --release)
 #   OVERHEAD_PARTS="trivial peer corpus memory" (the default) chooses the parts to measure;
-#   OVERHEAD_BIN=path measures that crosspickle instead of building this one.
+#   OVERHEAD_BIN=path measures that crosspickle instead of building this one;
+#   OVERHEAD_OLD_BIN=path also measures an older build (a release build of an earlier commit)
+#   in part 1, interleaved with the others: its exec ratio to the floor beside this one's, and
+#   the two builds' ratio, so that a change that makes every run dearer shows in its note.
+# Example, this checkout against the build of an earlier commit, exec isolation only:
+#   git worktree add /tmp/old COMMIT && (cd /tmp/old && cargo build --release)
+#   OVERHEAD_OLD_BIN=/tmp/old/target/release/crosspickle OVERHEAD_PARTS=trivial \
+#     benches/overhead.sh ~/.pyenv/versions/3.12.1/bin/python3.12 2 7
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+  exit 0
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 python=${1:-$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)}
 jobs=${2:-$(nproc)}
@@ -35,6 +46,11 @@ corpus_repeats=${4:-3}
 parts=" ${OVERHEAD_PARTS:-trivial peer corpus memory} "
 want() { [[ $parts == *" $1 "* ]]; }
 cd "$root" # its pythons.toml names the interpreters discovery does not find
+old_bin=${OVERHEAD_OLD_BIN:-}
+if [[ -n $old_bin && ! -x $old_bin ]]; then
+  echo "OVERHEAD_OLD_BIN: $old_bin is not an executable" >&2
+  exit 2
+fi
 if [[ -n ${OVERHEAD_BIN:-} ]]; then
   bin=$OVERHEAD_BIN # another build to measure, main's for one
 else
@@ -90,21 +106,23 @@ echo "load average before: $(load)   ($(nproc) cores)"
 # 1. 200 trivial runs.
 if want trivial; then
 "$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" >/dev/null 2>&1 || true # warm the probe cache
-: > "$work/t-xargs"; : > "$work/t-exec"; : > "$work/t-fork"; : > "$work/t-floor"
+contenders="xargs exec fork floor"
+if [[ -n $old_bin ]]; then
+  "$old_bin" "$work/cases200" --pythons-toml /dev/null --python "$python" >/dev/null 2>&1 || true
+  contenders="xargs exec old fork floor"
+fi
+: > "$work/t-xargs"; : > "$work/t-exec"; : > "$work/t-fork"; : > "$work/t-floor"; : > "$work/t-old"
+read -r -a order <<< "$contenders"
 for i in $(seq "$repeats"); do
-  case $((i % 4)) in
-    0) order="xargs exec fork floor" ;;
-    1) order="exec fork floor xargs" ;;
-    2) order="fork floor xargs exec" ;;
-    3) order="floor xargs exec fork" ;;
-  esac
-  for who in $order; do
+  for who in "${order[@]}"; do
     case $who in
       xargs) measure "$work/t-xargs" bash -c "$(declare -f xargs_loop); python=$python jobs=$jobs xargs_loop" ;;
       floor) measure "$work/t-floor" "$python" -c "$fork_floor" 200 "$jobs" ;;
+      old) measure "$work/t-old" "$old_bin" "$work/cases200" --pythons-toml /dev/null --python "$python" -j "$jobs" --isolation exec ;;
       *) measure "$work/t-$who" "$bin" "$work/cases200" --pythons-toml /dev/null --python "$python" -j "$jobs" --isolation "$who" ;;
     esac
   done
+  order=("${order[@]:1}" "${order[0]}") # the next repetition starts with the next contender
 done
 tx=$(wall "$work/t-xargs"); te=$(wall "$work/t-exec"); tf=$(wall "$work/t-fork")
 cx=$(cpu "$work/t-xargs"); ce=$(cpu "$work/t-exec"); cf=$(cpu "$work/t-fork")
@@ -112,6 +130,11 @@ tl=$(wall "$work/t-floor"); cl=$(cpu "$work/t-floor")
 printf '200 trivial runs on %s, -j %s (medians of %s interleaved)       wall        CPU\n' "$python" "$jobs" "$repeats"
 printf '  xargs -P %s -I{} python -c pass                     %7.2fs  %7.2fs\n' "$jobs" "$tx" "$cx"
 printf '  crosspickle --isolation exec                        %7.2fs  %7.2fs   = %.2fx / %.2fx the xargs loop\n' "$te" "$ce" "$(echo "$te / $tx" | bc -l)" "$(echo "$ce / ($cx + 0.000001)" | bc -l)"
+if [[ -n $old_bin ]]; then
+  to=$(wall "$work/t-old"); co=$(cpu "$work/t-old")
+  printf '  the older build, --isolation exec                   %7.2fs  %7.2fs   = %.2fx / %.2fx the xargs loop; this build / the older = %.2fx / %.2fx\n' "$to" "$co" "$(echo "$to / $tx" | bc -l)" "$(echo "$co / ($cx + 0.000001)" | bc -l)" "$(echo "$te / $to" | bc -l)" "$(echo "$ce / ($co + 0.000001)" | bc -l)"
+  echo "    (the older build: $old_bin)"
+fi
 printf '  crosspickle --isolation fork                        %7.2fs  %7.2fs   exec / fork = %.2fx / %.2fx\n' "$tf" "$cf" "$(echo "$te / $tf" | bc -l)" "$(echo "$ce / ($cf + 0.000001)" | bc -l)"
 printf '  python forking 200 children, each finalised         %7.2fs  %7.2fs   fork isolation adds %.2f ms wall, %.2f ms CPU a run\n' "$tl" "$cl" "$(echo "($tf - $tl) * 1000 / 200" | bc -l)" "$(echo "($cf - $cl) * 1000 / 200" | bc -l)"
 

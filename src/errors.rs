@@ -31,10 +31,12 @@ pub enum Error {
     #[error("invalid version request `{request}`: {reason}")]
     VersionRequest { request: String, reason: String },
 
-    #[error("no interpreter matches {}\n{found}\nInstall it (with `pyenv install`, or `--download-python auto` to have uv install it into the cache), name it in pythons.toml, or pass --skip-missing", format_requests(.requests))]
+    #[error("no interpreter matches {}\n{found}\nInstall it (with `pyenv install`, or `--download-python auto` to have uv install it into the cache), {}", format_requests(.requests), if *.in_ci { "or name it in pythons.toml (with CI set, a missing interpreter fails the run: --skip-missing is off)" } else { "name it in pythons.toml, or pass --skip-missing" })]
     MissingInterpreters {
         requests: Vec<String>,
         found: String,
+        /// `CI` is set: `--skip-missing` would not help, so it is not offered.
+        in_ci: bool,
     },
 
     #[error("no usable Python interpreter found{0}")]

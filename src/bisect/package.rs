@@ -186,6 +186,39 @@ fn normalize(name: &str) -> String {
     out
 }
 
+/// The oldest of `releases` that the case pins `name` to (`name=={param}` or `name==X`), over
+/// every combination of its params; `None` when it pins none of them.
+fn case_floor(
+    target: &Target,
+    side: Option<Phase>,
+    name: &str,
+    releases: &[String],
+) -> Option<String> {
+    let wanted = normalize(name);
+    let requires = target.case.requires_for(side);
+    let mut pinned = Vec::new();
+    for combination in target.case.param_combinations() {
+        for req in crate::env::resolve_requirements(&requires, &combination) {
+            if project_name(&req) != wanted {
+                continue;
+            }
+            let spec = req.split(';').next().unwrap_or("");
+            let Some((_, version)) = spec.split_once("==") else {
+                continue;
+            };
+            let version = version.split(',').next().unwrap_or("").trim();
+            if let Ok(v) = Version::from_str(version) {
+                pinned.push(v);
+            }
+        }
+    }
+    releases
+        .iter()
+        .filter_map(|r| Version::from_str(r).ok().map(|v| (v, r)))
+        .find(|(v, _)| pinned.contains(v))
+        .map(|(_, r)| r.clone())
+}
+
 /// What goes into the environment of one release: `name==version`, and the case's own
 /// `requires` (params substituted) except those naming the package; for a round trip's
 /// `side`, that side's (`requires` and `dump_requires` or `load_requires`).
@@ -342,8 +375,21 @@ pub async fn bisect(
             available_versions(&base.executable, &options.name, &options.find_links, cancel).await?
         }
     };
-    let versions = range(&all, options.good.as_deref(), options.bad.as_deref())
-        .map_err(BisectError::Request)?;
+    // Without --good, the search starts at the oldest release the case itself pins (its params'
+    // values), not at the package's oldest release, which often cannot install here at all.
+    let floor = match &options.good {
+        Some(_) => None,
+        None => case_floor(target, options.side, &options.name, &all),
+    };
+    let versions = match floor
+        .as_deref()
+        .and_then(|f| range(&all, Some(f), options.bad.as_deref()).ok())
+    {
+        Some(from_the_floor) => from_the_floor,
+        // No pin, or none before the bad release: from the oldest release (or --good).
+        None => range(&all, options.good.as_deref(), options.bad.as_deref())
+            .map_err(BisectError::Request)?,
+    };
     // Each release's environment already holds the case's `requires`: the runner must run the
     // case in it as it is, not make an environment of its own on top.
     let mut in_environment = target.clone();

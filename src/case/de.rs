@@ -47,6 +47,54 @@ impl de::Error for DeError {
             message: msg.to_string(),
         }
     }
+
+    fn unknown_field(field: &str, expected: &'static [&'static str]) -> Self {
+        Self::custom(unknown("field", field, expected))
+    }
+
+    fn unknown_variant(variant: &str, expected: &'static [&'static str]) -> Self {
+        Self::custom(unknown("variant", variant, expected))
+    }
+}
+
+/// An unknown key or value: the nearest known one when one is near (`did you mean`), else
+/// every known one.
+fn unknown(what: &str, given: &str, known: &[&str]) -> String {
+    match nearest(given, known) {
+        Some(near) => format!("unknown {what} `{given}`: did you mean `{near}`?"),
+        // serde's own words.
+        None => match known {
+            [] => format!("unknown {what} `{given}`, there are no {what}s"),
+            [one] => format!("unknown {what} `{given}`, expected `{one}`"),
+            [a, b] => format!("unknown {what} `{given}`, expected `{a}` or `{b}`"),
+            _ => {
+                let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+                format!(
+                    "unknown {what} `{given}`, expected one of {}",
+                    list.join(", ")
+                )
+            }
+        },
+    }
+}
+
+/// The known name nearest to `given`, when it is near enough to be a typo of it.
+fn nearest<'k>(given: &str, known: &[&'k str]) -> Option<&'k str> {
+    let given = given.to_lowercase();
+    known
+        .iter()
+        .map(|k| {
+            let distance = strsim::damerau_levenshtein(&given, &k.to_lowercase());
+            let similar = strsim::jaro_winkler(&given, &k.to_lowercase());
+            (k, distance, similar)
+        })
+        // A typo: a letter or two off (a third of the name at most), or the same name with
+        // its words run together or cut short.
+        .filter(|(k, distance, similar)| {
+            *distance <= 2.max(k.len() / 3) && *distance < k.len() || *similar >= 0.9
+        })
+        .min_by(|a, b| a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)))
+        .map(|(k, ..)| *k)
 }
 
 /// The first node an error passes through names its place: its position and path.
@@ -815,9 +863,62 @@ mod tests {
                 if let Some(cut) = message.rfind(" at line ") {
                     message.truncate(cut);
                 }
-                Err((at.unwrap_or((0, 0)), message))
+                Err((at.unwrap_or((0, 0)), suggesting(&message)))
             }
         }
+    }
+
+    /// serde's "unknown field `x`, expected one of `a`, `b`" worded as the tree words it (the
+    /// nearest name suggested when one is near).
+    fn suggesting(message: &str) -> String {
+        for what in ["field", "variant"] {
+            let head = format!("unknown {what} `");
+            let Some(start) = message.find(&head) else {
+                continue;
+            };
+            let rest = &message[start + head.len()..];
+            let Some(end) = rest.find('`') else { continue };
+            let given = &rest[..end];
+            let tail = &rest[end + 1..];
+            let known: Vec<&str> = if let Some(list) = tail.strip_prefix(", expected one of ") {
+                list.split(", ").map(|k| k.trim_matches('`')).collect()
+            } else if let Some(some) = tail.strip_prefix(", expected ") {
+                some.split(" or ").map(|k| k.trim_matches('`')).collect()
+            } else if tail.starts_with(", there are no ") {
+                vec![]
+            } else {
+                continue;
+            };
+            return format!("{}{}", &message[..start], unknown(what, given, &known));
+        }
+        message.to_string()
+    }
+
+    #[test]
+    fn an_unknown_name_suggests_the_nearest() {
+        let keys = [
+            "title",
+            "code",
+            "expect",
+            "exception",
+            "c_pickle",
+            "outcome",
+        ];
+        for (given, near) in [
+            ("expet", "expect"),
+            ("excepton", "exception"),
+            ("cpickle", "c_pickle"),
+            ("Title", "title"),
+            ("outcom", "outcome"),
+        ] {
+            assert_eq!(
+                unknown("field", given, &keys),
+                format!("unknown field `{given}`: did you mean `{near}`?")
+            );
+        }
+        let far = unknown("field", "bogus", &keys);
+        assert!(far.contains("expected one of `title`, `code`"), "{far}");
+        assert_eq!(nearest("zz", &["id"]), None);
     }
 
     /// What the tree makes of it (`None` when the tree refuses the text itself).

@@ -150,6 +150,10 @@ pub fn parse_case(path: &Path, text: &str) -> Result<Case, Vec<CaseError>> {
         errors: Vec::new(),
     }
     .validate(raw)
+    .map(|case| Case {
+        source: text.into(),
+        ..case
+    })
 }
 
 /// The longest time limit a case or the command line may give a run: a week.
@@ -199,6 +203,22 @@ impl Validator<'_> {
         self.root.entry(key).map(|(k, _)| k.at.0)
     }
 
+    /// The line of the file holding the first line of the code under the top-level key `key`,
+    /// when every line of the code is a line of the file: a literal block (`|`, its text
+    /// starts on the line after the indicator) or a scalar of one line. A folded block or a
+    /// quoted scalar over several lines has none.
+    fn code_start(&self, key: &str) -> Option<usize> {
+        let node = self.root.get(key)?;
+        let scalar = node.scalar()?;
+        if scalar.literal {
+            Some(node.origin.0 + 1)
+        } else if !scalar.text.trim_end().contains('\n') {
+            Some(node.origin.0)
+        } else {
+            None
+        }
+    }
+
     fn validate(mut self, raw: RawCase) -> Result<Case, Vec<CaseError>> {
         let id = self.id(raw.id);
         let title = self.title(raw.title.as_deref());
@@ -220,6 +240,10 @@ impl Validator<'_> {
         let body_lines = (
             self.key_line("code").or_else(|| self.key_line("dump")),
             self.key_line("load"),
+        );
+        let code_starts = (
+            self.code_start("code").or_else(|| self.code_start("dump")),
+            self.code_start("load"),
         );
         Ok(Case {
             id,
@@ -247,6 +271,8 @@ impl Validator<'_> {
             params,
             gil: gil.is_some(),
             body_lines,
+            code_starts,
+            source: "".into(),
             ranges: self.ranges(),
             body,
             expect,
@@ -960,6 +986,23 @@ mod tests {
         assert_eq!(case.body_lines, (Some(2), None));
         let pair = parse("title: t\n\ndump: |\n  data = b''\nload: pass\n").unwrap();
         assert_eq!(pair.body_lines, (Some(3), Some(5)));
+        assert_eq!(pair.code_starts, (Some(4), Some(5)));
+    }
+
+    #[test]
+    fn code_lines_are_the_files_where_they_map_one_to_one() {
+        let case = parse("title: t\ncode:\n  |\n    import os\n\n    raise X\n").unwrap();
+        assert_eq!(case.code_starts, (Some(4), None));
+        assert_eq!(
+            &*case.source,
+            "title: t\ncode:\n  |\n    import os\n\n    raise X\n"
+        );
+        let folded = parse("title: t\ncode: >\n  a\n\n  b\n").unwrap();
+        assert_eq!(folded.code_starts, (None, None));
+        let quoted = parse("title: t\ncode: \"a\\nb\"\n").unwrap();
+        assert_eq!(quoted.code_starts, (None, None));
+        let one = parse("title: t\ncode: \"raise X\"\n").unwrap();
+        assert_eq!(one.code_starts, (Some(2), None));
     }
 
     #[test]

@@ -56,6 +56,12 @@ pub struct Case {
     /// The lines of `code:` (or `dump:`) and of `load:`: where the implicit `pass` of a run
     /// that no rule decides is written (reports point there).
     pub body_lines: (Option<usize>, Option<usize>),
+    /// The lines of the file where the first line of `code` (or `dump`) and of `load` stands,
+    /// when each line of the code is a line of the file (a literal block `|`, or one line):
+    /// reports name the file's line for a line of the code (`cases/x.yaml:14`).
+    pub code_starts: (Option<usize>, Option<usize>),
+    /// The file's text, as read: the HTML report shows it beside a failing run.
+    pub source: std::sync::Arc<str>,
     /// Every version range the file gives (`python`, `expect[n].python`, `dump_python`,
     /// `load_python`), where it stands: for what is said of them once interpreters are known.
     pub ranges: Vec<RangeAt>,

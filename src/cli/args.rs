@@ -235,20 +235,30 @@ pub enum AnnotationsChoice {
 
 impl ReportOptions {
     /// How the terminal's matrix fits: `COLUMNS`, else the width of the terminal stdout is,
-    /// else 80; every row, or only the failing ones with `--failures-only`.
+    /// else (off a terminal, as in a CI log) no limit; off a terminal names are never cut.
+    /// Every row, or only the failing ones with `--failures-only` or with `CI` set.
     pub fn layout(&self) -> crate::report::terminal::Layout {
+        use std::io::IsTerminal;
         let from_env = std::env::var("COLUMNS")
             .ok()
             .and_then(|c| c.trim().parse::<usize>().ok())
             .filter(|&c| c > 0);
+        let terminal = std::io::stdout().is_terminal();
         let width = from_env
             .or_else(|| {
                 terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0 as usize)
             })
-            .unwrap_or(80);
+            .unwrap_or(if terminal { 80 } else { usize::MAX });
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+        let failures_only = match (self.failures_only, ci) {
+            (true, _) => Some("--failures-only"),
+            (false, true) => Some("CI is set"),
+            (false, false) => None,
+        };
         crate::report::terminal::Layout {
             width,
-            failures_only: self.failures_only,
+            failures_only,
+            keep_names: !terminal,
         }
     }
 

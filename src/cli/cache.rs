@@ -16,8 +16,9 @@ use crate::run::driver::{other_drivers, prune_forms, DRIVERS_DIR as DRIVERS, LEA
 
 #[derive(Debug, Args)]
 pub struct CacheArgs {
+    /// What to do [default: list]
     #[command(subcommand)]
-    action: CacheAction,
+    action: Option<CacheAction>,
     /// The cache folder [default: $XDG_CACHE_HOME/crosspickle or ~/.cache/crosspickle]
     #[arg(long, value_name = "DIR", env = "CROSSPICKLE_CACHE_DIR", global = true)]
     cache_dir: Option<PathBuf>,
@@ -70,7 +71,12 @@ fn cache_into(args: &CacheArgs, out: &mut String) -> Result<i32, Failure> {
         ..Given::default()
     })?;
     let dir = settings.required_cache_dir()?;
-    match &args.action {
+    // `crosspickle cache` alone lists what the cache holds.
+    let action = args
+        .action
+        .as_ref()
+        .unwrap_or(&CacheAction::List { json: false });
+    match action {
         CacheAction::List { json } => list(dir, *json, out),
         CacheAction::Prune { unused_for } => match free(dir) {
             Some(_held) => prune(dir, *unused_for, out)?,
@@ -181,6 +187,35 @@ fn list(dir: &Path, json: bool, out: &mut String) {
         count(envs.len(), "environment", "environments"),
         size(total)
     );
+    if envs.iter().any(|e| e.meta.installer == "uv") {
+        if let Some(uv_cache) = uv_cache_dir() {
+            say!(
+                out,
+                "uv's cache, which the environments uv made link their packages from: {}, {} (`uv cache prune` trims it)",
+                uv_cache.display(),
+                size(store::size_of(&uv_cache))
+            );
+        }
+    }
+}
+
+/// uv's cache folder, as uv finds it: `UV_CACHE_DIR`, else `$XDG_CACHE_HOME/uv`, else
+/// `~/.cache/uv` (on Windows `%LOCALAPPDATA%\uv\cache`).
+fn uv_cache_dir() -> Option<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(dir) = var("UV_CACHE_DIR") {
+        return Some(dir);
+    }
+    if cfg!(windows) {
+        return var("LOCALAPPDATA").map(|d| d.join("uv").join("cache"));
+    }
+    var("XDG_CACHE_HOME")
+        .map(|d| d.join("uv"))
+        .or_else(|| var("HOME").map(|h| h.join(".cache").join("uv")))
 }
 
 /// The lines of `list` on what is kept beside the environments: compiled forms (how much of

@@ -157,6 +157,7 @@ fn check_missing(chosen: &Chosen, skip_missing: bool) -> Result<(), Error> {
     Err(Error::MissingInterpreters {
         requests: missing.clone(),
         found: found_list(&chosen.discovery.interpreters),
+        in_ci,
     })
 }
 

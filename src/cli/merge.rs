@@ -21,6 +21,10 @@ pub struct MergeArgs {
     pub reports: ReportOptions,
     #[command(flatten)]
     pub flaky: FlakyOptions,
+    /// Quieter: no matrix and no details of runs, only the short summary of the failing runs
+    /// and the summary line (as `run -q`)
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
 }
 
 pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
@@ -31,6 +35,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, Failure> {
     let written = crate::report::write_all(&results, &report_files);
     let style = args.reports.color.style();
     let out = TerminalReporter::new(style, false)
+        .with_closing(args.quiet, None)
         .with_layout(args.reports.layout())
         .finish(&results);
     crate::sys::stdout::emit(&super::github::with_annotations(

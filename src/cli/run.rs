@@ -77,6 +77,11 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
         &args.reports,
     ));
     written?;
+    // Code that compiles on no interpreter is a mistake in the case file, not a verdict.
+    let uncompilable = crate::results::code_lines::uncompilable(&results);
+    if !was_interrupted && !uncompilable.is_empty() {
+        return Err(Error::Cases(uncompilable).into());
+    }
     Ok(if was_interrupted {
         super::interrupt::exit_code()
     } else {

@@ -2,8 +2,8 @@
 //! place once its requirements are installed and its marker written (the caller holds the
 //! environment's lock).
 //!
-//! The installer: `uv` when it is on PATH and the interpreter is 3.8 or later (`uv venv`, then
-//! `uv pip install`); otherwise `python -m venv` and the environment's own pip; for Python 2,
+//! The installer: `uv` (the one beside crosspickle's executable, which its wheel brings, else
+//! PATH's) when the interpreter is 3.6 or later (`uv venv`, then `uv pip install`); otherwise `python -m venv` and the environment's own pip; for Python 2,
 //! virtualenv (below 20.22, the last to make 2.7 environments), which crosspickle installs once
 //! per 2.x interpreter into `tools/` with that interpreter's own pip.
 //! `CROSSPICKLE_INSTALLER=pip` or `=uv` forces one. The user's installer configuration
@@ -45,7 +45,7 @@ impl Installer {
             .release()
             .first()
             .is_some_and(|&m| m < 3);
-        let uv = || which::which("uv").ok();
+        let uv = crate::python::download::bundled_or_path_uv;
         match forced.as_str() {
             "" | "auto" => {}
             "pip" => {
@@ -62,7 +62,10 @@ impl Installer {
             }
             "uv" => {
                 return uv().map(Installer::Uv).ok_or_else(|| {
-                    EnvError::Installer("CROSSPICKLE_INSTALLER=uv but uv is not on PATH".into())
+                    EnvError::Installer(
+                        "CROSSPICKLE_INSTALLER=uv but uv is neither beside crosspickle nor on PATH"
+                            .into(),
+                    )
                 })
             }
             other => {
@@ -74,9 +77,11 @@ impl Installer {
         if py2 {
             return Ok(Installer::VirtualenvPip);
         }
+        // uv makes environments for 3.6 and later (0.13 made and filled 3.6's and 3.7's; it
+        // refuses 2.7, which has no `-I`).
         let release = interpreter.version.release();
         let uv_supports = release.first() > Some(&3)
-            || (release.first() == Some(&3) && release.get(1) >= Some(&8));
+            || (release.first() == Some(&3) && release.get(1) >= Some(&6));
         Ok(match uv().filter(|_| uv_supports) {
             Some(path) => Installer::Uv(path),
             None => Installer::VenvPip,

@@ -52,8 +52,19 @@ pub fn uv_request(text: &str) -> Result<String, String> {
     Ok(text.trim().to_string())
 }
 
-/// The uv to run: the one `CROSSPICKLE_UV` names, else `uv` on PATH; what to do when there is
-/// none.
+/// The uv that came with crosspickle, else the one on PATH: the wheel depends on uv, so pip,
+/// pipx and `uv tool install` put a `uv` in the folder of crosspickle's own executable.
+pub fn bundled_or_path_uv() -> Option<PathBuf> {
+    let name = format!("uv{}", std::env::consts::EXE_SUFFIX);
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(&name)))
+        .filter(|uv| uv.is_file())
+        .or_else(|| which::which("uv").ok())
+}
+
+/// The uv to run: the one `CROSSPICKLE_UV` names, else the one beside crosspickle's executable,
+/// else `uv` on PATH; what to do when there is none.
 pub fn find_uv() -> Result<PathBuf, String> {
     if let Some(named) = std::env::var_os(UV_VARIABLE).filter(|v| !v.is_empty()) {
         let path = PathBuf::from(named);
@@ -66,8 +77,8 @@ pub fn find_uv() -> Result<PathBuf, String> {
             ))
         };
     }
-    which::which("uv").map_err(|_| {
-        format!("uv is not on PATH: install uv (`pipx install uv`, or `pip install uv` in a virtual environment) or set {UV_VARIABLE} to its path")
+    bundled_or_path_uv().ok_or_else(|| {
+        format!("uv is neither beside crosspickle nor on PATH: install uv (`pipx install uv`, or `pip install uv` in a virtual environment) or set {UV_VARIABLE} to its path")
     })
 }
 

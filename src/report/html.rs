@@ -17,7 +17,7 @@ use super::grid::{Grid, Row};
 use super::text::{self, escape, is_web_link, Budget};
 use super::view::{self, RunView, Value};
 use crate::errors::Error;
-use crate::results::{Results, RunRecord};
+use crate::results::{CaseInfo, Results, RunRecord};
 use crate::verdict::Verdict;
 
 /// Bytes of text (message, traceback, output) the details of one run may carry.
@@ -62,7 +62,9 @@ pub fn cell_id(r: &RunRecord) -> String {
 }
 
 pub fn render(results: &Results) -> String {
-    let grid = Grid::new(results);
+    let mut grid = Grid::new(results);
+    // The rows with a failing run first (in their order), so the page opens on them.
+    grid.rows.sort_by_key(|row| !row_fails(results, row));
     let ids = cell_ids(results);
     let mut out = String::with_capacity(64 * 1024);
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -108,7 +110,8 @@ pub fn render(results: &Results) -> String {
         if !detailed(&v) {
             continue;
         }
-        let section = details(&v, id, budget.allowance());
+        let info = results.cases.get(&v.record.case);
+        let section = details(&v, info, id, budget.allowance());
         budget.spend(section.len());
         out.push_str(&section);
     }
@@ -226,7 +229,17 @@ fn filters(results: &Results) -> String {
 }
 
 fn matrix(results: &Results, grid: &Grid<'_>, ids: &[String]) -> String {
-    let mut out = String::from("<table id=\"matrix\">\n<thead><tr><th scope=\"col\">case</th>");
+    let mut out = String::new();
+    let failing = grid.rows.iter().filter(|r| row_fails(results, r)).count();
+    if failing > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\" id=\"failing-first\">{} with a failing run first, then the {} others.</p>",
+            text::count(failing, "row", "rows"),
+            grid.rows.len() - failing
+        );
+    }
+    out.push_str("<div id=\"matrix-wrap\">\n<table id=\"matrix\">\n<thead><tr><th scope=\"col\">case</th>");
     for c in &grid.columns {
         let title = match c.interpreter {
             Some(i) => format!("{} ({})", c.label, i.executable.display()),
@@ -266,12 +279,20 @@ fn matrix(results: &Results, grid: &Grid<'_>, ids: &[String]) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n<p class=\"legend\">");
+    out.push_str("</tbody>\n</table>\n</div>\n<p class=\"legend\">");
     for v in Verdict::ALL {
         let _ = write!(out, "<span class=\"chip v-{v}\">{} {v}</span> ", v.symbol());
     }
     out.push_str("<span class=\"chip conflict\">! conflict</span></p>\n");
     out
+}
+
+/// Whether a row holds a run that fails (or that merged inputs disagree about).
+fn row_fails(results: &Results, row: &Row) -> bool {
+    row.cells.iter().flatten().any(|&i| {
+        let r = &results.runs[i];
+        r.verdict.fails_run() || results.conflict_for(r).is_some()
+    })
 }
 
 /// A row's opening and its header cell: the case named and linked to its first web link,
@@ -280,7 +301,14 @@ fn row_header(results: &Results, row: &Row) -> String {
     let info = results.cases.get(&row.case);
     let tags: Vec<String> = info.map(|i| i.tags.clone()).unwrap_or_default();
     let tags_json = serde_json::to_string(&tags).unwrap_or_else(|_| "[]".into());
-    let mut out = format!("<tr data-tags=\"{}\"><th scope=\"row\">", t(&tags_json));
+    let failing = match row_fails(results, row) {
+        true => " class=\"failing\"",
+        false => "",
+    };
+    let mut out = format!(
+        "<tr data-tags=\"{}\"{failing}><th scope=\"row\">",
+        t(&tags_json)
+    );
     let links: Vec<&String> = info
         .map(|i| i.links.iter().filter(|l| is_web_link(l)).collect())
         .unwrap_or_default();
@@ -336,7 +364,12 @@ fn interpreters(results: &Results) -> String {
 }
 
 /// The hidden section a cell opens: the run's facts, then its traceback and output.
-fn details(v: &RunView<'_>, id: &str, allowance: usize) -> String {
+fn details(
+    v: &RunView<'_>,
+    info: Option<&CaseInfo>,
+    id: &str,
+    allowance: usize,
+) -> String {
     let mut out = format!(
         "<section id=\"details-{}\" class=\"details\" hidden>\n<h2><span class=\"chip v-{}{}\">{}</span> {} <small>on {}</small></h2>\n<dl>\n",
         escape(id),
@@ -356,7 +389,10 @@ fn details(v: &RunView<'_>, id: &str, allowance: usize) -> String {
         );
     }
     out.push_str("</dl>\n");
-    let each = allowance / (v.output.len() + 1);
+    let each = allowance / (v.output.len() + 2);
+    if v.fails() {
+        out.push_str(&source(v, info, each));
+    }
     for section in &v.output {
         let _ = writeln!(
             out,
@@ -366,6 +402,42 @@ fn details(v: &RunView<'_>, id: &str, allowance: usize) -> String {
         );
     }
     out.push_str("</section>\n");
+    out
+}
+
+/// The case file, its lines numbered, the line of the rule that decided the run marked (and
+/// scrolled to when the run is opened), in at most `budget` bytes around that line; nothing
+/// when the results do not hold the file (a report of merged JSON).
+fn source(v: &RunView<'_>, info: Option<&CaseInfo>, budget: usize) -> String {
+    let Some((info, text)) = info.and_then(|i| Some((i, i.source.as_deref()?))) else {
+        return String::new();
+    };
+    let rule = v.record.expected.line;
+    let lines: Vec<&str> = text.lines().collect();
+    // Lines around the rule's, as many as the budget holds (about 80 bytes a line).
+    let room = (budget / 80).max(20);
+    let centre = rule.unwrap_or(1).saturating_sub(1);
+    let start = centre.saturating_sub(room / 2);
+    let end = (start + room).min(lines.len());
+    let mut out = format!(
+        "<h3>case file <small>{}{}</small></h3>\n<pre class=\"source\">",
+        t(&info.path),
+        rule.map(|l| format!(", the rule that decided it at line {l}"))
+            .unwrap_or_default()
+    );
+    for (n, line) in lines.iter().enumerate().take(end).skip(start) {
+        let number = n + 1;
+        let marked = match Some(number) == rule {
+            true => " rule",
+            false => "",
+        };
+        let _ = write!(
+            out,
+            "<span class=\"line{marked}\" data-line=\"{number}\"><span class=\"n\">{number:>4}</span> {}</span>",
+            t(line)
+        );
+    }
+    out.push_str("</pre>\n");
     out
 }
 
@@ -419,14 +491,21 @@ table#matrix { border-collapse: collapse; margin-top: .5rem; }
 .cell.conflict { outline: 3px dashed #000; }
 .cell.dim { opacity: .15; }
 .cell.selected { outline: 3px solid #0969da; outline-offset: 1px; }
-body.panel-open { margin-right: calc(min(48rem, 55vw) + 1.5rem); }
-#details-panel { position: fixed; top: 0; right: 0; bottom: 0; width: min(48rem, 55vw); overflow: auto; background: #fff; border-left: 2px solid #d0d7de; box-shadow: -4px 0 12px rgba(0,0,0,.12); padding: 0 1rem 1rem; }
+body.panel-open { margin-right: calc(min(44rem, 50vw) + 1.5rem); }
+#details-panel { position: fixed; top: 0; right: 0; bottom: 0; width: min(44rem, 50vw); overflow: auto; background: #fff; border-left: 2px solid #d0d7de; box-shadow: -4px 0 12px rgba(0,0,0,.12); padding: 0 1rem 1rem; }
 #close-details { position: sticky; top: .5rem; float: right; font-size: 1.4rem; border: 0; background: none; cursor: pointer; }
 .details h2 { font-size: 1.1rem; margin-top: 1rem; }
 .details dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .8rem; }
 .details dt { font-weight: 600; } .details dd { margin: 0; overflow-wrap: anywhere; }
 .details pre { background: #f6f8fa; padding: .5rem; overflow: auto; max-height: 24rem; white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
 .legend { color: #656d76; }
+#matrix-wrap { overflow-x: auto; max-width: 100%; }
+#matrix tr.failing th { border-left: 4px solid var(--regression); }
+.note { color: #656d76; }
+.details pre.source { max-height: 30rem; white-space: pre; }
+.source .line { display: block; }
+.source .n { color: #8c959f; user-select: none; }
+.source .line.rule { background: #ffebe9; outline: 1px solid #cf222e; font-weight: 600; }
 "#;
 
 const SCRIPT: &str = r#"
@@ -461,6 +540,10 @@ const SCRIPT: &str = r#"
     cell.classList.add('selected');
     cell.setAttribute('aria-expanded', 'true');
     panel.scrollTop = 0;
+    // The matrix now ends where the panel starts: bring the cell into its view.
+    cell.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    var rule = section.querySelector('.source .line.rule');
+    if (rule) { var pre = rule.parentNode; pre.scrollTop = rule.offsetTop - pre.offsetTop - pre.clientHeight / 3; }
   }
   function close() {
     panel.hidden = true;

@@ -104,6 +104,8 @@ pub(crate) mod fixtures {
                 path: "cases/case.yaml".into(),
                 tags: vec!["t".into()],
                 links: vec![],
+                source: None,
+                code_starts: (None, None),
             },
         );
         results

@@ -147,6 +147,8 @@ mod tests {
                     path: format!("cases/{id}.yaml"),
                     tags,
                     links: vec![],
+                    source: None,
+                    code_starts: (None, None),
                 },
             );
             results.runs.push(record(id));

@@ -210,9 +210,7 @@ impl TerminalReporter {
         }
         if !failing.is_empty() {
             let _ = writeln!(out, "\n{}", self.style.bold("Failures"));
-            for v in failing {
-                out.push_str(&details(v, self.style));
-            }
+            out.push_str(&grouped_details(failing, self.style));
         }
         let flaky: Vec<RunView<'_>> = view::views(results)
             .filter(|v| v.verdict() == Verdict::Flaky && v.conflict.is_none())
@@ -331,12 +329,15 @@ pub fn summary(results: &Results, style: Style) -> String {
     line
 }
 
-/// How the matrix fits the terminal: its width in columns, and whether only the rows with a
-/// failing run are shown (`--failures-only`).
+/// How the matrix fits the terminal: its width in columns, whether only the rows with a
+/// failing run are shown (and why: `--failures-only`, `CI is set`), and whether names are kept
+/// whole (off a terminal: a CI log is read by names, so a name is never cut, and columns that
+/// do not fit beside the longest go in groups).
 #[derive(Debug, Clone, Copy)]
 pub struct Layout {
     pub width: usize,
-    pub failures_only: bool,
+    pub failures_only: Option<&'static str>,
+    pub keep_names: bool,
 }
 
 impl Default for Layout {
@@ -344,13 +345,16 @@ impl Default for Layout {
     fn default() -> Self {
         Layout {
             width: 80,
-            failures_only: false,
+            failures_only: None,
+            keep_names: false,
         }
     }
 }
 
 /// The header is drawn again after this many rows.
 const HEADER_EVERY: usize = 40;
+/// The indent of a row's cells under its name, when names stand on lines of their own.
+const STACKED_INDENT: usize = 2;
 /// The narrowest matrix drawn, whatever the terminal says.
 const MIN_WIDTH: usize = 40;
 
@@ -369,7 +373,7 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
         column.header = one_line(&column.header);
     }
     let total_rows = grid.rows.len();
-    if layout.failures_only {
+    if layout.failures_only.is_some() {
         grid.rows.retain(|r| {
             r.cells
                 .iter()
@@ -389,16 +393,21 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
     // Every column beside names of at least a third of the width, else names of half the
     // width and the columns in groups.
     let beside = width.saturating_sub(all_cells);
-    let name_width = if longest + all_cells <= width {
+    // Off a terminal, a name that leaves too little room for the cells beside it stands whole
+    // on a line of its own, its cells on the next.
+    let stacked = layout.keep_names && longest + all_cells > width && beside < longest;
+    let name_width = if stacked {
+        STACKED_INDENT
+    } else if longest + all_cells <= width || layout.keep_names {
         longest
     } else if beside >= longest.min(width / 3) {
         beside
     } else {
         longest.min(width / 2)
     };
-    let groups = match grid.rows.is_empty() && layout.failures_only {
+    let groups = match grid.rows.is_empty() && layout.failures_only.is_some() {
         true => Vec::new(),
-        false => column_groups(&cells, width - name_width),
+        false => column_groups(&cells, width.saturating_sub(name_width)),
     };
     let mut out = String::new();
     for (g, group) in groups.iter().enumerate() {
@@ -425,7 +434,14 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
             if n % HEADER_EVERY == 0 {
                 let _ = writeln!(out, "{header}");
             }
-            let _ = write!(out, "{:name_width$}", shorten(&row.name, name_width));
+            match stacked {
+                true => {
+                    let _ = write!(out, "{}\n{:name_width$}", row.name, "");
+                }
+                false => {
+                    let _ = write!(out, "{:name_width$}", shorten(&row.name, name_width));
+                }
+            }
             for (cell, w) in row.cells[group.clone()].iter().zip(&cells[group.clone()]) {
                 let w = *w;
                 let cell = match cell {
@@ -446,13 +462,13 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
             out.push('\n');
         }
     }
-    if layout.failures_only {
+    if let Some(why) = layout.failures_only {
         let left = total_rows - grid.rows.len();
         let _ = writeln!(
             out,
             "{}",
             style.dim(&format!(
-                "{} with no failing run not shown (--failures-only)",
+                "{} with no failing run not shown ({why})",
                 super::text::count(left, "row", "rows")
             ))
         );
@@ -517,6 +533,110 @@ pub fn columns_legend(results: &Results, style: Style) -> String {
     style.dim(&lines.join("\n")) + "\n"
 }
 
+/// The interpreters (or runs) a group's heading names; past them, a count.
+const GROUP_LISTS: usize = 12;
+
+/// Facts that differ from run to run of one mistake: left out of what groups runs together.
+const PER_RUN: [&str; 2] = ["duration", "pair"];
+
+/// The failing runs grouped by case, deciding rule, status and facts (the interpreters aside),
+/// each group's details once with its interpreters listed in its heading: one mistyped rule
+/// failing on six interpreters is one block, not six. A group of one run is [`details`].
+pub fn grouped_details(failing: &[RunView<'_>], style: Style) -> String {
+    let key = |v: &RunView<'_>| {
+        let facts: Vec<String> = v
+            .brief_facts()
+            .filter(|f| !PER_RUN.contains(&f.label))
+            .map(|f| format!("{}={}", f.label, f.value.plain()))
+            .collect();
+        (
+            v.record.case.clone(),
+            v.record.expected.line,
+            v.status(),
+            facts,
+        )
+    };
+    let mut groups: Vec<(_, Vec<&RunView<'_>>)> = Vec::new();
+    for v in failing {
+        let k = key(v);
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, runs)) => runs.push(v),
+            None => groups.push((k, vec![v])),
+        }
+    }
+    let mut out = String::new();
+    for (_, runs) in &groups {
+        match runs.as_slice() {
+            [one] => out.push_str(&details(one, style)),
+            many => out.push_str(&group_details(many, style)),
+        }
+    }
+    out
+}
+
+/// One group of failing runs (more than one): a heading naming the case (or the run, when
+/// all share it), the rule's line and every interpreter once, the shared facts, then each
+/// distinct traceback and output once, with the runs it came from when they differ.
+fn group_details(runs: &[&RunView<'_>], style: Style) -> String {
+    let first = runs[0];
+    let same_name = runs.iter().all(|v| v.name == first.name);
+    let who = |v: &RunView<'_>| -> String {
+        let r = v.record;
+        let mut who = match (&r.dump_python, &r.load_python) {
+            (Some(d), Some(l)) if !same_name => format!("{d} -> {l}"),
+            _ => r.python.clone(),
+        };
+        if !same_name && !r.params.is_empty() {
+            who.push_str(&format!(" [{}]", r.params));
+        }
+        one_line(&who)
+    };
+    let whos: Vec<String> = runs.iter().map(|v| who(v)).collect();
+    let name = match same_name {
+        true => one_line(&first.name),
+        false => one_line(&first.record.case),
+    };
+    let noun = match same_name {
+        true => "interpreters",
+        false => "runs",
+    };
+    let mut listed = whos[..whos.len().min(GROUP_LISTS)].join(", ");
+    if whos.len() > GROUP_LISTS {
+        let _ = write!(listed, " and {} more", whos.len() - GROUP_LISTS);
+    }
+    let head = format!(
+        "{} {name} on {} {noun}: {listed}",
+        first.status().to_uppercase(),
+        runs.len(),
+    );
+    let mut out = String::new();
+    let _ = writeln!(out, "\n{}", style.verdict(first.verdict(), &head));
+    for fact in first.brief_facts().filter(|f| !PER_RUN.contains(&f.label)) {
+        let label = format!("{}:", fact.label);
+        let _ = writeln!(
+            out,
+            "  {label:<11}{}",
+            super::text::clean(&fact.value.plain())
+        );
+    }
+    // Each distinct output once, with the runs that left it.
+    let mut outputs: Vec<(&[view::Section<'_>], Vec<&str>)> = Vec::new();
+    for (v, w) in runs.iter().zip(&whos) {
+        match outputs.iter_mut().find(|(o, _)| *o == v.output.as_slice()) {
+            Some((_, ws)) => ws.push(w),
+            None => outputs.push((v.output.as_slice(), vec![w])),
+        }
+    }
+    let several = outputs.len() > 1;
+    for (sections, ws) in &outputs {
+        if several {
+            let _ = writeln!(out, "  {}", style.dim(&format!("on {}:", ws.join(", "))));
+        }
+        out.push_str(&output_sections(sections));
+    }
+    out
+}
+
 /// The details of one failing run: its facts, then the last lines of its traceback and output.
 pub fn details(view: &RunView<'_>, style: Style) -> String {
     let mut out = String::new();
@@ -535,7 +655,14 @@ pub fn details(view: &RunView<'_>, style: Style) -> String {
             super::text::clean(&fact.value.plain())
         );
     }
-    for section in &view.output {
+    out.push_str(&output_sections(&view.output));
+    out
+}
+
+/// The last lines of a run's traceback and output, each under its name.
+fn output_sections(sections: &[view::Section<'_>]) -> String {
+    let mut out = String::new();
+    for section in sections {
         let (title, lines) = match section.name {
             "traceback" => ("traceback".to_string(), 12),
             name => (format!("{name} (tail)"), 15),

@@ -3,6 +3,7 @@
 //! reads back, is [`wire`] (with the format version); [`merge`] unites the results of many
 //! jobs. [`pythons`] is the stable form of `crosspickle pythons --json`.
 
+pub mod code_lines;
 pub mod merge;
 pub mod pythons;
 pub mod wire;
@@ -25,6 +26,11 @@ pub struct CaseInfo {
     pub path: String,
     pub tags: Vec<String>,
     pub links: Vec<String>,
+    /// The case file's text, for the HTML report's code beside a failing run: known to the
+    /// run that read it, not kept in the JSON (a merge's report shows none).
+    pub source: Option<std::sync::Arc<str>>,
+    /// Where the code stands in the file ([`Case::code_starts`]).
+    pub code_starts: (Option<usize>, Option<usize>),
 }
 
 impl From<&Case> for CaseInfo {
@@ -34,6 +40,8 @@ impl From<&Case> for CaseInfo {
             path: case.path.display().to_string(),
             tags: case.tags.clone(),
             links: case.links.clone(),
+            source: Some(case.source.clone()),
+            code_starts: case.code_starts,
         }
     }
 }
@@ -136,6 +144,15 @@ impl Results {
         }
         let total = executed.records.len();
         results.runs = executed.records.into_iter().flatten().collect();
+        for run in &mut results.runs {
+            if let Some(info) = results.cases.get(&run.case) {
+                code_lines::CodeLines {
+                    path: &info.path,
+                    starts: info.code_starts,
+                }
+                .apply(run);
+            }
+        }
         if results.runs.len() < total {
             results.partial = true;
             results.partial_reason = Some(executed.stop_reason.unwrap_or_else(|| {

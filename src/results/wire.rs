@@ -524,6 +524,8 @@ impl From<WireCase> for CaseInfo {
             path: w.path,
             tags: w.tags,
             links: w.links,
+            source: None,
+            code_starts: (None, None),
         }
     }
 }

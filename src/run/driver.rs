@@ -1,4 +1,5 @@
-//! The embedded driver (`driver.py`) and how a Python process is started on it: the `-c`
+//! The embedded driver (the parts of `driver/`, joined) and how a Python process is started on
+//! it: the `-c`
 //! program every run's interpreter starts with ([`Workspace::boot`], which loads the driver
 //! compiled once per interpreter), the one-line [`Request`] that tells it what to run, the
 //! folders of a run, and the reading of the result record into an [`Observed`] outcome.
@@ -12,7 +13,30 @@ use crate::outcome::{ClassRelation, Observed};
 use crate::sys::fs as sysfs;
 use crate::sys::process::{Exit, Finished};
 
-pub const DRIVER_SOURCE: &str = include_str!("driver.py");
+/// The driver: the files of `driver/` joined in the order of their names, one module (its
+/// protocol, what each part owns and in what order: `driver/0_protocol.py`). A part added
+/// there is added here too ([`DRIVER_PARTS`]; a unit test checks the two agree).
+pub const DRIVER_SOURCE: &str = concat!(
+    include_str!("driver/0_protocol.py"),
+    include_str!("driver/1_serve.py"),
+    include_str!("driver/2_ending.py"),
+    include_str!("driver/3_run.py"),
+    include_str!("driver/4_record.py"),
+    include_str!("driver/5_traceback.py"),
+    include_str!("driver/6_relation.py"),
+    include_str!("driver/9_start.py"),
+);
+/// The names of the driver's parts, in the order [`DRIVER_SOURCE`] joins them.
+pub const DRIVER_PARTS: [&str; 8] = [
+    "0_protocol.py",
+    "1_serve.py",
+    "2_ending.py",
+    "3_run.py",
+    "4_record.py",
+    "5_traceback.py",
+    "6_relation.py",
+    "9_start.py",
+];
 /// The `-c` program: loads the driver, compiled once per interpreter and kept marshalled
 /// behind the interpreter's `sys.version` and the file's name (compiling it from source costs
 /// a few milliseconds a run), and runs it. It is short because every process compiles it.
@@ -344,7 +368,8 @@ pub fn prune_forms(cache_dir: &Path, before: std::time::SystemTime) -> (usize, u
 }
 
 /// What the driver is asked to run: one line, a Python dict literal of named inputs (the
-/// driver ignores names it does not know, so inputs can be added).
+/// driver ignores names it does not know, so inputs can be added; the names and the requests
+/// that carry the literal are the driver's protocol, stated in `driver/0_protocol.py`).
 #[derive(Debug, Clone)]
 pub struct Request {
     fields: Vec<(&'static str, String)>,
@@ -576,6 +601,30 @@ fn fatal_error_line(stderr: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_driver_is_every_part_of_its_folder_in_order() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/run/driver");
+        let mut found: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".py"))
+            .collect();
+        found.sort();
+        assert_eq!(
+            found, DRIVER_PARTS,
+            "the parts of {dir:?} and DRIVER_PARTS differ"
+        );
+        let joined: String = DRIVER_PARTS
+            .iter()
+            .map(|part| std::fs::read_to_string(dir.join(part)).unwrap())
+            .collect();
+        assert_eq!(
+            joined, DRIVER_SOURCE,
+            "DRIVER_SOURCE joins other files than DRIVER_PARTS"
+        );
+        assert!(DRIVER_SOURCE.ends_with("_request = _serve()\n"));
+    }
 
     #[test]
     fn a_request_is_one_line_of_python() {

@@ -777,6 +777,7 @@ async fn exec(ctx: &Context, prepared: &Prepared) -> Result<Finished, RunFailure
             format!("{}once {}\n", key.opening(true), request.to_literal()).into_bytes(),
         ))
         .makes_own_session()
+        .waits_for_input()
         .output(Output::Capture(ctx.options.capture));
     process::run(&spec, &ctx.cancel)
         .await

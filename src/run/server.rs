@@ -2,13 +2,13 @@
 //! long-lived Python process started exactly as a run's interpreter is (same program, `-c`
 //! boot program, environment and hash seed, standard streams as pipes) that has imported
 //! nothing more than `python -c pass` does, and forks a fresh child for each run. The driver
-//! (`driver.py`) is the server's side of the protocol; this is crosspickle's side: starting,
-//! sharing, replacing and retiring servers, and watching each forked run to its end.
+//! is the server's side of the protocol, which its header states (`driver/0_protocol.py`);
+//! this is crosspickle's side: starting, sharing, replacing and retiring servers, and watching
+//! each forked run to its end.
 //!
-//! The protocol, one line each way: `run ID LITERAL` → `started ID PID` (or `failed ID WHY`);
-//! `reap PID` → `exited PID STATUS`. A forked child is not crosspickle's own: its end is learnt
-//! from a pidfd, then the server (its parent) is asked to reap it and tell its status. Its
-//! stdout and stderr are FIFOs in the run's private folder, which it opens itself.
+//! A forked child is not crosspickle's own: its end is learnt from a pidfd, then the server
+//! (its parent) is asked to reap it and tell its status. Its stdout and stderr are FIFOs in the
+//! run's private folder, which it opens itself.
 //!
 //! A server that dies, stops answering (10 s) or is killed by a case loses the runs in flight:
 //! their children are killed with their groups, and each is run again alone on a new server

@@ -9,7 +9,9 @@
 //! its standard streams.
 //!
 //! Should crosspickle be killed (SIGKILL, which nothing can catch), nothing it started outlives
-//! it: each child it starts gets a parent-death signal (`dies_with_parent` of the OS layer, Linux), and every group
+//! it: each child it starts gets a parent-death signal (`dies_with_parent` of the OS layer, Linux),
+//! but one that waits for its input before it does anything (`waits_for_input`: a case's
+//! exec'd run), which its input's end stops should crosspickle die first; and every group
 //! being watched is known to a reaper, a small shell started with the first, that kills the
 //! groups it was told of and not told are gone when its input ends, which is when crosspickle
 //! is gone (a `pip` that pip started, in its group, included). A service ends, with what it
@@ -67,6 +69,15 @@ pub struct ProcessSpec {
     /// controlling terminal): crosspickle does not put it in a group of its own, or it could
     /// not. Until it does, it is in crosspickle's group (a time limit then kills it alone).
     pub makes_own_session: bool,
+    /// The child does nothing of its own before it has read its input to its end (the driver,
+    /// whose request is its input): it is started without the parent-death signal, which makes
+    /// the standard library fork crosspickle to start it rather than use posix_spawn (a fork
+    /// of a process of crosspickle's size, and the copy-on-write faults that follow it in
+    /// crosspickle, cost more than the rest of what crosspickle does for an exec'd run). The
+    /// reaper stands in for it: it is told of the child before the input is written, so that
+    /// should crosspickle be killed before, the child reads end of file and ends by itself, and
+    /// after, the reaper kills its group.
+    pub waits_for_input: bool,
 }
 
 impl ProcessSpec {
@@ -82,12 +93,19 @@ impl ProcessSpec {
             stdin: Stdin::Null,
             output: Output::Capture(DEFAULT_CAPTURE),
             makes_own_session: false,
+            waits_for_input: false,
         }
     }
 
     /// The child makes a session of its own as it starts (see [`ProcessSpec`]).
     pub fn makes_own_session(mut self) -> Self {
         self.makes_own_session = true;
+        self
+    }
+
+    /// The child does nothing before it has read all of its input (see [`ProcessSpec`]).
+    pub fn waits_for_input(mut self) -> Self {
+        self.waits_for_input = true;
         self
     }
 
@@ -276,7 +294,7 @@ fn command(spec: &ProcessSpec, a_service: bool) -> std::io::Result<tokio::proces
     if !spec.makes_own_session {
         os::own_group(&mut cmd);
     }
-    if !a_service {
+    if !a_service && !spec.waits_for_input {
         os::dies_with_parent(&mut cmd);
     }
     match &spec.output {
@@ -303,6 +321,9 @@ pub async fn run(spec: &ProcessSpec, cancel: &CancellationToken) -> std::io::Res
     let mut child = command(spec, false)?.spawn()?;
     let pid = child.id().unwrap_or(0);
     os::adopt(&child)?;
+    // Known to the reaper before its input is written (see `waits_for_input`), until its group
+    // has been killed (dropped at the end of `supervise`).
+    let reaped = Reaped::new(pid);
     if let (Stdin::Bytes(bytes), Some(mut stdin)) = (&spec.stdin, child.stdin.take()) {
         let bytes = bytes.clone();
         // A child that does not read its input closes the pipe: that is not an error here.
@@ -321,7 +342,7 @@ pub async fn run(spec: &ProcessSpec, cancel: &CancellationToken) -> std::io::Res
         hold: Box::new(()),
         ended: async move { child.wait().await.map(exit_of) },
     };
-    supervise(watched, start, limit, spec.time_limit, cancel).await
+    supervise_reaped(watched, reaped, start, limit, spec.time_limit, cancel).await
 }
 
 /// A stream of a watched process's output.
@@ -413,6 +434,23 @@ pub async fn supervise<E>(
 where
     E: Future<Output = std::io::Result<Exit>>,
 {
+    // Known to the reaper until its group has been killed (dropped at the end).
+    let reaped = Reaped::new(watched.pid);
+    supervise_reaped(watched, reaped, start, limit, time_limit, cancel).await
+}
+
+/// [`supervise`] of a process the reaper already knows of (`reaped`, dropped at the end).
+async fn supervise_reaped<E>(
+    watched: Watched<E>,
+    _reaped: Reaped,
+    start: Instant,
+    limit: usize,
+    time_limit: Option<Duration>,
+    cancel: &CancellationToken,
+) -> std::io::Result<Finished>
+where
+    E: Future<Output = std::io::Result<Exit>>,
+{
     let Watched {
         pid,
         ended,
@@ -420,8 +458,6 @@ where
         stderr,
         hold,
     } = watched;
-    // Known to the reaper until its group has been killed below (dropped at the end).
-    let _reaped = Reaped::new(pid);
     let stop = CancellationToken::new();
     let stdout = stdout.map(|s| tokio::spawn(capture(s, limit, stop.clone())));
     let stderr = stderr.map(|s| tokio::spawn(capture(s, limit, stop.clone())));

@@ -633,3 +633,69 @@ fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+trial!(
+    a_package_bisect_starts_at_the_cases_own_release,
+    needs = &["3.8"]
+);
+/// With no `--good`, a package bisect starts at the oldest release the case's own params pin
+/// (`tinypkg=={tinypkg}` with 1.2 and 2.1), not at the package's oldest (1.0): the releases
+/// before it are neither candidates nor installed, and the change is still found.
+fn a_package_bisect_starts_at_the_cases_own_release() -> TestResult {
+    let python = python("3.8").expect("3.8");
+    let dir = folder(&[
+        ("cases/value.yaml", "title: tinypkg's value\nparams:\n  tinypkg: [\"1.2\", \"2.1\"]\nrequires: [\"tinypkg=={tinypkg}\"]\ncode: |\n  import tinypkg\n  assert tinypkg.VALUE == 1, 'the value changed'\n"),
+        ("make_wheels.py", MAKE_WHEELS),
+    ]);
+    let wheels = dir.path().join("wheels");
+    std::fs::create_dir_all(&wheels)?;
+    let made = Command::new(&python)
+        .arg(dir.path().join("make_wheels.py"))
+        .arg(&wheels)
+        .status()?;
+    check(made.success(), "the wheels are made")?;
+    let cache = tempfile::tempdir()?;
+    let env = [("PIP_NO_INDEX", "1"), ("PIP_CONFIG_FILE", "/dev/null")];
+    let wheels_arg = path_str(&wheels);
+    let (run, report) = bisect_json(
+        dir.path(),
+        cache.path(),
+        &env,
+        &[
+            "bisect",
+            "value",
+            "--params",
+            "tinypkg=2.1",
+            "--package",
+            "tinypkg",
+            "--find-links",
+            &wheels_arg,
+            "--python",
+            "cpython3.8",
+        ],
+    );
+    run.expect_code(0)?;
+    let candidates: Vec<&str> = report["candidates"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    check(
+        candidates == ["1.2", "1.3", "1.4", "2.0", "2.1"],
+        format!("from the case's 1.2 to the newest: {candidates:?}"),
+    )?;
+    let tried: Vec<String> = steps(&report)
+        .iter()
+        .map(|s| s["label"].as_str().unwrap_or("?").to_string())
+        .collect();
+    check(
+        !tried
+            .iter()
+            .any(|l| l == "tinypkg==1.0" || l == "tinypkg==1.1"),
+        format!("a release before the case's own was tried: {tried:?}"),
+    )?;
+    let b = boundaries(&report);
+    check(
+        b.len() == 1 && label(&b[0]["last_old"]) == "1.4" && label(&b[0]["first_new"]) == "2.0",
+        format!("1.4 -> 2.0: {b:?}\n{}", run.stdout),
+    )
+}

@@ -1,5 +1,9 @@
-//! The documentation's examples, run: every fenced block of README.md and docs/*.md is read,
-//! and each whole case in them runs with the built binary on every interpreter of the machine.
+//! The documentation's examples, run: every fenced block of README.md, CONTRIBUTING.md and
+//! docs/*.md is read, and each whole case in them runs with the built binary on every
+//! interpreter of the machine. Every `$ crosspickle` command they show is run: README's for
+//! real, in the order a reader types them, in a folder of their own; the others' arguments
+//! checked by the binary's own parser. docs/cli.md's `--help` blocks are what the binary
+//! prints, and every relative link of these files leads to a file that exists.
 //!
 //! The convention, checked here so that no case example escapes:
 //! - a ```yaml (or ```yml) block whose first line is `# cases/<path>.yaml` is a whole case: it
@@ -101,7 +105,7 @@ fn examples() -> Vec<Trial> {
     trials
 }
 
-/// README.md and every docs/*.md, in that order.
+/// README.md, CONTRIBUTING.md and every docs/*.md, in that order.
 fn markdown_files() -> Result<Vec<PathBuf>, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
@@ -110,6 +114,7 @@ fn markdown_files() -> Result<Vec<PathBuf>, String> {
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
     files.sort();
+    files.insert(0, root.join("CONTRIBUTING.md"));
     files.insert(0, root.join("README.md"));
     Ok(files)
 }
@@ -430,4 +435,352 @@ fn fences_and_markers() -> TestResult {
         )?;
     }
     check(kinds[7] == Ok(Kind::Other), format!("{:?}", kinds[7]))
+}
+
+/// A `$ crosspickle …` command of a console block: its line, its text (a `\` continuation
+/// joined) and its words (a trailing `# comment` and a synopsis's `[optional parts]` left out).
+fn crosspickle_commands(block: &Block) -> Vec<(usize, String, Vec<String>)> {
+    if block.lang != "console" {
+        return Vec::new();
+    }
+    let mut commands = Vec::new();
+    let mut lines = block.text.lines().enumerate();
+    while let Some((i, line)) = lines.next() {
+        let Some(command) = line.trim().strip_prefix("$ ") else {
+            continue;
+        };
+        let mut command = command.to_string();
+        while command.ends_with('\\') {
+            command.pop();
+            match lines.next() {
+                Some((_, more)) => command.push_str(more),
+                None => break,
+            }
+        }
+        let Some(words) = shlex::split(&command) else {
+            continue;
+        };
+        // Up to a comment, or to the optional parts of a synopsis (`[-j 2]`).
+        let words: Vec<String> = words
+            .into_iter()
+            .take_while(|w| !w.starts_with('#') && !w.starts_with('['))
+            .collect();
+        if words.first().is_some_and(|w| w == "crosspickle") {
+            commands.push((block.line + 1 + i, command, words));
+        }
+    }
+    commands
+}
+
+trial!(every_command_shown_parses);
+/// Every `$ crosspickle …` line of README.md, CONTRIBUTING.md and docs/*.md is one the binary
+/// takes: its words, `--help` added, are parsed by the binary itself (an unknown command or
+/// flag, a value it refuses, fails), so that no document shows an option that is gone.
+fn every_command_shown_parses() -> TestResult {
+    let blocks = all_blocks()?;
+    let mut problems = Vec::new();
+    let mut count = 0;
+    for block in &blocks {
+        for (line, command, words) in crosspickle_commands(block) {
+            count += 1;
+            let dir = folder(&[]);
+            let out = Run::from(
+                crosspickle(dir.path())
+                    .args(&words[1..])
+                    .arg("--help")
+                    .output()?,
+            );
+            if out.code != 0 {
+                problems.push(format!(
+                    "{}:{line}: `{command}` is refused:\n{}",
+                    block.file, out.stderr
+                ));
+            }
+        }
+    }
+    check(count >= 30, format!("only {count} commands found"))?;
+    check(problems.is_empty(), problems.join("\n"))
+}
+
+trial!(the_readme_runs_as_written, needs = &["2.7", "3.7", "3.12"]);
+/// README.md followed by a reader, in a folder of their own on a machine of three interpreters
+/// (2.7, 3.7, 3.12): each `$ crosspickle …` line runs in order with the binary under test on
+/// PATH, the case of "Your first case" is written where it says before its command, and each
+/// must exit 0 within a minute. The whole corpus (`run --corpus` with no selection), which
+/// installs packages from an index, is only parsed here: CI runs it on every interpreter.
+fn the_readme_runs_as_written() -> TestResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("README.md"))?;
+    let dir = folder(&[]);
+    let mut toml = String::from(
+        "[discovery]\npath = false\npyenv = false\nuv = false\nconda = false\n\n[pythons]\n",
+    );
+    for need in ["2.7", "3.7", "3.12"] {
+        let p = python(need).ok_or("a trial's interpreter")?;
+        toml.push_str(&format!(
+            "py{} = {:?}\n",
+            need.replace('.', ""),
+            path_str(&p)
+        ));
+    }
+    std::fs::write(dir.path().join("pythons.toml"), toml)?;
+    let bin_dir = bin().parent().ok_or("the binary's folder")?.to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))?;
+    let (mut ran, mut parsed) = (0, 0);
+    let mut said = Vec::new();
+    for block in fenced_blocks("README.md", &text) {
+        if let Ok(Kind::Case(path)) = classify(&block) {
+            let to = dir.path().join(&path);
+            std::fs::create_dir_all(to.parent().ok_or("a case's folder")?)?;
+            std::fs::write(&to, &block.text)?;
+            continue;
+        }
+        for (line, command, words) in crosspickle_commands(&block) {
+            let whole_corpus = words[1..] == ["run", "--corpus"];
+            let start = std::time::Instant::now();
+            let mut cmd = if whole_corpus {
+                let mut c = crosspickle(dir.path());
+                c.args(&words[1..]).arg("--help");
+                c
+            } else {
+                let mut c = std::process::Command::new("bash");
+                c.args(["-c", &command]).current_dir(dir.path());
+                c
+            };
+            // The tests' environment (crosspickle()'s), but the binary found on PATH.
+            let out = Run::from(
+                cmd.env("PATH", &path)
+                    .env("CROSSPICKLE_CACHE_DIR", dir.path().join(".cache"))
+                    .env_remove("CI")
+                    .env_remove("GITHUB_ACTIONS")
+                    .env_remove("CROSSPICKLE_PYTHONS_TOML")
+                    .env("NO_COLOR", "1")
+                    .output()?,
+            );
+            let took = start.elapsed();
+            if whole_corpus {
+                parsed += 1;
+            } else {
+                ran += 1;
+            }
+            said.push(format!(
+                "README.md:{line}: {command}: {:.1}s",
+                took.as_secs_f64()
+            ));
+            check(
+                out.code == 0,
+                format!(
+                    "README.md:{line}: `{command}` exited {}\n{}\n{}",
+                    out.code, out.stdout, out.stderr
+                ),
+            )?;
+            check(
+                took.as_secs() < 60,
+                format!("README.md:{line}: `{command}` took {took:?}"),
+            )?;
+        }
+    }
+    eprintln!("{}", said.join("\n"));
+    check(
+        ran >= 8 && parsed == 1,
+        format!("{ran} commands run, {parsed} parsed: {said:?}"),
+    )?;
+    // What the reader was told they would get.
+    let cases = dir.path().join("cases");
+    check(
+        cases.join("example.yaml").is_file() && cases.join("protocol-5.yaml").is_file(),
+        "init's example or the first case is missing",
+    )?;
+    for file in [
+        "results.json",
+        "junit.xml",
+        "report.html",
+        "summary.md",
+        "shard-1.json",
+        "shard-2.json",
+    ] {
+        check(
+            dir.path().join(file).is_file(),
+            format!("README's CI commands wrote no {file}"),
+        )?;
+    }
+    Ok(())
+}
+
+/// docs/cli.md's `--help` blocks: the first line `$ crosspickle … --help`, then its output.
+fn help_blocks(text: &str) -> Vec<(usize, Vec<String>, String)> {
+    fenced_blocks("docs/cli.md", text)
+        .into_iter()
+        .filter(|b| b.lang == "text" && b.first_line().ends_with("--help"))
+        .filter_map(|b| {
+            let command = b.first_line().strip_prefix("$ crosspickle")?.to_string();
+            let words = shlex::split(&command)?;
+            let output = b.text.split_once('\n').map_or("", |(_, o)| o).to_string();
+            Some((b.line, words, output))
+        })
+        .collect()
+}
+
+/// What the binary prints for `crosspickle WORDS` at 100 columns, with no environment variable
+/// of its own set (clap shows their values).
+fn help_of(words: &[String]) -> Result<String, Box<dyn std::error::Error>> {
+    let dir = folder(&[]);
+    let out = crosspickle(dir.path())
+        .args(words)
+        .env("COLUMNS", "100")
+        .env_remove("CROSSPICKLE_CACHE_DIR")
+        .env_remove("CROSSPICKLE_DOWNLOAD_PYTHON")
+        .env_remove("CROSSPICKLE_PYTHONS_TOML")
+        .output()?;
+    if !out.status.success() {
+        return Err(format!("crosspickle {words:?} failed").into());
+    }
+    Ok(String::from_utf8(out.stdout)?)
+}
+
+trial!(cli_md_is_the_help);
+/// docs/cli.md's `--help` blocks are what the binary prints, command by command, and every
+/// command has one. `CROSSPICKLE_UPDATE_DOCS=1` rewrites them instead of failing.
+fn cli_md_is_the_help() -> TestResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("docs/cli.md");
+    let text = std::fs::read_to_string(&path)?;
+    let blocks = help_blocks(&text);
+    let update = std::env::var_os("CROSSPICKLE_UPDATE_DOCS").is_some_and(|v| v == "1");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut stale = Vec::new();
+    // From the last block up, so that the lines of the earlier ones stay where they are.
+    for (line, words, output) in blocks.iter().rev() {
+        let help = help_of(words)?;
+        if &help != output {
+            stale.push(format!(
+                "docs/cli.md:{line}: crosspickle {}",
+                words.join(" ")
+            ));
+            let end = (*line..lines.len())
+                .find(|i| lines[*i].trim() == "```")
+                .ok_or("an unclosed block")?;
+            lines.splice(*line + 1..end, help.lines().map(str::to_string));
+        }
+    }
+    if update && !stale.is_empty() {
+        std::fs::write(&path, lines.join("\n") + "\n")?;
+        return Ok(());
+    }
+    check(
+        stale.is_empty(),
+        format!(
+            "--help differs from docs/cli.md (CROSSPICKLE_UPDATE_DOCS=1 cargo test --test e2e -- docs::cli_md_is_the_help rewrites it):\n{}",
+            stale.join("\n")
+        ),
+    )?;
+    // Every command of `crosspickle --help` has its block.
+    let top = help_of(&["--help".to_string()])?;
+    let commands: Vec<&str> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    check(commands.len() >= 10, format!("commands: {commands:?}"))?;
+    for c in commands {
+        check(
+            blocks
+                .iter()
+                .any(|(_, w, _)| w.first().is_some_and(|f| f == c)),
+            format!("docs/cli.md has no `crosspickle {c} --help` block"),
+        )?;
+    }
+    Ok(())
+}
+
+trial!(relative_links_lead_somewhere);
+/// Every relative link of README.md, CONTRIBUTING.md and docs/*.md names a file or folder of
+/// the repository (a `#fragment` of another Markdown file names one of its headings).
+fn relative_links_lead_somewhere() -> TestResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    let mut count = 0;
+    for file in markdown_files()? {
+        let text = std::fs::read_to_string(&file)?;
+        let base = file.parent().ok_or("a file's folder")?;
+        let name = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let fenced: BTreeSet<usize> = fenced_blocks(&name, &text)
+            .iter()
+            .flat_map(|b| b.line..=b.line + b.text.lines().count() + 1)
+            .collect();
+        for (i, line) in text.lines().enumerate() {
+            if fenced.contains(&(i + 1)) {
+                continue;
+            }
+            let mut rest = line;
+            while let Some(at) = rest.find("](") {
+                rest = &rest[at + 2..];
+                let Some(end) = rest.find(')') else { break };
+                let target = &rest[..end];
+                rest = &rest[end..];
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let (target_path, fragment) = target.split_once('#').unwrap_or((target, ""));
+                let resolved = if target_path.is_empty() {
+                    file.clone()
+                } else {
+                    base.join(target_path)
+                };
+                count += 1;
+                if !resolved.exists() {
+                    problems.push(format!("{name}:{}: `{target}` does not exist", i + 1));
+                    continue;
+                }
+                if !fragment.is_empty() && resolved.extension().is_some_and(|e| e == "md") {
+                    let other = std::fs::read_to_string(&resolved)?;
+                    if !anchors(&other).contains(fragment) {
+                        problems.push(format!(
+                            "{name}:{}: `{target}`: no heading makes `#{fragment}`",
+                            i + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    check(count >= 50, format!("only {count} relative links found"))?;
+    check(problems.is_empty(), problems.join("\n"))
+}
+
+/// The anchors GitHub makes of a Markdown file's headings: lowercased, punctuation but `-` and
+/// `_` dropped, spaces made `-`.
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut fence = false;
+    let mut found = BTreeSet::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fence = !fence;
+        }
+        if fence || !line.starts_with('#') {
+            continue;
+        }
+        let heading = line.trim_start_matches('#').trim();
+        let anchor: String = heading
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        found.insert(anchor);
+    }
+    found
 }

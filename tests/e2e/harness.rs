@@ -375,7 +375,7 @@ fn check_outcomes(version: &str, iso: &str) -> TestResult {
         // faulthandler's traceback of the crash is kept.
         holds("segv", "stderr", "Fatal Python error")?;
     }
-    holds("error", "traceback", "case.py")?;
+    holds("error", "traceback", "cases/outcomes.yaml\", line ")?;
     check(
         of("error")["duration_s"].as_f64().unwrap() > 0.0,
         "duration",

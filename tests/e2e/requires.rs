@@ -646,3 +646,119 @@ fn uv_when_on_path() -> TestResult {
     let meta = std::fs::read_to_string(made[0].join("crosspickle-env.json")).unwrap();
     check(meta.contains("\"installer\": \"uv\""), meta)
 }
+
+/// uv and Python 3.6 and 3.7 here, for the uv that comes with crosspickle.
+fn uv_and_old_pythons_trial(name: &str, test: fn() -> TestResult) -> Trial {
+    if which_uv().is_some() && python("3.6").is_some() && python("3.7").is_some() {
+        crate::support::timed(name, test)
+    } else {
+        crate::support::timed(name, test)
+            .with_kind("needs uv and python 3.6 and 3.7")
+            .with_ignored_flag(true)
+    }
+}
+
+trial!(
+    the_uv_beside_crosspickle_makes_the_environments,
+    by = uv_and_old_pythons_trial
+);
+/// crosspickle installed as its wheel installs it, with uv in the same folder (pip, pipx and
+/// `uv tool install` put the wheel's dependency there) and no uv on PATH: that uv makes the
+/// environments, for 3.6 and 3.7 too, and `--download-python` runs it as well (offline, asked
+/// for a version uv has no download of: it only has to be found).
+fn the_uv_beside_crosspickle_makes_the_environments() -> TestResult {
+    let py = python("3.7").expect("3.7");
+    let links = wheels(&py, &[("tinypkg", "1.0")])?;
+    let cache = cache();
+    let uv_cache = tempfile::tempdir()?;
+    let dir = folder(&[("cases/tiny.yaml", TINY_CASE)]);
+    let uv = which_uv().expect("checked by the gate");
+    // The installed layout: bin/crosspickle and bin/uv (a copy of the binary under test, or a
+    // hard link to it where the file system allows).
+    let installed = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
+    let bin_dir = installed.path().join("bin");
+    std::fs::create_dir(&bin_dir)?;
+    let exe = bin_dir.join("crosspickle");
+    if std::fs::hard_link(bin(), &exe).is_err() {
+        std::fs::copy(bin(), &exe)?;
+    }
+    std::os::unix::fs::symlink(&uv, bin_dir.join("uv"))?;
+    // PATH without any uv.
+    let path = std::env::join_paths(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .filter(|d| !d.join("uv").exists()),
+    )?;
+    let mut args = args(cache.path(), links.path(), "3.6");
+    args.extend([
+        "--python".into(),
+        "3.7".into(),
+        "--json".into(),
+        "r.json".into(),
+    ]);
+    let out = Run::from(
+        Command::new(&exe)
+            .args(&args)
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env("UV_CACHE_DIR", uv_cache.path())
+            .env("NO_COLOR", "1")
+            .env_remove("CI")
+            .env_remove("CROSSPICKLE_INSTALLER")
+            .env_remove("CROSSPICKLE_UV")
+            .env_remove("CROSSPICKLE_PYTHONS_TOML")
+            .output()?,
+    );
+    out.expect_code(0)?;
+    let made = envs(cache.path());
+    check(made.len() == 2, format!("two environments, got {made:?}"))?;
+    for env in &made {
+        let meta = std::fs::read_to_string(env.join("crosspickle-env.json"))?;
+        check(
+            meta.contains("\"installer\": \"uv\""),
+            format!("{}: {meta}", env.display()),
+        )?;
+    }
+    let json = json_at(&dir.path().join("r.json"));
+    let ok = runs(&json).iter().filter(|r| r["verdict"] == "ok").count();
+    check(ok == 2, format!("{ok} ok runs of 2: {}", out.stdout))?;
+    // `crosspickle cache`, alone, reports what the run left: the environments, and uv's cache
+    // that they link their packages from.
+    let out = Run::from(
+        Command::new(&exe)
+            .args(["cache", "--cache-dir"])
+            .arg(cache.path())
+            .env("UV_CACHE_DIR", uv_cache.path())
+            .output()?,
+    );
+    out.expect_code(0)?;
+    let want = format!(
+        "uv's cache, which the environments uv made link their packages from: {}",
+        path_str(uv_cache.path())
+    );
+    check(
+        out.stdout.contains("2 environments") && out.stdout.contains(&want),
+        format!(
+            "`crosspickle cache`, wanted `2 environments` and `{want}`: {}",
+            out.stdout
+        ),
+    )?;
+    // --download-python finds the same uv (no request to install: it only has to find it).
+    let out = Run::from(
+        Command::new(&exe)
+            .args(["pythons", "--download-python", "always", "--python", "3.99"])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env("UV_OFFLINE", "1")
+            .env("CROSSPICKLE_CACHE_DIR", cache.path())
+            .env_remove("CROSSPICKLE_UV")
+            .output()?,
+    );
+    let want = format!("installing `3.99` with {}", path_str(&bin_dir.join("uv")));
+    check(
+        out.stderr.contains(&want),
+        format!(
+            "--download-python did not find the uv beside crosspickle (`{want}`): {}",
+            out.stderr
+        ),
+    )
+}

@@ -275,6 +275,18 @@ macro_rules! register_trial {
 // Named apart so that `use support::trial` brings in both the function and the macro.
 pub(crate) use register_trial as trial;
 
+/// The driver as crosspickle runs it: the parts of `src/run/driver/` joined in the order of
+/// their names (`run/driver.rs`'s `DRIVER_SOURCE`).
+pub fn driver_source() -> std::io::Result<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/run/driver");
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(&dir)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    parts.retain(|p| p.extension().is_some_and(|e| e == "py"));
+    parts.sort();
+    parts.iter().map(std::fs::read_to_string).collect()
+}
+
 /// The binary under test: the one this build made, or `CROSSPICKLE_E2E_BIN` (to run the
 /// tests against another build, such as an older release, to see which of them it fails).
 pub fn bin() -> PathBuf {

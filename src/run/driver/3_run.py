@@ -1,0 +1,219 @@
+# One request between its two halves, around the case's code that boot.py runs at its own
+# top level: _begin (the request read, streams, folder, result file, __main__, preload, the
+# code compiled) and _end (the round trip's dump, the report, the case's trace and profile
+# functions given back); and the compiled forms of cases kept per interpreter (_compile).
+
+
+class _Run(object):
+    # One request between its two halves: what _begin made ready for the boot program, which
+    # runs the code at its own level, and what _end reports.
+    __slots__ = ("code", "main", "raised", "phase", "data_path", "result", "class_names",
+                 "modules_before", "builtins_before", "frozen")
+
+
+def _begin(literal, server, preload):
+    # Everything before the case's code: the request read, the streams, folder and result file
+    # set up, __main__ made, the preload imported and the code compiled. boot.py then runs the
+    # code at the bottom of the stack, as `python case.py` would (no driver frame below it: the
+    # same stack, recursion depth and messages as a plain script's), and calls _end.
+    # Only the names a literal can hold (on 2.7 True and False are builtins, not literals).
+    names = {"True": True, "False": False, "None": None, "float": float}
+    request = eval(literal, {"__builtins__": names})
+    if "stdout" in request:
+        _redirect(_path(request["stdout"]), 1)
+    if "stderr" in request:
+        _redirect(_path(request["stderr"]), 2)
+    if "cwd" in request:
+        os.chdir(_path(request["cwd"]))
+    run = _Run()
+    run.result = _Result(_path(request["result"]))
+    if server is not None and os.getppid() != server:
+        # The server died before it could say it forked this run: the run is given to
+        # another, and this process, which nobody watches, must not go on.
+        os._exit(70)
+    # A forked child of a server that froze its objects (_quiet_exit may end it).
+    run.frozen = server is not None and _GC is not None
+    case_path = _path(request["case"])
+    run.phase = request.get("phase")
+    run.data_path = _path(request.get("data"))
+    code_cache = _path(request.get("code_cache"))
+    run.class_names = [_native(n) for n in request.get("classes", "").split(",") if n]
+    params = {}
+    for key, value in request.get("params", {}).items():
+        params[str(key)] = _native(value)
+    main = run.main = type(sys)("__main__")
+    main.__file__ = case_path
+    main.__builtins__ = __builtins__
+    main.__dict__.update(params)
+    if run.phase == "load":
+        main.data = _read(run.data_path)
+    run.modules_before = run.builtins_before = None
+    if run.class_names:
+        # What the case cannot take back: the modules and builtins there before it started.
+        run.modules_before = dict(sys.modules)
+        run.builtins_before = dict(getattr(__builtins__, "__dict__", __builtins__))
+    # This driver's module must outlive the swap: Python 2 clears a dead module's globals.
+    sys.modules["__crosspickle_driver__"] = sys.modules["__main__"]
+    sys.modules["__main__"] = main
+    sys.argv = [case_path]
+    sys.path[0] = os.path.dirname(case_path)
+    run.code = run.raised = None
+    try:
+        for name in preload:
+            if name not in sys.modules:
+                __import__(name)
+        run.code = _compile(case_path, code_cache)
+    except BaseException as e:
+        run.raised = (None, e, sys.exc_traceback if _PY2 else e.__traceback__)
+    except:  # noqa: E722 (2.7 raises instances of old-style classes too)
+        run.raised = (sys.exc_type, sys.exc_value, sys.exc_traceback)
+    return run
+
+
+def _end(run, caught, aside):
+    # Everything after the case's code, called by boot.py with what the code raised (None if
+    # nothing) and the case's trace and profile functions and recursion limit, which boot.py
+    # set aside (a trace function could fail in the driver's frames, a limit too low stop
+    # them) and which are given back here for its atexit handlers and finalisation. A profile
+    # function that failed in boot.py's frame (it sees the calls made there) was dropped by
+    # Python itself, and those calls made again.
+    global _ENDED
+    trace, profile, limit = aside or (None, None, None)
+    raised = None if caught is None else (caught[0] or type(caught[1]), caught[1], caught[2])
+    del caught
+    main = run.main
+    if raised is None and run.phase == "dump":
+        try:
+            _dump(main, run.data_path)
+        except BaseException:
+            raised = _exc_info()
+    fields = _report(raised, run.class_names, run.modules_before, run.builtins_before, main)
+    del raised
+    run.result.send(fields)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
+    if limit is not None:
+        try:
+            _setrecursionlimit(limit)
+        except Exception:
+            pass
+    if run.frozen and trace is None and profile is None:
+        # The interpreter's ending may be cut short (_quiet_exit): a trace or profile function
+        # would see _quiet_exit's frame.
+        _ENDED = run
+    _settrace(trace)
+    try:
+        # Last: from here on the profile function sees this frame (and fails in it, at worst).
+        _setprofile(profile)
+    except BaseException:
+        pass
+
+
+def _dump(main, data_path):
+    # The dump phase's `data`, written where the load phase reads it.
+    data = main.__dict__.get("data")
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError("dump must leave bytes in the global `data`, not %s" % _class_name(type(data), "__name__"))
+    data = bytes(data)
+    fd = _os_open(data_path, _WRITE_FLAGS, 0o600)
+    try:
+        while data:
+            data = data[_os_write(fd, data) :]
+    finally:
+        _os_close(fd)
+
+
+class _Collector(object):
+    def __init__(self):
+        self.text = []
+
+    def write(self, text):
+        self.text.append(text)
+
+    def flush(self):
+        pass
+
+
+def _compile(path, cache):
+    """The code object of a case's source. The first compile() of a process builds the
+    classes of the ast module (a millisecond or two, and objects that change the state the
+    case starts in), so the compiled form is kept per (interpreter, environment, code) at
+    `cache`, behind the interpreter's sys.version and the file's name, and every run loads it
+    as importlib loads a .pyc: unmarshalled, then its file name set to this run's
+    (_imp._fix_co_filename). The run that finds no compiled form has a child of its own
+    compile it, so that it too starts the code from what it loaded. Code
+    whose compiling says anything (a SyntaxWarning) or fails is compiled by every run, so that
+    every run says it. The source is read only to be compiled."""
+    fix = getattr(sys.modules.get("_imp"), "_fix_co_filename", None)
+    if not cache or fix is None:
+        return compile(_read(path), path, "exec", 0, True)
+    marshal = _import_unseen("marshal")
+    code = _load_code(cache, marshal.loads)
+    if code is None:
+        pid = os.fork()
+        if pid == 0:
+            status = 3
+            try:
+                said = sys.stderr = _Collector()
+                code = compile(_read(path), path, "exec", 0, True)
+                if not said.text:
+                    _write_atomic(cache, _header(cache) + marshal.dumps(code))
+                    status = 0
+            finally:
+                os._exit(status)
+        os.waitpid(pid, 0)
+        code = _load_code(cache, marshal.loads)
+    if code is None:
+        return compile(_read(path), path, "exec", 0, True)
+    fix(code, path)
+    return code
+
+
+def _write_atomic(path, data):
+    # Whole or not at all, and nothing left behind when it cannot be written (a full disk).
+    tmp = "%s.%d" % (path, os.getpid())
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+        finally:
+            os.close(fd)
+        os.rename(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _header(path):
+    # What a compiled form is kept behind: it is only good for the interpreter that made it,
+    # and under the name it was written to (which names the code it is).
+    name = os.path.basename(path)
+    if _PY2:
+        return sys.version + b" " + name + b"\n"
+    return sys.version.encode("utf-8") + b" " + name.encode("utf-8") + b"\n"
+
+
+def _load_code(path, loads):
+    try:
+        data = _read(path)
+    except OSError:
+        return None
+    version = _header(path)
+    if data[: len(version)] != version:
+        return None
+    try:
+        return loads(data[len(version) :])
+    except Exception:
+        return None
+
+
+def _redirect(path, fd):
+    new = os.open(path, os.O_WRONLY)
+    os.dup2(new, fd)
+    os.close(new)
