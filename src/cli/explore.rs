@@ -57,6 +57,10 @@ pub struct ExploreArgs {
     /// Seconds one dump or load may take before it counts as a hang
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub task_timeout: f64,
+    /// List every stability group in the summary (by default: their count and the largest
+    /// few; the --json report has them all either way)
+    #[arg(long)]
+    pub all_groups: bool,
     /// Python processes at once [default: the number of cores]
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,
@@ -135,6 +139,11 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         elapsed,
         own_cpu,
     ));
+    crate::sys::stdout::emit(&stability_lines(
+        &pythons,
+        &report.stability,
+        args.all_groups,
+    ));
     Ok(if report.interrupted {
         super::interrupt::exit_code()
     } else if new.is_empty() {
@@ -203,7 +212,7 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
 }
 
 /// The version of the `--json` report (its `explore` key), which `--baseline` reads.
-const FORMAT: u64 = 1;
+const FORMAT: u64 = 2;
 
 /// `--out DIR`: made now, so that a folder that cannot be is said before exploring.
 fn usable_folder(dir: &Path) -> Result<(), Error> {
@@ -468,30 +477,67 @@ fn summary(
             let _ = writeln!(out, "      {}", file.display());
         }
     }
-    if !report.stability.is_empty() {
+    if report.not_comparable > 0 {
+        let _ = writeln!(out, "{} values built differently on different interpreters were not compared after loading, such as:\n{}", report.not_comparable, report.not_comparable_example.as_deref().unwrap_or("").trim_end());
+    }
+    out
+}
+
+/// Stability groups the summary lists without `--all-groups`: the most frequent.
+const GROUPS_SHOWN: usize = 3;
+
+/// The summary's stability lines: every group with `all`, else (when there are more than
+/// [`GROUPS_SHOWN`]) their count and the most frequent, so that a long run's hundreds of
+/// groups do not fill the summary.
+fn stability_lines(
+    pythons: &[Interpreter],
+    stability: &[explore::StabilityReport],
+    all: bool,
+) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    if stability.is_empty() {
+        return out;
+    }
+    let mut shown: Vec<&explore::StabilityReport> = stability.iter().collect();
+    let summarised = !all && shown.len() > GROUPS_SHOWN;
+    if summarised {
+        let _ = writeln!(
+            out,
+            "stability (information, not a failure): bytes that differ between producers in {} ways (protocol, pickler, who wrote which); the {GROUPS_SHOWN} most frequent:",
+            stability.len()
+        );
+        // The most frequent first; among equals, the order of the report (stable sort).
+        shown.sort_by_key(|s| std::cmp::Reverse(s.occurrences));
+        shown.truncate(GROUPS_SHOWN);
+    } else {
         let _ = writeln!(
             out,
             "stability (information, not a failure): bytes that differ between producers"
         );
-        for s in &report.stability {
-            let groups: Vec<String> = s
-                .stability
-                .groups
-                .iter()
-                .map(|(set, _)| format!("[{}]", labels(pythons, set).join(",")))
-                .collect();
-            let _ = writeln!(
-                out,
-                "  protocol {} {:2} {} (x{})",
-                s.stability.protocol,
-                s.stability.pickler.as_str(),
-                groups.join(" "),
-                s.occurrences
-            );
-        }
     }
-    if report.not_comparable > 0 {
-        let _ = writeln!(out, "{} values built differently on different interpreters were not compared after loading, such as:\n{}", report.not_comparable, report.not_comparable_example.as_deref().unwrap_or("").trim_end());
+    for s in shown {
+        let groups: Vec<String> = s
+            .stability
+            .groups
+            .iter()
+            .map(|(set, _)| format!("[{}]", labels(pythons, set).join(",")))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  protocol {} {:2} {} (x{})",
+            s.stability.protocol,
+            s.stability.pickler.as_str(),
+            groups.join(" "),
+            s.occurrences
+        );
+    }
+    if summarised {
+        let _ = writeln!(
+            out,
+            "  and {} more (--all-groups lists them all; --json keeps them all)",
+            stability.len() - GROUPS_SHOWN
+        );
     }
     out
 }
@@ -515,4 +561,63 @@ fn cpu_share(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f6
     let ((s0, c0), (s1, c1)) = (before?, after?);
     let (own, children) = (s1.saturating_sub(s0) as f64, c1.saturating_sub(c0) as f64);
     (own + children > 0.0).then(|| own / (own + children))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explore::observe::Pickler;
+    use crate::explore::oracle::Stability;
+    use crate::explore::value::Value;
+    use crate::explore::StabilityReport;
+    use crate::python::Implementation;
+
+    fn groups(n: u64) -> (Vec<Interpreter>, Vec<StabilityReport>) {
+        let mut a = Interpreter::for_tests(Implementation::Cpython, "2.7.18");
+        a.label = "old".into();
+        let mut b = Interpreter::for_tests(Implementation::Cpython, "3.12.1");
+        b.label = "new".into();
+        let reports = (0..n)
+            .map(|i| StabilityReport {
+                stability: Stability {
+                    protocol: i as u32,
+                    pickler: Pickler::C,
+                    groups: vec![
+                        (BTreeSet::from([0]), "80".into()),
+                        (BTreeSet::from([1]), "81".into()),
+                    ],
+                },
+                value: Value::None,
+                occurrences: i + 1,
+            })
+            .collect();
+        (vec![a, b], reports)
+    }
+
+    #[test]
+    fn few_groups_are_all_listed() {
+        let (pythons, reports) = groups(3);
+        let text = stability_lines(&pythons, &reports, false);
+        assert_eq!(text.lines().count(), 4, "{text}");
+        assert!(text.contains("  protocol 0 c  [old] [new] (x1)"), "{text}");
+        assert_eq!(stability_lines(&pythons, &[], false), "");
+    }
+
+    #[test]
+    fn many_groups_are_summarised_unless_all() {
+        let (pythons, reports) = groups(10);
+        let text = stability_lines(&pythons, &reports, false);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5, "{text}");
+        assert!(lines[0].contains("in 10 ways"), "{text}");
+        // The most frequent first.
+        assert!(
+            lines[1].contains("protocol 9 ") && lines[1].ends_with("(x10)"),
+            "{text}"
+        );
+        assert!(lines[3].contains("protocol 7 "), "{text}");
+        assert!(lines[4].contains("and 7 more"), "{text}");
+        let all = stability_lines(&pythons, &reports, true);
+        assert_eq!(all.lines().count(), 11, "{all}");
+    }
 }

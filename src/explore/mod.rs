@@ -46,7 +46,8 @@ pub struct Options {
 /// One finding, shrunk and deduplicated.
 #[derive(Debug, Clone)]
 pub struct Reported {
-    /// What tells it apart: oracle, protocol, picklers, observed, producers, consumers, shape.
+    /// What tells it apart: oracle, observed, and per protocol and picklers the producers and
+    /// consumers (not the value's shape: one cause shown by values of two shapes is one finding).
     pub signature: String,
     /// The finding shrinking kept (its protocol and picklers those the value was found with).
     pub finding: Finding,
@@ -307,7 +308,7 @@ impl State<'_> {
                 .push(kinds.clone());
         }
         let combos = combos(&group);
-        let signature = signature(&finding, &group, &value, pythons);
+        let signature = signature(&finding, &group, pythons);
         if self.found.contains_key(&signature) {
             return;
         }
@@ -361,14 +362,11 @@ fn combos(group: &[Finding]) -> case::Combos {
     }
 }
 
-/// What tells a finding apart: oracle, observation, the value's shape, and for each protocol
-/// and pickler the producers and consumers that showed it.
-fn signature(
-    finding: &Finding,
-    group: &[Finding],
-    value: &Value,
-    pythons: &[Interpreter],
-) -> String {
+/// What tells a finding apart: oracle, observation, and for each protocol and pickler the
+/// producers and consumers that showed it. Not the value's shape: 2.7's `TypeError` on
+/// `Ellipsis` and on `NotImplemented`, or its `str` state of a `date` and of a `time` that 3
+/// cannot decode, are one cause each, shown by values of two shapes.
+fn signature(finding: &Finding, group: &[Finding], pythons: &[Interpreter]) -> String {
     let labels = |set: &BTreeSet<usize>| {
         set.iter()
             .map(|&i| pythons[i].label.as_str())
@@ -390,10 +388,9 @@ fn signature(
         .collect();
     parts.sort();
     format!(
-        "{} {} shape={} {}",
+        "{} {} {}",
         finding.oracle.as_str(),
         finding.observed,
-        value.type_path(),
         parts.join(" ")
     )
 }
