@@ -117,15 +117,24 @@ fn flaky(results: &Results, room: usize) -> String {
         symbol(Verdict::Flaky),
         flaky.len()
     );
-    let mut left_out = 0;
-    for r in flaky {
-        let line = format!(
+    let lines = flaky.into_iter().map(|r| {
+        format!(
             "- {} on {}: attempts {}\n",
             md_escape(&text::clean(&r.name())),
             md_escape(&r.python),
             md_escape(&text::clean_head(&view::attempts_text(r), 1024))
-        );
-        if out.len() + line.len() + 120 > room {
+        )
+    });
+    fill(&mut out, lines, room, 0);
+    out
+}
+
+/// Appends each of `lines` to `out` that fits in `room` bytes, keeping `reserve` bytes for what
+/// closes the section and 120 for the note, then says how many were left out.
+fn fill(out: &mut String, lines: impl Iterator<Item = String>, room: usize, reserve: usize) {
+    let mut left_out = 0;
+    for line in lines {
+        if out.len() + line.len() + reserve + 120 > room {
             left_out += 1;
             continue;
         }
@@ -137,7 +146,6 @@ fn flaky(results: &Results, room: usize) -> String {
             "\n{left_out} more are left out to keep this summary small."
         );
     }
-    out
 }
 
 /// Why runs were skipped, folded: `- name (on labels): reason`, one line per run name and
@@ -169,26 +177,15 @@ fn skipped(results: &Results, room: usize) -> String {
         symbol(Verdict::Skipped)
     );
     let end = "\n</details>\n";
-    let mut left_out = 0;
-    for ((name, reason), labels) in &why {
-        let line = format!(
+    let lines = why.iter().map(|((name, reason), labels)| {
+        format!(
             "- {} (on {}): {}\n",
             md_escape(&text::clean(name)),
             md_escape(&labels.join(", ")),
             md_escape(&text::clean_head(reason, 512))
-        );
-        if out.len() + line.len() + end.len() + 120 > room {
-            left_out += 1;
-            continue;
-        }
-        out.push_str(&line);
-    }
-    if left_out > 0 {
-        let _ = writeln!(
-            out,
-            "\n{left_out} more are left out to keep this summary small."
-        );
-    }
+        )
+    });
+    fill(&mut out, lines, room, end.len());
     out.push_str(end);
     out
 }
@@ -373,6 +370,21 @@ pub fn md_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_section_keeps_what_fits_and_counts_the_rest() {
+        let mut out = String::from("head\n");
+        let lines = (0..10).map(|i| format!("- line {i}\n"));
+        // Room for the head, three lines of 9 bytes and the 120 kept for the note.
+        fill(&mut out, lines, 5 + 3 * 9 + 120, 0);
+        assert!(out.starts_with("head\n- line 0\n- line 1\n- line 2\n"), "{out}");
+        assert!(!out.contains("- line 3"), "{out}");
+        assert!(out.ends_with("\n7 more are left out to keep this summary small.\n"), "{out}");
+        // What closes the section is kept room for too.
+        let mut closed = String::from("head\n");
+        fill(&mut closed, (0..10).map(|i| format!("- line {i}\n")), 5 + 3 * 9 + 120, 9);
+        assert!(closed.contains("- line 1\n") && !closed.contains("- line 2"), "{closed}");
+    }
 
     #[test]
     fn stays_under_githubs_limit() {
