@@ -1,7 +1,10 @@
 //! The interpreters a command works with: chosen by one call into `python/`
 //! ([`crate::python::choose`]: discovery, `--python`, `--download-python`, the probe cache),
 //! then, for the commands that run cases, the warnings about the unusable candidates, the
-//! requests that match nothing, and the refusal of an empty selection.
+//! requests that match nothing, and the refusal of an empty selection; and each side of the
+//! round trips narrowed by `--dump-python` and `--load-python` (`run` and `record`).
+
+use std::sync::Arc;
 
 use super::args::{DownloadPython, PythonOptions};
 use super::failure::Failure;
@@ -9,6 +12,7 @@ use super::settings::Settings;
 use crate::errors::Error;
 use crate::python::choose::{self, Ask, ChooseError, Chosen, Download};
 use crate::python::probe::Prober;
+use crate::python::request::{split_requests, PythonRequest};
 use crate::python::{Implementation, Interpreter};
 
 /// What the options and settings ask of interpreter choice.
@@ -176,4 +180,41 @@ fn found_list(interpreters: &[Interpreter]) -> String {
         s.push_str(&format!("\n  {:24} {}", i.label, i.executable.display()));
     }
     s
+}
+
+/// The interpreters of `selected` that `requests` (one side of round trips) ask for.
+pub(super) fn narrow(
+    selected: &[Arc<Interpreter>],
+    requests: &[String],
+    flag: &str,
+) -> Result<Option<Vec<Arc<Interpreter>>>, Error> {
+    if requests.is_empty() {
+        return Ok(None);
+    }
+    let mut side = Vec::new();
+    for text in split_requests(requests, flag)? {
+        let request = PythonRequest::parse(&text)?;
+        let matched: Vec<_> = selected
+            .iter()
+            .filter(|i| request.selects(i))
+            .cloned()
+            .collect();
+        if matched.is_empty() {
+            return Err(Error::Usage(format!(
+                "{flag} `{text}` matches none of the selected interpreters ({})",
+                selected
+                    .iter()
+                    .map(|i| i.label.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        for i in matched {
+            if !side.iter().any(|s: &Arc<Interpreter>| Arc::ptr_eq(s, &i)) {
+                side.push(i);
+            }
+        }
+    }
+    side.sort_by_key(|i| selected.iter().position(|s| Arc::ptr_eq(s, i)));
+    Ok(Some(side))
 }

@@ -96,7 +96,7 @@ pub async fn record(args: RecordArgs) -> Result<i32, Failure> {
             .into_iter()
             .map(Arc::new)
             .collect();
-    let producers = super::run::narrow(&interpreters, &args.dump_python, "--dump-python")?;
+    let producers = super::interpreters::narrow(&interpreters, &args.dump_python, "--dump-python")?;
     let keep = |case: &Case, params: &crate::case::Params| {
         keyword.as_ref().is_none_or(|k| k.selects(case, params))
     };

@@ -11,7 +11,6 @@ use crate::case::{Case, Isolation, Params};
 use crate::env::EnvOptions;
 use crate::errors::Error;
 use crate::partition::Shard;
-use crate::python::request::{split_requests, PythonRequest};
 use crate::python::Interpreter;
 use crate::report::terminal::TerminalReporter;
 use crate::run::{execute, ExecuteOptions, Plan};
@@ -138,8 +137,9 @@ fn plan(
     // Recorded producers beside the live ones, which --dump-python narrows alike.
     let mut producing = interpreters.clone();
     producing.extend(super::record::producers(recorded));
-    let producers = narrow(&producing, &args.dump_python, "--dump-python")?.unwrap_or(producing);
-    let consumers = narrow(&interpreters, &args.load_python, "--load-python")?;
+    let producers = super::interpreters::narrow(&producing, &args.dump_python, "--dump-python")?
+        .unwrap_or(producing);
+    let consumers = super::interpreters::narrow(&interpreters, &args.load_python, "--load-python")?;
     let mut plan = Plan::build(
         cases,
         &interpreters,
@@ -202,41 +202,4 @@ fn announce_environments(plan: &Plan, options: &EnvOptions) -> usize {
         crate::report::text::count(interpreters.len(), "interpreter", "interpreters")
     );
     to_make.len()
-}
-
-/// The interpreters of `selected` that `requests` (one side of round trips) ask for.
-pub(super) fn narrow(
-    selected: &[Arc<Interpreter>],
-    requests: &[String],
-    flag: &str,
-) -> Result<Option<Vec<Arc<Interpreter>>>, Error> {
-    if requests.is_empty() {
-        return Ok(None);
-    }
-    let mut side = Vec::new();
-    for text in split_requests(requests, flag)? {
-        let request = PythonRequest::parse(&text)?;
-        let matched: Vec<_> = selected
-            .iter()
-            .filter(|i| request.selects(i))
-            .cloned()
-            .collect();
-        if matched.is_empty() {
-            return Err(Error::Usage(format!(
-                "{flag} `{text}` matches none of the selected interpreters ({})",
-                selected
-                    .iter()
-                    .map(|i| i.label.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-        for i in matched {
-            if !side.iter().any(|s: &Arc<Interpreter>| Arc::ptr_eq(s, &i)) {
-                side.push(i);
-            }
-        }
-    }
-    side.sort_by_key(|i| selected.iter().position(|s| Arc::ptr_eq(s, i)));
-    Ok(Some(side))
 }
