@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::model::{Body, Case, Expected, RangeAt, Rule};
+use super::model::{Body, Case, Expected, RangeAt, Rule, SetupLines};
 use super::pairs::PairRelations;
 use super::params::python_float_repr;
 use super::params::ParamValue;
@@ -222,7 +222,14 @@ impl Validator<'_> {
     fn validate(mut self, raw: RawCase) -> Result<Case, Vec<CaseError>> {
         let id = self.id(raw.id);
         let title = self.title(raw.title.as_deref());
-        let body = self.body(raw.code, raw.dump, raw.load);
+        let setup = raw.setup.unwrap_or_default();
+        let body = match self.body(raw.code, raw.dump, raw.load) {
+            Body::Code(code) => Body::Code(SetupLines::join(&setup, &code)),
+            Body::RoundTrip { dump, load } => Body::RoundTrip {
+                dump: SetupLines::join(&setup, &dump),
+                load: SetupLines::join(&setup, &load),
+            },
+        };
         let round_trip = matches!(body, Body::RoundTrip { .. });
         self.limits(raw.timeout, raw.repeat);
         self.lists(&raw.links, &raw.tags, &raw.preload, &raw.env);
@@ -272,6 +279,10 @@ impl Validator<'_> {
             gil: gil.is_some(),
             body_lines,
             code_starts,
+            setup_lines: SetupLines {
+                count: SetupLines::count_of(&setup),
+                start: self.code_start("setup"),
+            },
             source: "".into(),
             ranges: self.ranges(),
             body,
@@ -1006,6 +1017,42 @@ mod tests {
         assert_eq!(quoted.code_starts, (None, None));
         let one = parse("title: t\ncode: \"raise X\"\n").unwrap();
         assert_eq!(one.code_starts, (Some(2), None));
+    }
+
+    #[test]
+    fn setup_comes_ahead_of_every_program_with_its_lines() {
+        let pair = parse(
+            "title: t\nsetup: |\n  class C: pass\n  X = 1\ndump: |\n  data = b''\nload: pass\n",
+        )
+        .unwrap();
+        let Body::RoundTrip { dump, load } = &pair.body else {
+            panic!("a round trip: {:?}", pair.body)
+        };
+        assert_eq!(dump, "class C: pass\nX = 1\ndata = b''\n");
+        assert_eq!(load, "class C: pass\nX = 1\npass");
+        assert_eq!(
+            pair.setup_lines,
+            SetupLines {
+                count: 2,
+                start: Some(3)
+            }
+        );
+        let one = parse("title: t\nsetup: import os\ncode: |\n  os.getcwd()\n").unwrap();
+        let Body::Code(code) = &one.body else {
+            panic!("code: {:?}", one.body)
+        };
+        assert_eq!(code, "import os\nos.getcwd()\n");
+        assert_eq!(
+            one.setup_lines,
+            SetupLines {
+                count: 1,
+                start: Some(2)
+            }
+        );
+        let none = parse("title: t\ncode: pass\n").unwrap();
+        assert_eq!(none.setup_lines, SetupLines::default());
+        let e = first_error("title: t\nsetup: [1]\ncode: pass\n");
+        assert!(e.starts_with("cases/x.yaml:2:"), "{e}");
     }
 
     #[test]

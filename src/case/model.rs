@@ -60,6 +60,8 @@ pub struct Case {
     /// when each line of the code is a line of the file (a literal block `|`, or one line):
     /// reports name the file's line for a line of the code (`cases/x.yaml:14`).
     pub code_starts: (Option<usize>, Option<usize>),
+    /// Where `setup:` stands ahead of the code in every program a run writes.
+    pub setup_lines: SetupLines,
     /// The file's text, as read: the HTML report shows it beside a failing run.
     pub source: std::sync::Arc<str>,
     /// Every version range the file gives (`python`, `expect[n].python`, `dump_python`,
@@ -75,6 +77,30 @@ pub struct RangeAt {
     pub request: crate::version::VersionRequest,
     pub at: yaml::Pos,
     pub of_rule: bool,
+}
+
+/// Where `setup:` stands in the programs a run writes (`case.py`, `dump.py`, `load.py`): the
+/// lines it takes ahead of the code (0 without `setup`), and the line of the file that holds
+/// its first line, when each line of it is a line of the file (as [`Case::code_starts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SetupLines {
+    pub count: usize,
+    pub start: Option<usize>,
+}
+
+impl SetupLines {
+    /// `setup` ahead of `code`, as a run's program: the setup ends its last line first.
+    pub fn join(setup: &str, code: &str) -> String {
+        match setup.ends_with('\n') || setup.is_empty() {
+            true => format!("{setup}{code}"),
+            false => format!("{setup}\n{code}"),
+        }
+    }
+
+    /// The lines `setup` takes ahead of the code when [`SetupLines::join`]ed.
+    pub fn count_of(setup: &str) -> usize {
+        setup.lines().count()
+    }
 }
 
 /// What a case runs.

@@ -93,6 +93,9 @@ pub(super) struct RawCase {
     /// (elsewhere it is skipped).
     #[schemars(length(min = 1, max = 2), inner(range(min = 0, max = 1)), extend("uniqueItems" = true))]
     pub gil: Option<Vec<u8>>,
+    /// Python source run first, in the same `__main__`, ahead of `code`, of `dump` and of
+    /// `load` alike: the classes and helpers both sides of a round trip need.
+    pub setup: Option<String>,
     /// Python source run as `__main__` in a fresh interpreter.
     pub code: Option<String>,
     /// A round trip: runs once per producer and must leave bytes in the global `data`.

@@ -1,0 +1,75 @@
+//! Cases that hold a whole suite: `setup` shared by the code, the dump and the load, with the
+//! tracebacks of its lines naming the case file's.
+
+use crate::support::*;
+
+/// `setup` (lines 3-8) defines a class and a check both sides need in `__main__`; the dump
+/// pickles a `Point` of the param, the load compares what it got with `Point(1)`: `x=2`
+/// fails in `same` (line 8, called from the load's line 12).
+const SETUP: &str = r#"title: setup gives the dump and the load one class and one check
+setup: |
+  import pickle
+  class Point(object):
+      def __init__(self, x):
+          self.x = x
+  def same(a, b):
+      assert a.x == b.x, "%r != %r" % (a.x, b.x)
+dump: |
+  data = pickle.dumps(Point(x), 2)
+load: |
+  same(pickle.loads(data), Point(1))
+params:
+  x: [1, 2]
+expect:
+  - where: {x: 2}
+    outcome: fail
+    match: "^2 != 1$"
+"#;
+
+/// A plain case whose `setup` runs before its `code`, in the same `__main__`.
+const SETUP_CODE: &str = "title: setup runs before code\nsetup: |\n  import sys\n  FIRST = __name__\ncode: |\n  assert FIRST == '__main__' and 'sys' in globals()\n";
+
+trial!(
+    setup_runs_ahead_of_code_dump_and_load,
+    needs = &["2.7", "3.12"]
+);
+/// Every pair of 2.7 and 3.12: `x=1` passes both ways (the class of `setup` is `__main__`'s
+/// on both sides), `x=2` is the rule's `xfail`, its traceback names the case file's lines of
+/// the load (12) and of `setup`'s function (8); the plain case passes on both.
+fn setup_runs_ahead_of_code_dump_and_load() -> TestResult {
+    let dir = folder(&[
+        ("cases/setup.yaml", SETUP),
+        ("cases/setup-code.yaml", SETUP_CODE),
+    ]);
+    let (run, json) = run_json(dir.path(), &python_args(&["2.7", "3.12"]));
+    run.expect_code(0)?;
+    let all = runs(&json);
+    check(
+        all.len() == 10,
+        format!("8 pairs and 2 plain runs, got {}", all.len()),
+    )?;
+    for r in &all {
+        let x = r["params"]["x"].as_i64();
+        let want = if x == Some(2) { "xfail" } else { "ok" };
+        check(
+            r["verdict"] == want,
+            format!(
+                "{} {} x={x:?}: {} ({})",
+                r["case"], r["python"], r["verdict"], r["message"]
+            ),
+        )?;
+        if x == Some(2) {
+            let traceback = r["traceback"].as_str().unwrap_or_default();
+            for line in [
+                "File \"cases/setup.yaml\", line 12, in <module>",
+                "File \"cases/setup.yaml\", line 8, in same",
+            ] {
+                check(
+                    traceback.contains(line),
+                    format!("the traceback lacks {line:?}:\n{traceback}"),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
