@@ -205,6 +205,15 @@ pub fn case_constraints(schema: &mut Schema) {
         "load_implementation",
         "dump_features",
         "load_features",
+        "older_python",
+        "newer_python",
+        "either_python",
+        "older_implementation",
+        "newer_implementation",
+        "either_implementation",
+        "older_features",
+        "newer_features",
+        "either_features",
         "phase",
     ]
     .map(|k| json_schema!({ "required": [k] }));

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use super::ends::PairEnds;
 use super::model::{Body, Case, Expected, RangeAt, Rule, SetupLines};
 use super::pairs::PairRelations;
 use super::params::python_float_repr;
@@ -318,7 +319,14 @@ impl Validator<'_> {
         }
         let rules = self.root.get("expect").map(Node::items_or_self);
         for (n, rule) in rules.unwrap_or_default().into_iter().enumerate() {
-            for key in ["python", "dump_python", "load_python"] {
+            for key in [
+                "python",
+                "dump_python",
+                "load_python",
+                "older_python",
+                "newer_python",
+                "either_python",
+            ] {
                 if let Some(node) = rule.get(key) {
                     add(node, format!("expect[{n}].{key}"), true);
                 }
@@ -809,6 +817,26 @@ fn build_rule(
             features: raw.load_features,
             platform: Vec::new(),
         },
+        ends: PairEnds {
+            older: InterpreterSelector {
+                python: raw.older_python,
+                implementation: raw.older_implementation,
+                features: raw.older_features,
+                ..Default::default()
+            },
+            newer: InterpreterSelector {
+                python: raw.newer_python,
+                implementation: raw.newer_implementation,
+                features: raw.newer_features,
+                ..Default::default()
+            },
+            either: InterpreterSelector {
+                python: raw.either_python,
+                implementation: raw.either_implementation,
+                features: raw.either_features,
+                ..Default::default()
+            },
+        },
         relations: PairRelations {
             same: raw.same.unwrap_or_default(),
             different: raw.different.unwrap_or_default(),
@@ -1123,6 +1151,42 @@ mod tests {
             e.starts_with("cases/x.yaml:3:") && e.contains("drop one"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn older_newer_and_either_select_the_ends_of_a_pair() {
+        let pair = parse("title: t\ndump: data=b''\nload: pass\nexpect:\n  - older_python: \"<3\"\n    newer_implementation: pypy\n    either_features: {c_pickle: false}\n    outcome: error\n").unwrap();
+        let ends = &pair.expect[0].ends;
+        assert_eq!(
+            ends.older.python.as_ref().map(|p| p.to_string()).as_deref(),
+            Some("<3")
+        );
+        assert_eq!(
+            ends.newer.implementation,
+            [crate::python::Implementation::Pypy]
+        );
+        assert!(ends.either.features.is_some() && !pair.expect[0].selects_everything());
+        assert_eq!(
+            super::super::rules::selectors(&pair.expect[0]),
+            [
+                "older end by python <3",
+                "newer end by pypy",
+                "either end without c_pickle"
+            ]
+        );
+        for key in [
+            "older_python: \"3.8\"",
+            "newer_implementation: pypy",
+            "either_features: {debug: true}",
+        ] {
+            let e = first_error(&format!(
+                "title: t\ncode: pass\nexpect:\n  - {key}\n    outcome: error\n"
+            ));
+            assert!(
+                e.starts_with("cases/x.yaml:4:") && e.contains("selects round trips"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! this run ([`Case::expected_for`]), is that rule a `skip`, which class names must the
 //! interpreter resolve.
 
+use super::ends::PairEnds;
 use super::pairs::PairRelations;
 use super::params::{self, run_name, ParamValue, Params};
 use super::pyre::Pattern;
@@ -122,6 +123,8 @@ pub struct Rule {
     pub load: InterpreterSelector,
     /// `same`, `different`, `pairs`: how a round trip's producer and consumer relate.
     pub relations: PairRelations,
+    /// `older_*`, `newer_*`, `either_*`: a round trip's ends by their Python versions.
+    pub ends: PairEnds,
     pub where_: IndexMap<String, WhereValue>,
     pub phase: Option<Phase>,
     pub expected: Expected,
@@ -343,6 +346,7 @@ impl Rule {
             && self.dump.is_empty()
             && self.load.is_empty()
             && self.relations.is_empty()
+            && self.ends.is_empty()
             && self.where_.is_empty()
             && self.phase.is_none()
     }
@@ -353,6 +357,7 @@ impl Rule {
             && self.dump.is_empty()
             && self.load.is_empty()
             && self.relations.is_empty()
+            && self.ends.is_empty()
             && self.phase.is_none()
     }
 
@@ -367,6 +372,8 @@ impl Rule {
             && side_ok(&self.load, side.load)
             && (self.relations.is_empty()
                 || matches!((side.dump, side.load), (Some(d), Some(l)) if self.relations.holds_for(d, l)))
+            && (self.ends.is_empty()
+                || matches!((side.dump, side.load), (Some(d), Some(l)) if self.ends.holds_for(d, l)))
             && self.phase.is_none_or(|p| Some(p) == side.phase)
     }
 

@@ -168,6 +168,32 @@ pub(super) struct RawRule {
     /// requests on each side's Python version).
     #[schemars(length(min = 1))]
     pub pairs: Option<Vec<(VersionRequests, VersionRequests)>>,
+    /// Round trips: a version request (or a list) on the older end (the lower Python version;
+    /// either end when the two are equal).
+    pub older_python: Option<VersionRequests>,
+    /// Round trips: a version request (or a list) on the newer end (the higher Python
+    /// version; either end when the two are equal).
+    pub newer_python: Option<VersionRequests>,
+    /// Round trips: a version request (or a list) that the producer or the consumer meets.
+    pub either_python: Option<VersionRequests>,
+    /// Round trips: the older end's implementation(s).
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
+    pub older_implementation: Vec<Implementation>,
+    /// Round trips: the newer end's implementation(s).
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
+    pub newer_implementation: Vec<Implementation>,
+    /// Round trips: an implementation the producer or the consumer is.
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
+    pub either_implementation: Vec<Implementation>,
+    /// Round trips: features the older end must have (true) or lack (false).
+    pub older_features: Option<Features>,
+    /// Round trips: features the newer end must have (true) or lack (false).
+    pub newer_features: Option<Features>,
+    /// Round trips: features one end at least has (true) or lacks (false), all on that end.
+    pub either_features: Option<Features>,
     /// Round trips: the phase that decided the outcome.
     pub phase: Option<Phase>,
     /// What the run must show, or `skip`: the run is not executed; or a list of two or more

@@ -73,3 +73,58 @@ fn setup_runs_ahead_of_code_dump_and_load() -> TestResult {
     }
     Ok(())
 }
+
+/// Every load fails, saying `producer->consumer` by major version; each rule's `match` holds
+/// only for the pairs it is meant to select, so a rule that selected another pair would make
+/// it `changed`, and a pair no rule selects would be a `regression`.
+const ENDS: &str = r#"title: older, newer and either end select a pair by its ends' ages
+dump: |
+  import pickle, sys
+  data = pickle.dumps(sys.version_info[0], 2)
+load: |
+  import pickle, sys
+  raise AssertionError("%d->%d" % (pickle.loads(data), sys.version_info[0]))
+expect:
+  - older_python: "<3"
+    newer_python: ">=3"
+    outcome: fail
+    match: "^(2->3|3->2)$"
+  - newer_features: {c_pickle: false}
+    outcome: fail
+    match: "^2->2$"
+  - either_implementation: cpython
+    outcome: fail
+    match: "^3->3$"
+"#;
+
+trial!(
+    older_newer_and_either_select_by_the_ends,
+    needs = &["2.7", "3.12"]
+);
+/// The four pairs of 2.7 and 3.12: both across the 2/3 boundary (either way) are the first
+/// rule's, 2.7 with itself the second's (its newer end is 2.7), 3.12 with itself the third's:
+/// every run `xfail`, by the rule the test expects.
+fn older_newer_and_either_select_by_the_ends() -> TestResult {
+    let dir = folder(&[("cases/ends.yaml", ENDS)]);
+    let (run, json) = run_json(dir.path(), &python_args(&["2.7", "3.12"]));
+    run.expect_code(0)?;
+    let all = runs(&json);
+    check(all.len() == 4, format!("4 pairs, got {}", all.len()))?;
+    for r in &all {
+        let (dump, load) = (r["dump_python"].to_string(), r["load_python"].to_string());
+        let across = dump.contains("2.7") != load.contains("2.7");
+        let rule = match (across, dump.contains("2.7")) {
+            (true, _) => 0,
+            (false, true) => 1,
+            (false, false) => 2,
+        };
+        check(
+            r["verdict"] == "xfail" && r["expected"]["line"] == [9, 13, 16][rule],
+            format!(
+                "{dump} -> {load}: {} by {} ({})",
+                r["verdict"], r["expected"], r["message"]
+            ),
+        )?;
+    }
+    Ok(())
+}
