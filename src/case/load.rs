@@ -13,7 +13,7 @@ use super::model::{Body, Case, Expected, RangeAt, Rule, SetupLines};
 use super::pairs::PairRelations;
 use super::params::python_float_repr;
 use super::params::ParamValue;
-use super::schema::{RawCase, RawRule};
+use super::schema::{RawCase, RawRule, PROTOCOLS};
 use super::selectors::{InterpreterSelector, WhereValue};
 use super::yaml::{self, Kind, Node, PathStep, PathStep::Item, PathStep::Key, Pos};
 use crate::errors::{CaseError, Error};
@@ -235,6 +235,9 @@ impl Validator<'_> {
         self.limits(raw.timeout, raw.repeat);
         self.lists(&raw.links, &raw.tags, &raw.preload, &raw.env);
         let mut params = self.params(raw.python.as_ref(), round_trip);
+        if raw.protocol.is_some() {
+            self.protocols(&mut params);
+        }
         let gil = raw
             .gil
             .as_deref()
@@ -277,6 +280,7 @@ impl Validator<'_> {
             isolation: raw.isolation,
             preload: raw.preload,
             params,
+            protocol_each: raw.protocol.is_some(),
             gil: gil.is_some(),
             body_lines,
             code_starts,
@@ -517,6 +521,20 @@ impl Validator<'_> {
         }
         let values = values.iter().map(|&v| ParamValue::Int(v.into())).collect();
         params.insert("gil".into(), values);
+    }
+
+    /// `protocol: each`: the param `protocol`, 0 to 5, before `gil` (refused beside a param of
+    /// that name).
+    fn protocols(&mut self, params: &mut IndexMap<String, Vec<ParamValue>>) {
+        if params.contains_key("protocol") {
+            let at = self.key_under("params", "protocol");
+            self.err(
+                at,
+                "param `protocol` and `protocol: each` both name the `protocol` dimension: drop one of them".into(),
+            );
+        }
+        let values = PROTOCOLS.map(|p| ParamValue::Int(p.into())).collect();
+        params.insert("protocol".into(), values);
     }
 
     /// `requires`, and a round trip's `dump_requires` and `load_requires` (refused in a `code` case).
@@ -1128,6 +1146,43 @@ mod tests {
         // Without `gil`, a param named gil is just a param.
         let plain = parse("title: t\nparams:\n  gil: [0]\ncode: pass\n").unwrap();
         assert!(plain.env_for(&plain.param_combinations()[0]).is_empty());
+    }
+
+    #[test]
+    fn protocol_each_is_a_param_skipped_above_an_interpreters_highest() {
+        let case = parse("title: t\nparams:\n  p: [a]\nprotocol: each\ngil: [1]\ncode: pass\nexpect:\n  - where: {protocol: 5}\n    outcome: error\n").unwrap();
+        let names: Vec<&String> = case.params.keys().collect();
+        assert_eq!(names, ["p", "protocol", "gil"]);
+        let runs = case.param_combinations();
+        assert_eq!(runs.len(), 6);
+        let mut old =
+            crate::python::Interpreter::for_tests(crate::python::Implementation::Cpython, "2.7.18");
+        old.pickle_highest_protocol = Some(2);
+        let reasons: Vec<Option<String>> = runs
+            .iter()
+            .map(|r| case.protocol_skip_reason(r, &old))
+            .collect();
+        assert_eq!(reasons[..3], [None, None, None]);
+        assert_eq!(
+            reasons[3].as_deref(),
+            Some("protocol 3 is above the highest of its pickle (2)")
+        );
+        assert!(reasons[4].is_some() && reasons[5].is_some());
+        // Without `protocol: each`, a param named protocol is just a param.
+        let plain = parse("title: t\nparams:\n  protocol: [5]\ncode: pass\n").unwrap();
+        assert!(plain
+            .protocol_skip_reason(&plain.param_combinations()[0], &old)
+            .is_none());
+        let e = first_error("title: t\nparams:\n  protocol: [5]\nprotocol: each\ncode: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:3:") && e.contains("drop one"),
+            "{e}"
+        );
+        let e = first_error("title: t\nprotocol: all\ncode: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:2:") && e.contains("each"),
+            "{e}"
+        );
     }
 
     #[test]

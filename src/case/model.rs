@@ -50,6 +50,9 @@ pub struct Case {
     /// imports them once, before it forks).
     pub preload: Vec<String>,
     pub params: IndexMap<String, Vec<ParamValue>>,
+    /// `protocol: each`: the param `protocol` is the pickle protocol, skipped where an
+    /// interpreter's highest is below it.
+    pub protocol_each: bool,
     /// `gil`: the last param, `gil`, is the `PYTHON_GIL` of each run's processes (0 or 1).
     pub gil: bool,
     pub body: Body,
@@ -258,6 +261,22 @@ impl Case {
         let off = matches!(params.get("gil"), Some(ParamValue::Int(g)) if *g == 0.into());
         (self.gil && off && !interpreter.free_threaded)
             .then(|| "gil=0 (PYTHON_GIL=0) needs a free-threaded build".to_string())
+    }
+
+    /// Why `params` cannot run on `interpreter`: with `protocol: each`, a `protocol` above the
+    /// highest its pickle has (`pickle.HIGHEST_PROTOCOL`, as the probe found it).
+    pub fn protocol_skip_reason(
+        &self,
+        params: &Params,
+        interpreter: &Interpreter,
+    ) -> Option<String> {
+        let Some(ParamValue::Int(protocol)) = params.get("protocol").filter(|_| self.protocol_each)
+        else {
+            return None;
+        };
+        let highest = interpreter.pickle_highest_protocol?;
+        (*protocol > highest.into())
+            .then(|| format!("protocol {protocol} is above the highest of its pickle ({highest})"))
     }
 
     /// The `skip` rule that decides `params` on `interpreter` (a plain run), or on the pair

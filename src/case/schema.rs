@@ -93,6 +93,10 @@ pub(super) struct RawCase {
     /// (elsewhere it is skipped).
     #[schemars(length(min = 1, max = 2), inner(range(min = 0, max = 1)), extend("uniqueItems" = true))]
     pub gil: Option<Vec<u8>>,
+    /// `each`: a dimension like a param named `protocol`, its values the pickle protocols 0
+    /// to 5; a protocol above the highest of an interpreter (of either end of a round trip)
+    /// is skipped there, with the reason.
+    pub protocol: Option<Protocols>,
     /// Python source run first, in the same `__main__`, ahead of `code`, of `dump` and of
     /// `load` alike: the classes and helpers both sides of a round trip need.
     pub setup: Option<String>,
@@ -372,6 +376,16 @@ enum OutcomeOrList {
     One(OutcomeKind),
     Any(#[schemars(length(min = 2))] Vec<OutcomeKind>),
 }
+
+/// `protocol: each`: every pickle protocol, each where the interpreters have it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocols {
+    Each,
+}
+
+/// The protocols `protocol: each` runs: 0 to the highest any Python has (5, since 3.8).
+pub const PROTOCOLS: std::ops::RangeInclusive<u32> = 0..=5;
 
 /// How a run's process is made: a fresh interpreter started for it (`exec`), or a child forked
 /// from a server that started the interpreter the same way (`fork`, the default where the

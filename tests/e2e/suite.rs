@@ -1,5 +1,6 @@
 //! Cases that hold a whole suite: `setup` shared by the code, the dump and the load, with the
-//! tracebacks of its lines naming the case file's.
+//! tracebacks of its lines naming the case file's; rules on the older, the newer or either end
+//! of a pair; `protocol: each`, each protocol where the interpreters have it.
 
 use crate::support::*;
 
@@ -127,4 +128,63 @@ fn older_newer_and_either_select_by_the_ends() -> TestResult {
         )?;
     }
     Ok(())
+}
+
+/// Each protocol, both ways between 2.7 (highest 2) and 3.12 (highest 5), and in a plain case.
+const PROTOCOLS: &str = "title: each protocol both ends have\nprotocol: each\ndump: |\n  import pickle\n  data = pickle.dumps([1], protocol)\nload: |\n  import pickle\n  assert pickle.loads(data) == [1]\n";
+const PROTOCOLS_CODE: &str = "title: each protocol it has\nprotocol: each\ncode: |\n  import pickle\n  assert pickle.loads(pickle.dumps([1], protocol)) == [1]\n";
+
+trial!(
+    protocol_each_runs_what_both_ends_have,
+    needs = &["2.7", "3.12"]
+);
+/// 6 protocols on 4 pairs and on 2 interpreters: protocols 3 to 5 are skipped wherever 2.7
+/// takes part (9 pairs and 3 plain runs), with the reason naming the end and its highest; all
+/// else passes, with no rule written.
+fn protocol_each_runs_what_both_ends_have() -> TestResult {
+    let dir = folder(&[
+        ("cases/protocols.yaml", PROTOCOLS),
+        ("cases/protocols-code.yaml", PROTOCOLS_CODE),
+    ]);
+    let (run, json) = run_json(dir.path(), &python_args(&["2.7", "3.12"]));
+    run.expect_code(0)?;
+    let all = runs(&json);
+    check(
+        all.len() == 36,
+        format!("24 pairs and 12 plain runs, got {}", all.len()),
+    )?;
+    let mut skipped = 0;
+    for r in &all {
+        let protocol = r["params"]["protocol"]
+            .as_i64()
+            .ok_or("no protocol param")?;
+        let sides = [&r["python"], &r["dump_python"], &r["load_python"]];
+        let old = sides
+            .iter()
+            .any(|p| p.as_str().is_some_and(|p| p.contains("2.7")));
+        let message = r["message"].as_str().unwrap_or_default();
+        let reason = r["reason"].as_str().unwrap_or_default();
+        if old && protocol > 2 {
+            skipped += 1;
+            check(
+                r["verdict"] == "skipped"
+                    && reason.contains(&format!(
+                        "protocol {protocol} is above the highest of its pickle (2)"
+                    )),
+                format!(
+                    "{} protocol {protocol}: {} ({reason})",
+                    r["case"], r["verdict"]
+                ),
+            )?;
+        } else {
+            check(
+                r["verdict"] == "ok",
+                format!(
+                    "{} protocol {protocol}: {} ({message})",
+                    r["case"], r["verdict"]
+                ),
+            )?;
+        }
+    }
+    check(skipped == 12, format!("12 skipped, got {skipped}"))
 }
