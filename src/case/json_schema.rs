@@ -232,7 +232,12 @@ pub fn case_constraints(schema: &mut Schema) {
             "properties": {
                 "expect": { "items": { "not": { "anyOf": round_trip_only } } }
             },
-            "not": { "anyOf": [{ "required": ["dump_requires"] }, { "required": ["load_requires"] }] }
+            "not": { "anyOf": [
+                { "required": ["dump_requires"] },
+                { "required": ["load_requires"] },
+                { "required": ["dump_params"] },
+                { "required": ["load_params"] }
+            ] }
         }),
     );
     if let Some(title) = schema

@@ -234,7 +234,38 @@ impl Validator<'_> {
         let round_trip = matches!(body, Body::RoundTrip { .. });
         self.limits(raw.timeout, raw.repeat);
         self.lists(&raw.links, &raw.tags, &raw.preload, &raw.env);
-        let mut params = self.params(raw.python.as_ref(), round_trip);
+        let mut params = self.params("params", raw.python.as_ref(), round_trip);
+        let mut side_params = (Vec::new(), Vec::new());
+        for (key, names) in [
+            ("dump_params", &mut side_params.0),
+            ("load_params", &mut side_params.1),
+        ] {
+            let side = self.params(key, raw.python.as_ref(), round_trip);
+            if !side.is_empty() && !round_trip {
+                let at = self.find(&[Key(key)]);
+                self.err(at, format!("`{key}` gives one side of a round trip params of its own, but this case has `code`, not `dump` and `load`: use `params`"));
+            }
+            for (name, values) in side {
+                if params.contains_key(&name) {
+                    let at = self.key_under(key, &name);
+                    self.err(
+                        at,
+                        format!("param `{name}` of `{key}` is a param already: rename one of them"),
+                    );
+                }
+                names.push(name.clone());
+                params.insert(name, values);
+            }
+        }
+        let combinations = params
+            .values()
+            .fold(1usize, |n, v| n.saturating_mul(v.len().max(1)));
+        if combinations > MAX_COMBINATIONS {
+            let at = self
+                .find(&[Key("load_params")])
+                .or(self.find(&[Key("dump_params")]));
+            self.err(at, format!("the params, dump_params and load_params make {combinations} combinations: at most {MAX_COMBINATIONS}"));
+        }
         if raw.protocol.is_some() {
             self.protocols(&mut params);
         }
@@ -281,6 +312,7 @@ impl Validator<'_> {
             preload: raw.preload,
             params,
             protocol_each: raw.protocol.is_some(),
+            side_params,
             gil: gil.is_some(),
             body_lines,
             code_starts,
@@ -584,11 +616,12 @@ impl Validator<'_> {
     /// every name and value checked where it stands.
     fn params(
         &mut self,
+        key: &str,
         python: Option<&super::selectors::VersionRequests>,
         round_trip: bool,
     ) -> IndexMap<String, Vec<ParamValue>> {
         let mut params = IndexMap::new();
-        let Some(Kind::Map(entries)) = self.root.get("params").map(|n| &n.kind) else {
+        let Some(Kind::Map(entries)) = self.root.get(key).map(|n| &n.kind) else {
             return params;
         };
         let keywords = Keywords::of(python);
@@ -604,7 +637,7 @@ impl Validator<'_> {
             n.saturating_mul(v.len().max(1))
         });
         if combinations > MAX_COMBINATIONS {
-            let at = self.find(&[Key("params")]);
+            let at = self.find(&[Key(key)]);
             self.err(
                 at,
                 format!("the params make {combinations} combinations, each a run on every interpreter: at most {MAX_COMBINATIONS}"),
@@ -1181,6 +1214,43 @@ mod tests {
         let e = first_error("title: t\nprotocol: all\ncode: pass\n");
         assert!(
             e.starts_with("cases/x.yaml:2:") && e.contains("each"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn each_sides_params_are_params_the_other_side_does_not_see() {
+        let pair = parse("title: t\nparams:\n  n: [1]\ndump_params:\n  pickler: [py, c]\nload_params:\n  unpickler: [py]\ndump: data=b''\nload: pass\nexpect:\n  - where: {pickler: c}\n    outcome: error\n").unwrap();
+        let names: Vec<&String> = pair.params.keys().collect();
+        assert_eq!(names, ["n", "pickler", "unpickler"]);
+        let runs = pair.param_combinations();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(
+            pair.side_params(&runs[1], Some(crate::case::Phase::Dump))
+                .to_string(),
+            "n=1,pickler=c"
+        );
+        assert_eq!(
+            pair.side_params(&runs[1], Some(crate::case::Phase::Load))
+                .to_string(),
+            "n=1,unpickler=py"
+        );
+        assert_eq!(pair.side_params(&runs[1], None), runs[1]);
+        let e = first_error("title: t\ndump_params:\n  p: [1]\ncode: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:3:") && e.contains("use `params`"),
+            "{e}"
+        );
+        let e = first_error(
+            "title: t\nparams:\n  p: [1]\nload_params:\n  p: [2]\ndump: data=b''\nload: pass\n",
+        );
+        assert!(
+            e.starts_with("cases/x.yaml:5:") && e.contains("rename one"),
+            "{e}"
+        );
+        let e = first_error("title: t\nload_params:\n  data: [2]\ndump: data=b''\nload: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:3:") && e.contains("`data`"),
             "{e}"
         );
     }

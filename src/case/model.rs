@@ -53,6 +53,9 @@ pub struct Case {
     /// `protocol: each`: the param `protocol` is the pickle protocol, skipped where an
     /// interpreter's highest is below it.
     pub protocol_each: bool,
+    /// `dump_params`, `load_params`: the names of the params only the producer, or only the
+    /// consumer, of a round trip sees (each also a param of the run, in `params`).
+    pub side_params: (Vec<String>, Vec<String>),
     /// `gil`: the last param, `gil`, is the `PYTHON_GIL` of each run's processes (0 or 1).
     pub gil: bool,
     pub body: Body,
@@ -261,6 +264,24 @@ impl Case {
         let off = matches!(params.get("gil"), Some(ParamValue::Int(g)) if *g == 0.into());
         (self.gil && off && !interpreter.free_threaded)
             .then(|| "gil=0 (PYTHON_GIL=0) needs a free-threaded build".to_string())
+    }
+
+    /// The params of `params` that the code of `phase` sees: all but `load_params` for a
+    /// round trip's dump, all but `dump_params` for its load, all for a plain run.
+    pub fn side_params(&self, params: &Params, phase: Option<Phase>) -> Params {
+        let other = match phase {
+            Some(Phase::Dump) => &self.side_params.1,
+            Some(Phase::Load) => &self.side_params.0,
+            None => return params.clone(),
+        };
+        Params(
+            params
+                .0
+                .iter()
+                .filter(|(name, _)| !other.contains(name))
+                .map(|(n, v)| (n.clone(), v.clone()))
+                .collect(),
+        )
     }
 
     /// Why `params` cannot run on `interpreter`: with `protocol: each`, a `protocol` above the

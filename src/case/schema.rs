@@ -88,6 +88,17 @@ pub(super) struct RawCase {
     #[schemars(with = "IndexMap<String, NonEmpty<ParamValue>>")]
     #[allow(dead_code)]
     pub params: IndexMap<String, Vec<ParamValue>>,
+    /// Round trips: params of the producer only (a global of `dump`, not of `load`): one run
+    /// per combination, as `params`, and one dump for every combination of `load_params`.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, NonEmpty<ParamValue>>")]
+    #[allow(dead_code)]
+    pub dump_params: IndexMap<String, Vec<ParamValue>>,
+    /// Round trips: params of the consumer only (a global of `load`, not of `dump`).
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, NonEmpty<ParamValue>>")]
+    #[allow(dead_code)]
+    pub load_params: IndexMap<String, Vec<ParamValue>>,
     /// `PYTHON_GIL` values as a dimension of the runs, like a param named `gil`: `[0, 1]` runs
     /// each combination with the GIL off and on. `gil=0` runs only on free-threaded builds
     /// (elsewhere it is skipped).

@@ -188,3 +188,58 @@ fn protocol_each_runs_what_both_ends_have() -> TestResult {
     }
     check(skipped == 12, format!("12 skipped, got {skipped}"))
 }
+
+/// The producer's `pickler` and the consumer's `unpickler`, each unseen by the other side; the
+/// dump logs each time it runs (to LOG) and sends its pickler, the load fails for `c by py`.
+const SIDE_PARAMS: &str = r#"title: each side's params are its own
+dump_params:
+  pickler: [py, c]
+load_params:
+  unpickler: [py, c]
+dump: |
+  import pickle, sys
+  assert "unpickler" not in globals()
+  with open(LOG, "a") as log:
+      log.write("%s %s\n" % (sys.version_info[0], pickler))
+  data = pickle.dumps(pickler, 2)
+load: |
+  import pickle
+  assert "pickler" not in globals()
+  got = pickle.loads(data)
+  assert (got, unpickler) != ("c", "py"), "%s by %s" % (got, unpickler)
+expect:
+  - where: {pickler: c, unpickler: py}
+    outcome: fail
+    match: "^c by py$"
+"#;
+
+trial!(each_sides_params_are_its_own, needs = &["2.7", "3.12"]);
+/// 4 pairs of 2.7 and 3.12 times 2 picklers times 2 unpicklers: 16 runs named by both params,
+/// `c by py` the rule's `xfail` and the rest `ok` (so neither side saw the other's param), and
+/// 4 dumps (one per producer and pickler, not one per unpickler too).
+fn each_sides_params_are_its_own() -> TestResult {
+    let log = tempfile::NamedTempFile::new()?;
+    let text = SIDE_PARAMS.replace("LOG", &format!("{:?}", path_str(log.path())));
+    let dir = folder(&[("cases/sides.yaml", &text)]);
+    let (run, json) = run_json(dir.path(), &python_args(&["2.7", "3.12"]));
+    run.expect_code(0)?;
+    let all = runs(&json);
+    check(all.len() == 16, format!("16 runs, got {}", all.len()))?;
+    for r in &all {
+        let (p, u) = (&r["params"]["pickler"], &r["params"]["unpickler"]);
+        let want = if p == "c" && u == "py" { "xfail" } else { "ok" };
+        check(
+            r["verdict"] == want,
+            format!("{p} by {u}: {} ({})", r["verdict"], r["message"]),
+        )?;
+    }
+    let dumps = std::fs::read_to_string(log.path())?;
+    check(
+        dumps.lines().count() == 4,
+        format!("4 dumps, got:\n{dumps}"),
+    )?;
+    check(
+        run.stdout.contains("sides[pickler=c,unpickler=py]"),
+        format!("no run named by both sides' params:\n{}", run.stdout),
+    )
+}
