@@ -343,9 +343,12 @@ pub async fn dump_only(
         .runs
         .iter()
         .filter_map(|run| {
-            let key = dump_key(run, run.producer.as_ref()?);
-            let dump = dumps.get(&key)?.clone();
-            seen.insert(key).then_some((run.index, dump))
+            let producer = run.producer.as_ref()?;
+            let dump = dumps.get(&dump_key(run, producer))?.clone();
+            // One entry per run's params (a dump serves every combination of `load_params`,
+            // and each is recorded with its own).
+            seen.insert(recorded_key(run, producer))
+                .then_some((run.index, dump))
         })
         .collect();
     let mut out: Vec<Dumped> = stream::iter(firsts)

@@ -1,6 +1,7 @@
 //! Cases that hold a whole suite: `setup` shared by the code, the dump and the load, with the
 //! tracebacks of its lines naming the case file's; rules on the older, the newer or either end
-//! of a pair; `protocol: each`, each protocol where the interpreters have it.
+//! of a pair; `protocol: each`, each protocol where the interpreters have it; `dump_params` and
+//! `load_params`, each side's own, with live and recorded producers.
 
 use crate::support::*;
 
@@ -241,5 +242,53 @@ fn each_sides_params_are_its_own() -> TestResult {
     check(
         run.stdout.contains("sides[pickler=c,unpickler=py]"),
         format!("no run named by both sides' params:\n{}", run.stdout),
+    )
+}
+
+/// `load_params` with a recorded producer: the pickles 2.7 made, one per `pickler`.
+const RECORDED_SIDES: &str = r#"title: each side's params with a recorded producer
+dump_params:
+  pickler: [a, b]
+load_params:
+  unpickler: [a, b]
+dump: |
+  import pickle
+  data = pickle.dumps(pickler, 2)
+load: |
+  import pickle
+  assert pickle.loads(data) in ("a", "b") and unpickler in ("a", "b")
+"#;
+
+trial!(
+    each_sides_params_with_a_recorded_producer,
+    needs = &["2.7", "3.12"]
+);
+/// Recorded on 2.7 (`crosspickle record`), then run on 3.12 alone: the recorded producer's
+/// pairs are all 4 combinations of `pickler` and `unpickler`, each ok (a recorded pickle per
+/// run's params, though one dump made the two of each `pickler`).
+fn each_sides_params_with_a_recorded_producer() -> TestResult {
+    let dir = folder(&[("cases/rec.yaml", RECORDED_SIDES)]);
+    let kept = path_str(&dir.path().join("kept"));
+    let mut record = vec!["record".to_string()];
+    record.extend(python_args(&["2.7"]));
+    record.extend(["--pickles".to_string(), kept.clone()]);
+    let recorded = Run::from(crosspickle(dir.path()).args(&record).output()?);
+    recorded.expect_code(0)?;
+    let mut args = python_args(&["3.12"]);
+    args.extend(["--pickles".to_string(), kept]);
+    let (run, json) = run_json(dir.path(), &args);
+    run.expect_code(0)?;
+    let from_record: Vec<String> = runs(&json)
+        .iter()
+        .filter(|r| {
+            r["dump_python"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("recorded:"))
+        })
+        .map(|r| format!("{} {}", r["params"], r["verdict"]))
+        .collect();
+    check(
+        from_record.len() == 4 && from_record.iter().all(|r| r.ends_with("\"ok\"")),
+        format!("4 ok pairs from the recorded 2.7, got {from_record:?}"),
     )
 }
