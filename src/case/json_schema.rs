@@ -205,6 +205,15 @@ pub fn case_constraints(schema: &mut Schema) {
         "load_implementation",
         "dump_features",
         "load_features",
+        "older_python",
+        "newer_python",
+        "either_python",
+        "older_implementation",
+        "newer_implementation",
+        "either_implementation",
+        "older_features",
+        "newer_features",
+        "either_features",
         "phase",
     ]
     .map(|k| json_schema!({ "required": [k] }));
@@ -223,7 +232,12 @@ pub fn case_constraints(schema: &mut Schema) {
             "properties": {
                 "expect": { "items": { "not": { "anyOf": round_trip_only } } }
             },
-            "not": { "anyOf": [{ "required": ["dump_requires"] }, { "required": ["load_requires"] }] }
+            "not": { "anyOf": [
+                { "required": ["dump_requires"] },
+                { "required": ["load_requires"] },
+                { "required": ["dump_params"] },
+                { "required": ["load_params"] }
+            ] }
         }),
     );
     if let Some(title) = schema

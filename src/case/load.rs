@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
-use super::model::{Body, Case, Expected, RangeAt, Rule};
+use super::ends::PairEnds;
+use super::model::{Body, Case, Expected, RangeAt, Rule, SetupLines};
 use super::pairs::PairRelations;
 use super::params::python_float_repr;
 use super::params::ParamValue;
-use super::schema::{RawCase, RawRule};
+use super::schema::{RawCase, RawRule, PROTOCOLS};
 use super::selectors::{InterpreterSelector, WhereValue};
 use super::yaml::{self, Kind, Node, PathStep, PathStep::Item, PathStep::Key, Pos};
 use crate::errors::{CaseError, Error};
@@ -222,11 +223,52 @@ impl Validator<'_> {
     fn validate(mut self, raw: RawCase) -> Result<Case, Vec<CaseError>> {
         let id = self.id(raw.id);
         let title = self.title(raw.title.as_deref());
-        let body = self.body(raw.code, raw.dump, raw.load);
+        let setup = raw.setup.unwrap_or_default();
+        let body = match self.body(raw.code, raw.dump, raw.load) {
+            Body::Code(code) => Body::Code(SetupLines::join(&setup, &code)),
+            Body::RoundTrip { dump, load } => Body::RoundTrip {
+                dump: SetupLines::join(&setup, &dump),
+                load: SetupLines::join(&setup, &load),
+            },
+        };
         let round_trip = matches!(body, Body::RoundTrip { .. });
         self.limits(raw.timeout, raw.repeat);
         self.lists(&raw.links, &raw.tags, &raw.preload, &raw.env);
-        let mut params = self.params(raw.python.as_ref(), round_trip);
+        let mut params = self.params("params", raw.python.as_ref(), round_trip);
+        let mut side_params = (Vec::new(), Vec::new());
+        for (key, names) in [
+            ("dump_params", &mut side_params.0),
+            ("load_params", &mut side_params.1),
+        ] {
+            let side = self.params(key, raw.python.as_ref(), round_trip);
+            if !side.is_empty() && !round_trip {
+                let at = self.find(&[Key(key)]);
+                self.err(at, format!("`{key}` gives one side of a round trip params of its own, but this case has `code`, not `dump` and `load`: use `params`"));
+            }
+            for (name, values) in side {
+                if params.contains_key(&name) {
+                    let at = self.key_under(key, &name);
+                    self.err(
+                        at,
+                        format!("param `{name}` of `{key}` is a param already: rename one of them"),
+                    );
+                }
+                names.push(name.clone());
+                params.insert(name, values);
+            }
+        }
+        let combinations = params
+            .values()
+            .fold(1usize, |n, v| n.saturating_mul(v.len().max(1)));
+        if combinations > MAX_COMBINATIONS {
+            let at = self
+                .find(&[Key("load_params")])
+                .or(self.find(&[Key("dump_params")]));
+            self.err(at, format!("the params, dump_params and load_params make {combinations} combinations: at most {MAX_COMBINATIONS}"));
+        }
+        if raw.protocol.is_some() {
+            self.protocols(&mut params);
+        }
         let gil = raw
             .gil
             .as_deref()
@@ -269,9 +311,15 @@ impl Validator<'_> {
             isolation: raw.isolation,
             preload: raw.preload,
             params,
+            protocol_each: raw.protocol.is_some(),
+            side_params,
             gil: gil.is_some(),
             body_lines,
             code_starts,
+            setup_lines: SetupLines {
+                count: SetupLines::count_of(&setup),
+                start: self.code_start("setup"),
+            },
             source: "".into(),
             ranges: self.ranges(),
             body,
@@ -307,7 +355,14 @@ impl Validator<'_> {
         }
         let rules = self.root.get("expect").map(Node::items_or_self);
         for (n, rule) in rules.unwrap_or_default().into_iter().enumerate() {
-            for key in ["python", "dump_python", "load_python"] {
+            for key in [
+                "python",
+                "dump_python",
+                "load_python",
+                "older_python",
+                "newer_python",
+                "either_python",
+            ] {
                 if let Some(node) = rule.get(key) {
                     add(node, format!("expect[{n}].{key}"), true);
                 }
@@ -500,6 +555,20 @@ impl Validator<'_> {
         params.insert("gil".into(), values);
     }
 
+    /// `protocol: each`: the param `protocol`, 0 to 5, before `gil` (refused beside a param of
+    /// that name).
+    fn protocols(&mut self, params: &mut IndexMap<String, Vec<ParamValue>>) {
+        if params.contains_key("protocol") {
+            let at = self.key_under("params", "protocol");
+            self.err(
+                at,
+                "param `protocol` and `protocol: each` both name the `protocol` dimension: drop one of them".into(),
+            );
+        }
+        let values = PROTOCOLS.map(|p| ParamValue::Int(p.into())).collect();
+        params.insert("protocol".into(), values);
+    }
+
     /// `requires`, and a round trip's `dump_requires` and `load_requires` (refused in a `code` case).
     fn requires(
         &mut self,
@@ -547,11 +616,12 @@ impl Validator<'_> {
     /// every name and value checked where it stands.
     fn params(
         &mut self,
+        key: &str,
         python: Option<&super::selectors::VersionRequests>,
         round_trip: bool,
     ) -> IndexMap<String, Vec<ParamValue>> {
         let mut params = IndexMap::new();
-        let Some(Kind::Map(entries)) = self.root.get("params").map(|n| &n.kind) else {
+        let Some(Kind::Map(entries)) = self.root.get(key).map(|n| &n.kind) else {
             return params;
         };
         let keywords = Keywords::of(python);
@@ -567,7 +637,7 @@ impl Validator<'_> {
             n.saturating_mul(v.len().max(1))
         });
         if combinations > MAX_COMBINATIONS {
-            let at = self.find(&[Key("params")]);
+            let at = self.find(&[Key(key)]);
             self.err(
                 at,
                 format!("the params make {combinations} combinations, each a run on every interpreter: at most {MAX_COMBINATIONS}"),
@@ -798,6 +868,26 @@ fn build_rule(
             features: raw.load_features,
             platform: Vec::new(),
         },
+        ends: PairEnds {
+            older: InterpreterSelector {
+                python: raw.older_python,
+                implementation: raw.older_implementation,
+                features: raw.older_features,
+                ..Default::default()
+            },
+            newer: InterpreterSelector {
+                python: raw.newer_python,
+                implementation: raw.newer_implementation,
+                features: raw.newer_features,
+                ..Default::default()
+            },
+            either: InterpreterSelector {
+                python: raw.either_python,
+                implementation: raw.either_implementation,
+                features: raw.either_features,
+                ..Default::default()
+            },
+        },
         relations: PairRelations {
             same: raw.same.unwrap_or_default(),
             different: raw.different.unwrap_or_default(),
@@ -1009,6 +1099,42 @@ mod tests {
     }
 
     #[test]
+    fn setup_comes_ahead_of_every_program_with_its_lines() {
+        let pair = parse(
+            "title: t\nsetup: |\n  class C: pass\n  X = 1\ndump: |\n  data = b''\nload: pass\n",
+        )
+        .unwrap();
+        let Body::RoundTrip { dump, load } = &pair.body else {
+            panic!("a round trip: {:?}", pair.body)
+        };
+        assert_eq!(dump, "class C: pass\nX = 1\ndata = b''\n");
+        assert_eq!(load, "class C: pass\nX = 1\npass");
+        assert_eq!(
+            pair.setup_lines,
+            SetupLines {
+                count: 2,
+                start: Some(3)
+            }
+        );
+        let one = parse("title: t\nsetup: import os\ncode: |\n  os.getcwd()\n").unwrap();
+        let Body::Code(code) = &one.body else {
+            panic!("code: {:?}", one.body)
+        };
+        assert_eq!(code, "import os\nos.getcwd()\n");
+        assert_eq!(
+            one.setup_lines,
+            SetupLines {
+                count: 1,
+                start: Some(2)
+            }
+        );
+        let none = parse("title: t\ncode: pass\n").unwrap();
+        assert_eq!(none.setup_lines, SetupLines::default());
+        let e = first_error("title: t\nsetup: [1]\ncode: pass\n");
+        assert!(e.starts_with("cases/x.yaml:2:"), "{e}");
+    }
+
+    #[test]
     fn unknown_key_names_line_and_column() {
         let e = first_error("title: t\ncode: pass\nexpect:\n  - outcome: fail\n    mach: foo\n");
         assert!(e.starts_with("cases/x.yaml:5:"), "{e}");
@@ -1056,6 +1182,80 @@ mod tests {
     }
 
     #[test]
+    fn protocol_each_is_a_param_skipped_above_an_interpreters_highest() {
+        let case = parse("title: t\nparams:\n  p: [a]\nprotocol: each\ngil: [1]\ncode: pass\nexpect:\n  - where: {protocol: 5}\n    outcome: error\n").unwrap();
+        let names: Vec<&String> = case.params.keys().collect();
+        assert_eq!(names, ["p", "protocol", "gil"]);
+        let runs = case.param_combinations();
+        assert_eq!(runs.len(), 6);
+        let mut old =
+            crate::python::Interpreter::for_tests(crate::python::Implementation::Cpython, "2.7.18");
+        old.pickle_highest_protocol = Some(2);
+        let reasons: Vec<Option<String>> = runs
+            .iter()
+            .map(|r| case.protocol_skip_reason(r, &old))
+            .collect();
+        assert_eq!(reasons[..3], [None, None, None]);
+        assert_eq!(
+            reasons[3].as_deref(),
+            Some("protocol 3 is above the highest of its pickle (2)")
+        );
+        assert!(reasons[4].is_some() && reasons[5].is_some());
+        // Without `protocol: each`, a param named protocol is just a param.
+        let plain = parse("title: t\nparams:\n  protocol: [5]\ncode: pass\n").unwrap();
+        assert!(plain
+            .protocol_skip_reason(&plain.param_combinations()[0], &old)
+            .is_none());
+        let e = first_error("title: t\nparams:\n  protocol: [5]\nprotocol: each\ncode: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:3:") && e.contains("drop one"),
+            "{e}"
+        );
+        let e = first_error("title: t\nprotocol: all\ncode: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:2:") && e.contains("each"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn each_sides_params_are_params_the_other_side_does_not_see() {
+        let pair = parse("title: t\nparams:\n  n: [1]\ndump_params:\n  pickler: [py, c]\nload_params:\n  unpickler: [py]\ndump: data=b''\nload: pass\nexpect:\n  - where: {pickler: c}\n    outcome: error\n").unwrap();
+        let names: Vec<&String> = pair.params.keys().collect();
+        assert_eq!(names, ["n", "pickler", "unpickler"]);
+        let runs = pair.param_combinations();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(
+            pair.side_params(&runs[1], Some(crate::case::Phase::Dump))
+                .to_string(),
+            "n=1,pickler=c"
+        );
+        assert_eq!(
+            pair.side_params(&runs[1], Some(crate::case::Phase::Load))
+                .to_string(),
+            "n=1,unpickler=py"
+        );
+        assert_eq!(pair.side_params(&runs[1], None), runs[1]);
+        let e = first_error("title: t\ndump_params:\n  p: [1]\ncode: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:3:") && e.contains("use `params`"),
+            "{e}"
+        );
+        let e = first_error(
+            "title: t\nparams:\n  p: [1]\nload_params:\n  p: [2]\ndump: data=b''\nload: pass\n",
+        );
+        assert!(
+            e.starts_with("cases/x.yaml:5:") && e.contains("rename one"),
+            "{e}"
+        );
+        let e = first_error("title: t\nload_params:\n  data: [2]\ndump: data=b''\nload: pass\n");
+        assert!(
+            e.starts_with("cases/x.yaml:3:") && e.contains("`data`"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn gil_values_are_checked_where_they_stand() {
         let e = first_error("title: t\ngil: [0, 2]\ncode: pass\n");
         assert!(
@@ -1076,6 +1276,42 @@ mod tests {
             e.starts_with("cases/x.yaml:3:") && e.contains("drop one"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn older_newer_and_either_select_the_ends_of_a_pair() {
+        let pair = parse("title: t\ndump: data=b''\nload: pass\nexpect:\n  - older_python: \"<3\"\n    newer_implementation: pypy\n    either_features: {c_pickle: false}\n    outcome: error\n").unwrap();
+        let ends = &pair.expect[0].ends;
+        assert_eq!(
+            ends.older.python.as_ref().map(|p| p.to_string()).as_deref(),
+            Some("<3")
+        );
+        assert_eq!(
+            ends.newer.implementation,
+            [crate::python::Implementation::Pypy]
+        );
+        assert!(ends.either.features.is_some() && !pair.expect[0].selects_everything());
+        assert_eq!(
+            super::super::rules::selectors(&pair.expect[0]),
+            [
+                "older end by python <3",
+                "newer end by pypy",
+                "either end without c_pickle"
+            ]
+        );
+        for key in [
+            "older_python: \"3.8\"",
+            "newer_implementation: pypy",
+            "either_features: {debug: true}",
+        ] {
+            let e = first_error(&format!(
+                "title: t\ncode: pass\nexpect:\n  - {key}\n    outcome: error\n"
+            ));
+            assert!(
+                e.starts_with("cases/x.yaml:4:") && e.contains("selects round trips"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

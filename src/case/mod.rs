@@ -5,6 +5,7 @@
 
 mod checks;
 mod de;
+mod ends;
 mod json_schema;
 mod load;
 mod model;
@@ -16,9 +17,10 @@ mod schema;
 mod selectors;
 pub mod yaml;
 
+pub use ends::PairEnds;
 pub use load::{find_case_files, load_cases, load_file, parse_case};
 pub use load::{MAX_COMBINATIONS, MAX_TIMEOUT_S};
-pub use model::{Body, Case, Expected, RangeAt, Rule, RunSide};
+pub use model::{Body, Case, Expected, RangeAt, Rule, RunSide, SetupLines};
 pub use pairs::{PairRelations, Relation};
 pub use params::{python_float_repr, python_unicode_literal, run_name, ParamValue, Params};
 pub use pyre::{compile as compile_match, Pattern};

@@ -3,6 +3,7 @@
 //! this run ([`Case::expected_for`]), is that rule a `skip`, which class names must the
 //! interpreter resolve.
 
+use super::ends::PairEnds;
 use super::pairs::PairRelations;
 use super::params::{self, run_name, ParamValue, Params};
 use super::pyre::Pattern;
@@ -49,6 +50,12 @@ pub struct Case {
     /// imports them once, before it forks).
     pub preload: Vec<String>,
     pub params: IndexMap<String, Vec<ParamValue>>,
+    /// `protocol: each`: the param `protocol` is the pickle protocol, skipped where an
+    /// interpreter's highest is below it.
+    pub protocol_each: bool,
+    /// `dump_params`, `load_params`: the names of the params only the producer, or only the
+    /// consumer, of a round trip sees (each also a param of the run, in `params`).
+    pub side_params: (Vec<String>, Vec<String>),
     /// `gil`: the last param, `gil`, is the `PYTHON_GIL` of each run's processes (0 or 1).
     pub gil: bool,
     pub body: Body,
@@ -60,6 +67,8 @@ pub struct Case {
     /// when each line of the code is a line of the file (a literal block `|`, or one line):
     /// reports name the file's line for a line of the code (`cases/x.yaml:14`).
     pub code_starts: (Option<usize>, Option<usize>),
+    /// Where `setup:` stands ahead of the code in every program a run writes.
+    pub setup_lines: SetupLines,
     /// The file's text, as read: the HTML report shows it beside a failing run.
     pub source: std::sync::Arc<str>,
     /// Every version range the file gives (`python`, `expect[n].python`, `dump_python`,
@@ -75,6 +84,30 @@ pub struct RangeAt {
     pub request: crate::version::VersionRequest,
     pub at: yaml::Pos,
     pub of_rule: bool,
+}
+
+/// Where `setup:` stands in the programs a run writes (`case.py`, `dump.py`, `load.py`): the
+/// lines it takes ahead of the code (0 without `setup`), and the line of the file that holds
+/// its first line, when each line of it is a line of the file (as [`Case::code_starts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SetupLines {
+    pub count: usize,
+    pub start: Option<usize>,
+}
+
+impl SetupLines {
+    /// `setup` ahead of `code`, as a run's program: the setup ends its last line first.
+    pub fn join(setup: &str, code: &str) -> String {
+        match setup.ends_with('\n') || setup.is_empty() {
+            true => format!("{setup}{code}"),
+            false => format!("{setup}\n{code}"),
+        }
+    }
+
+    /// The lines `setup` takes ahead of the code when [`SetupLines::join`]ed.
+    pub fn count_of(setup: &str) -> usize {
+        setup.lines().count()
+    }
 }
 
 /// What a case runs.
@@ -96,6 +129,8 @@ pub struct Rule {
     pub load: InterpreterSelector,
     /// `same`, `different`, `pairs`: how a round trip's producer and consumer relate.
     pub relations: PairRelations,
+    /// `older_*`, `newer_*`, `either_*`: a round trip's ends by their Python versions.
+    pub ends: PairEnds,
     pub where_: IndexMap<String, WhereValue>,
     pub phase: Option<Phase>,
     pub expected: Expected,
@@ -231,6 +266,40 @@ impl Case {
             .then(|| "gil=0 (PYTHON_GIL=0) needs a free-threaded build".to_string())
     }
 
+    /// The params of `params` that the code of `phase` sees: all but `load_params` for a
+    /// round trip's dump, all but `dump_params` for its load, all for a plain run.
+    pub fn side_params(&self, params: &Params, phase: Option<Phase>) -> Params {
+        let other = match phase {
+            Some(Phase::Dump) => &self.side_params.1,
+            Some(Phase::Load) => &self.side_params.0,
+            None => return params.clone(),
+        };
+        Params(
+            params
+                .0
+                .iter()
+                .filter(|(name, _)| !other.contains(name))
+                .map(|(n, v)| (n.clone(), v.clone()))
+                .collect(),
+        )
+    }
+
+    /// Why `params` cannot run on `interpreter`: with `protocol: each`, a `protocol` above the
+    /// highest its pickle has (`pickle.HIGHEST_PROTOCOL`, as the probe found it).
+    pub fn protocol_skip_reason(
+        &self,
+        params: &Params,
+        interpreter: &Interpreter,
+    ) -> Option<String> {
+        let Some(ParamValue::Int(protocol)) = params.get("protocol").filter(|_| self.protocol_each)
+        else {
+            return None;
+        };
+        let highest = interpreter.pickle_highest_protocol?;
+        (*protocol > highest.into())
+            .then(|| format!("protocol {protocol} is above the highest of its pickle ({highest})"))
+    }
+
     /// The `skip` rule that decides `params` on `interpreter` (a plain run), or on the pair
     /// `producer -> interpreter` (a round trip) whichever phase decides it, known before
     /// anything runs. A pair that only one phase's rule skips is decided after its dump.
@@ -317,6 +386,7 @@ impl Rule {
             && self.dump.is_empty()
             && self.load.is_empty()
             && self.relations.is_empty()
+            && self.ends.is_empty()
             && self.where_.is_empty()
             && self.phase.is_none()
     }
@@ -327,6 +397,7 @@ impl Rule {
             && self.dump.is_empty()
             && self.load.is_empty()
             && self.relations.is_empty()
+            && self.ends.is_empty()
             && self.phase.is_none()
     }
 
@@ -341,6 +412,8 @@ impl Rule {
             && side_ok(&self.load, side.load)
             && (self.relations.is_empty()
                 || matches!((side.dump, side.load), (Some(d), Some(l)) if self.relations.holds_for(d, l)))
+            && (self.ends.is_empty()
+                || matches!((side.dump, side.load), (Some(d), Some(l)) if self.ends.holds_for(d, l)))
             && self.phase.is_none_or(|p| Some(p) == side.phase)
     }
 

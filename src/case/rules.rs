@@ -130,6 +130,7 @@ pub fn selectors(rule: &Rule) -> Vec<String> {
     out.extend(rule.dump.describe("dumped"));
     out.extend(rule.load.describe("loaded"));
     out.extend(rule.relations.describe());
+    out.extend(rule.ends.describe());
     if let Some(p) = &rule.phase {
         out.push(format!("{p} phase"));
     }
@@ -148,6 +149,7 @@ pub fn summary(case: &Case) -> Vec<String> {
         dump: Default::default(),
         load: Default::default(),
         relations: Default::default(),
+        ends: Default::default(),
         where_: Default::default(),
         phase: None,
         expected: Expected::default_pass(),
@@ -232,6 +234,7 @@ fn implied_by(earlier: &Rule, rule: &Rule) -> bool {
         && (earlier.phase.is_none() || earlier.phase == rule.phase)
         && (earlier.relations.is_empty()
             || earlier.relations.describe() == rule.relations.describe())
+        && (earlier.ends.is_empty() || earlier.ends.describe() == rule.ends.describe())
 }
 
 /// Whether no run can be selected by both rules, as far as their selectors tell without the

@@ -88,11 +88,29 @@ pub(super) struct RawCase {
     #[schemars(with = "IndexMap<String, NonEmpty<ParamValue>>")]
     #[allow(dead_code)]
     pub params: IndexMap<String, Vec<ParamValue>>,
+    /// Round trips: params of the producer only (a global of `dump`, not of `load`): one run
+    /// per combination, as `params`, and one dump for every combination of `load_params`.
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, NonEmpty<ParamValue>>")]
+    #[allow(dead_code)]
+    pub dump_params: IndexMap<String, Vec<ParamValue>>,
+    /// Round trips: params of the consumer only (a global of `load`, not of `dump`).
+    #[serde(default)]
+    #[schemars(with = "IndexMap<String, NonEmpty<ParamValue>>")]
+    #[allow(dead_code)]
+    pub load_params: IndexMap<String, Vec<ParamValue>>,
     /// `PYTHON_GIL` values as a dimension of the runs, like a param named `gil`: `[0, 1]` runs
     /// each combination with the GIL off and on. `gil=0` runs only on free-threaded builds
     /// (elsewhere it is skipped).
     #[schemars(length(min = 1, max = 2), inner(range(min = 0, max = 1)), extend("uniqueItems" = true))]
     pub gil: Option<Vec<u8>>,
+    /// `each`: a dimension like a param named `protocol`, its values the pickle protocols 0
+    /// to 5; a protocol above the highest of an interpreter (of either end of a round trip)
+    /// is skipped there, with the reason.
+    pub protocol: Option<Protocols>,
+    /// Python source run first, in the same `__main__`, ahead of `code`, of `dump` and of
+    /// `load` alike: the classes and helpers both sides of a round trip need.
+    pub setup: Option<String>,
     /// Python source run as `__main__` in a fresh interpreter.
     pub code: Option<String>,
     /// A round trip: runs once per producer and must leave bytes in the global `data`.
@@ -165,6 +183,32 @@ pub(super) struct RawRule {
     /// requests on each side's Python version).
     #[schemars(length(min = 1))]
     pub pairs: Option<Vec<(VersionRequests, VersionRequests)>>,
+    /// Round trips: a version request (or a list) on the older end (the lower Python version;
+    /// either end when the two are equal).
+    pub older_python: Option<VersionRequests>,
+    /// Round trips: a version request (or a list) on the newer end (the higher Python
+    /// version; either end when the two are equal).
+    pub newer_python: Option<VersionRequests>,
+    /// Round trips: a version request (or a list) that the producer or the consumer meets.
+    pub either_python: Option<VersionRequests>,
+    /// Round trips: the older end's implementation(s).
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
+    pub older_implementation: Vec<Implementation>,
+    /// Round trips: the newer end's implementation(s).
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
+    pub newer_implementation: Vec<Implementation>,
+    /// Round trips: an implementation the producer or the consumer is.
+    #[serde(default, deserialize_with = "super::selectors::implementations")]
+    #[schemars(with = "Implementations")]
+    pub either_implementation: Vec<Implementation>,
+    /// Round trips: features the older end must have (true) or lack (false).
+    pub older_features: Option<Features>,
+    /// Round trips: features the newer end must have (true) or lack (false).
+    pub newer_features: Option<Features>,
+    /// Round trips: features one end at least has (true) or lacks (false), all on that end.
+    pub either_features: Option<Features>,
     /// Round trips: the phase that decided the outcome.
     pub phase: Option<Phase>,
     /// What the run must show, or `skip`: the run is not executed; or a list of two or more
@@ -343,6 +387,16 @@ enum OutcomeOrList {
     One(OutcomeKind),
     Any(#[schemars(length(min = 2))] Vec<OutcomeKind>),
 }
+
+/// `protocol: each`: every pickle protocol, each where the interpreters have it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocols {
+    Each,
+}
+
+/// The protocols `protocol: each` runs: 0 to the highest any Python has (5, since 3.8).
+pub const PROTOCOLS: std::ops::RangeInclusive<u32> = 0..=5;
 
 /// How a run's process is made: a fresh interpreter started for it (`exec`), or a child forked
 /// from a server that started the interpreter the same way (`fork`, the default where the

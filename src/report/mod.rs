@@ -106,6 +106,7 @@ pub(crate) mod fixtures {
                 links: vec![],
                 source: None,
                 code_starts: (None, None),
+                setup_lines: Default::default(),
             },
         );
         results

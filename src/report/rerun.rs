@@ -154,6 +154,7 @@ mod tests {
                     links: vec![],
                     source: None,
                     code_starts: (None, None),
+                    setup_lines: Default::default(),
                 },
             );
             results.runs.push(record(id));

@@ -11,6 +11,8 @@
 pub struct CodeLines<'a> {
     pub path: &'a str,
     pub starts: (Option<usize>, Option<usize>),
+    /// Where `setup` stands ahead of the code in each of those files.
+    pub setup: crate::case::SetupLines,
 }
 
 impl CodeLines<'_> {
@@ -51,14 +53,21 @@ impl CodeLines<'_> {
         }
     }
 
-    /// The case file's line for line `line` of the code file named `file`.
+    /// The case file's line for line `line` of the code file named `file`: a line of
+    /// `setup`, which comes first in each, or of the code after it.
     fn line_of(&self, file: &str, line: usize) -> Option<usize> {
         let start = match file {
             "case.py" | "dump.py" => self.starts.0,
             "load.py" => self.starts.1,
-            _ => None,
-        }?;
-        (line >= 1).then(|| start + line - 1)
+            _ => return None,
+        };
+        if line == 0 {
+            return None;
+        }
+        match line.checked_sub(self.setup.count) {
+            Some(0) | None => self.setup.start.map(|s| s + line - 1),
+            Some(after) => start.map(|s| s + after - 1),
+        }
     }
 }
 
@@ -154,6 +163,10 @@ mod tests {
     const LINES: CodeLines<'static> = CodeLines {
         path: "cases/typo.yaml",
         starts: (Some(4), Some(20)),
+        setup: crate::case::SetupLines {
+            count: 0,
+            start: None,
+        },
     };
 
     #[test]
@@ -185,12 +198,47 @@ mod tests {
     }
 
     #[test]
+    fn setup_comes_first_in_every_file_and_has_its_own_lines() {
+        // setup: lines 3-4 of the file; dump: from line 7; load: from line 12.
+        let lines = CodeLines {
+            path: "c.yaml",
+            starts: (Some(7), Some(12)),
+            setup: crate::case::SetupLines {
+                count: 2,
+                start: Some(3),
+            },
+        };
+        let at = |file: &str, line: usize| {
+            lines.rewrite(&format!("File \"/t/run-a/{file}\", line {line}"))
+        };
+        assert_eq!(at("dump.py", 1), "File \"c.yaml\", line 3");
+        assert_eq!(at("load.py", 2), "File \"c.yaml\", line 4");
+        assert_eq!(at("dump.py", 3), "File \"c.yaml\", line 7");
+        assert_eq!(at("load.py", 4), "File \"c.yaml\", line 13");
+        assert_eq!(at("case.py", 0), "File \"/t/run-a/case.py\", line 0");
+        let folded = CodeLines {
+            setup: crate::case::SetupLines {
+                count: 2,
+                start: None,
+            },
+            ..lines
+        };
+        let t = "File \"/t/run-a/load.py\", line 1";
+        assert_eq!(folded.rewrite(t), t);
+        assert_eq!(
+            folded.rewrite("File \"/t/run-a/load.py\", line 3"),
+            "File \"c.yaml\", line 12"
+        );
+    }
+
+    #[test]
     fn other_files_and_unmapped_code_are_left_alone() {
         let elsewhere = "File \"/home/me/case.py\", line 3, in <module> (x.py, line 2) (";
         assert_eq!(LINES.rewrite(elsewhere), elsewhere);
         let unmapped = CodeLines {
             path: "c.yaml",
             starts: (None, None),
+            setup: Default::default(),
         };
         let t = "File \"/t/run-a/case.py\", line 3, in <module>";
         assert_eq!(unmapped.rewrite(t), t);

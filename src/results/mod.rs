@@ -31,6 +31,8 @@ pub struct CaseInfo {
     pub source: Option<std::sync::Arc<str>>,
     /// Where the code stands in the file ([`Case::code_starts`]).
     pub code_starts: (Option<usize>, Option<usize>),
+    /// Where `setup` stands ahead of the code ([`Case::setup_lines`]).
+    pub setup_lines: crate::case::SetupLines,
 }
 
 impl From<&Case> for CaseInfo {
@@ -42,6 +44,7 @@ impl From<&Case> for CaseInfo {
             links: case.links.clone(),
             source: Some(case.source.clone()),
             code_starts: case.code_starts,
+            setup_lines: case.setup_lines,
         }
     }
 }
@@ -149,6 +152,7 @@ impl Results {
                 code_lines::CodeLines {
                     path: &info.path,
                     starts: info.code_starts,
+                    setup: info.setup_lines,
                 }
                 .apply(run);
             }

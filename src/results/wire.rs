@@ -526,6 +526,7 @@ impl From<WireCase> for CaseInfo {
             links: w.links,
             source: None,
             code_starts: (None, None),
+            setup_lines: Default::default(),
         }
     }
 }

@@ -163,6 +163,17 @@ type DumpFuture = Shared<BoxFuture<'static, Arc<Result<DumpResult, RunFailure>>>
 type DumpKey = (String, String, String);
 
 fn dump_key(run: &PlannedRun, producer: &Interpreter) -> DumpKey {
+    // The producer's params only: one dump serves every combination of `load_params`.
+    let params = run.case.side_params(&run.params, Some(Phase::Dump));
+    (
+        run.case.id.clone(),
+        params.to_string(),
+        producer.label.clone(),
+    )
+}
+
+/// The key of a recorded producer's pickle (and of its live twin): every param of the run.
+fn recorded_key(run: &PlannedRun, producer: &Interpreter) -> DumpKey {
     (
         run.case.id.clone(),
         run.params.to_string(),
@@ -332,9 +343,12 @@ pub async fn dump_only(
         .runs
         .iter()
         .filter_map(|run| {
-            let key = dump_key(run, run.producer.as_ref()?);
-            let dump = dumps.get(&key)?.clone();
-            seen.insert(key).then_some((run.index, dump))
+            let producer = run.producer.as_ref()?;
+            let dump = dumps.get(&dump_key(run, producer))?.clone();
+            // One entry per run's params (a dump serves every combination of `load_params`,
+            // and each is recorded with its own).
+            seen.insert(recorded_key(run, producer))
+                .then_some((run.index, dump))
         })
         .collect();
     let mut out: Vec<Dumped> = stream::iter(firsts)
@@ -395,8 +409,16 @@ fn dump_future(
         producer.clone(),
         code.to_string(),
     );
-    let recorded = ctx.options.recorded.get(&dump_key(run, &producer)).cloned();
-    let twin = ctx.options.twins.get(&dump_key(run, &producer)).cloned();
+    let recorded = ctx
+        .options
+        .recorded
+        .get(&recorded_key(run, &producer))
+        .cloned();
+    let twin = ctx
+        .options
+        .twins
+        .get(&recorded_key(run, &producer))
+        .cloned();
     let name = crate::case::run_name(&case.id, &params, None, None);
     let fut = async move {
         if let Some(file) = recorded {
@@ -784,7 +806,10 @@ fn prepare(
     let case_file = dirs
         .write_code(file_name, code)
         .map_err(setup_io("cannot write the case's code".into()))?;
-    let mut request = Request::new(&case_file, &dirs.result_file(), params).map_err(request_io())?;
+    // The globals of this side: a round trip's dump does not see `load_params`, nor its load
+    // `dump_params`.
+    let own = case.side_params(params, phase.as_ref().map(|(p, _)| *p));
+    let mut request = Request::new(&case_file, &dirs.result_file(), &own).map_err(request_io())?;
     if let Some((p, data)) = phase {
         request = request
             .text("phase", &p.to_string())

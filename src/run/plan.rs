@@ -101,6 +101,7 @@ impl Plan {
                             let skip_reason = |i: &Interpreter| {
                                 case.skip_reason(i)
                                     .or_else(|| case.gil_skip_reason(&params, i))
+                                    .or_else(|| case.protocol_skip_reason(&params, i))
                             };
                             let skip = skip_reason(producer)
                                 .map(|r| format!("producer {}: {r}", producer.label))
@@ -130,7 +131,8 @@ impl Plan {
                     for interpreter in interpreters {
                         let skip = case
                             .skip_reason(interpreter)
-                            .or_else(|| case.gil_skip_reason(&params, interpreter));
+                            .or_else(|| case.gil_skip_reason(&params, interpreter))
+                            .or_else(|| case.protocol_skip_reason(&params, interpreter));
                         let disposition = match (&interpreter.unusable, skip) {
                             (Some(broken), _) => {
                                 Disposition::EnvError(format!("interpreter unusable: {broken}"))

@@ -279,9 +279,14 @@ fn classify(block: &Block) -> Result<Kind, String> {
     }
 }
 
-/// The number of param combinations a case declares (1 without params).
+/// The number of param combinations a case declares (1 without params), `protocol: each`'s
+/// six protocols included.
 fn combinations(case: &Value) -> Result<usize, String> {
-    match case.get("params") {
+    let protocols = match case.get("protocol") {
+        Some(each) if each == "each" => 6,
+        _ => 1,
+    };
+    let params: Result<usize, String> = match case.get("params") {
         None => Ok(1),
         Some(Value::Object(params)) => params
             .iter()
@@ -293,7 +298,8 @@ fn combinations(case: &Value) -> Result<usize, String> {
             })
             .product(),
         Some(other) => Err(format!("params is not a map: {other}")),
-    }
+    };
+    Ok(params? * protocols)
 }
 
 fn run_example(block: &Block, path: &str) -> TestResult {

@@ -33,6 +33,7 @@ mod runner;
 mod shards;
 mod sides;
 mod stumbles;
+mod suite;
 mod support;
 mod surefire;
 mod surround;
