@@ -207,7 +207,8 @@ impl Generator {
                 let step = self.rng.pick(&[1, 2, -1, 3]);
                 Value::Range(self.int_i64(), self.int_i64(), step)
             }
-            _ if self.vocabulary.stdlib => self.std(depth),
+            82..=93 if self.vocabulary.stdlib => self.std(depth),
+            _ if self.vocabulary.stdlib => self.newer(depth),
             _ => self.scalar(),
         }
     }
@@ -367,10 +368,9 @@ impl Generator {
     }
 
     fn std(&mut self, depth: usize) -> Value {
-        let which = self.rng.below(24);
+        let which = self.rng.below(17);
         let std = match which {
             0..=3 => self.when(which),
-            17.. => return self.newer(depth),
             11.. => return self.ours(which, depth),
             4 => Std::Decimal(
                 self.rng
