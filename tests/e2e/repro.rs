@@ -102,3 +102,82 @@ fn a_script_that_shows_the_difference() -> TestResult {
         format!("says to choose with -k: {}", run.stderr),
     )
 }
+
+trial!(
+    the_pypy_findings_for_upstream,
+    needs = &["2.7", "3.12", "pypy3.11", "pypy8"]
+);
+/// The three PyPy bugs explore found, each a corpus case, as scripts for PyPy's tracker: run
+/// by hand, PyPy 3.11's `timezone` pickles fail on 3.12 (slot state) and load on PyPy 3.11
+/// itself; PyPy 8's C unpickler refuses protocol 0's `inf` and `nan` where 3.12 loads them;
+/// PyPy 8's `_pickle` writes LONG1 and MEMOIZE below their protocols where 3.12 does not.
+fn the_pypy_findings_for_upstream() -> TestResult {
+    let dir = folder(&[]);
+    let d = dir.path();
+    let [py27, py312, pypy311, pypy8] =
+        ["2.7", "3.12", "pypy3.11", "pypy8"].map(|n| path_str(&python(n).unwrap()));
+    let by_hand = |python: &str, script: &str| {
+        let out = std::process::Command::new(python)
+            .arg(d.join(script))
+            .output()
+            .expect("the interpreter runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let lines = |text: &str, start: &str, end: &str| {
+        let of: Vec<&str> = text.lines().filter(|l| l.contains(start)).collect();
+        !of.is_empty() && of.iter().all(|l| l.contains(end))
+    };
+    for (id, script) in [
+        ("pypy311-timezone-slots-state", "timezone.py"),
+        ("pypy8-float-inf-nan-protocol-0", "inf.py"),
+        ("pypy8-opcodes-above-protocol", "opcodes.py"),
+    ] {
+        let mut args = vec!["repro", "--corpus", "-k", id, "-o", script];
+        args.extend(["--pythons-toml", "/dev/null"]);
+        for p in [&py27, &py312, &pypy311, &pypy8] {
+            args.extend(["--python", p.as_str()]);
+        }
+        let run = Run::from(crosspickle(d).args(&args).output().expect("runs"));
+        run.expect_code(0)?;
+        check(
+            run.stdout.contains("Output on cpython-2.7"),
+            format!("{id}: the output on each: {}", run.stdout),
+        )?;
+    }
+    let on312 = by_hand(&py312, "timezone.py");
+    let on_pypy = by_hand(&pypy311, "timezone.py");
+    check(
+        lines(&on312, "pypy-3.11", "AttributeError") && lines(&on312, "cpython-3.12", "-> ok"),
+        format!("3.12 cannot load PyPy 3.11's timezone: {on312}"),
+    )?;
+    check(
+        lines(&on_pypy, "pypy-3.11", "-> ok"),
+        format!("PyPy 3.11 loads its own: {on_pypy}"),
+    )?;
+    let on8 = by_hand(&pypy8, "inf.py");
+    check(
+        lines(&on8, "'inf', 'unpickler': 'c'", "ValueError")
+            && lines(&on8, "'nan', 'unpickler': 'c'", "ValueError")
+            && lines(&on8, "'unpickler': 'py'", "-> ok"),
+        format!("PyPy 8's C unpickler refuses inf and nan: {on8}"),
+    )?;
+    let on312 = by_hand(&py312, "inf.py");
+    check(
+        lines(&on312, "unpickler", "-> ok"),
+        format!("3.12 loads them: {on312}"),
+    )?;
+    let on8 = by_hand(&pypy8, "opcodes.py");
+    check(
+        lines(
+            &on8,
+            "'protocol': 1}",
+            "opcodes newer than protocol 1: LONG1, MEMOIZE",
+        ),
+        format!("PyPy 8 writes opcodes above the protocol: {on8}"),
+    )?;
+    let on27 = by_hand(&py27, "opcodes.py");
+    check(
+        lines(&on27, "protocol", "-> ok"),
+        format!("2.7 does not: {on27}"),
+    )
+}
