@@ -263,6 +263,11 @@ def canon(obj):
             return ["defaultdict", factory, pairs(o.items(), memo)]
         if name == ("collections", "deque"):
             return ["deque", o.maxlen, [walk(x, memo) for x in o]]
+        state = getattr(o, "__dict__", None)
+        if isinstance(state, dict) and not callable(o):
+            # An instance (the user's own, with --values) by its class and attributes.
+            attrs = sorted((k, walk(v, memo)) for k, v in state.items())
+            return ["object", "%s.%s" % name, attrs]
         return ["object", "%s.%s" % name, repr(o)]
 
     def ours(o, memo):

@@ -153,7 +153,23 @@ impl Value {
             Value::Std(s) => std_expr(s),
             Value::Obj(class, args) => format!("explore_types.{class}({})", list(args)),
             Value::Made(kind, items) => made_expr(kind, items),
+            Value::User(file, builder) => user_expr(file, builder),
         }
+    }
+
+    /// What a consumer runs before loading the value's pickle: the folders of the user's
+    /// builders (`--values`) put on `sys.path`, so that their classes load by reference.
+    pub fn load_setup(&self) -> String {
+        let mut out = String::new();
+        if let Value::User(file, _) = self {
+            let dir = std::path::Path::new(file)
+                .parent()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default();
+            let _ = writeln!(out, "__import__('sys').path.insert(0, {})", text(&dir));
+        }
+        self.for_each_child(&mut |c| out.push_str(&c.load_setup()));
+        out
     }
 
     /// The oldest Python (major, minor) that builds this value as written.
@@ -248,6 +264,7 @@ impl Value {
                 Std::Pattern(..) => "Pattern",
             },
             Value::Obj(class, _) | Value::Made(class, _) => class,
+            Value::User(..) => "user",
         }
     }
 }
@@ -330,6 +347,25 @@ fn std_expr(s: &Std) -> String {
         Std::Path(p) => format!("pathlib.PurePosixPath({})", text(p)),
         Std::Pattern(p, flags) => format!("re.compile({}, {flags})", text(p)),
     }
+}
+
+/// The call of a user's builder: its file's folder put first on `sys.path` (so that the
+/// pickles of its classes load by reference wherever the value was built), then the builder.
+fn user_expr(file: &str, builder: &str) -> String {
+    let path = std::path::Path::new(file);
+    let dir = path
+        .parent()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let module = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(
+        "__import__('sys').path.insert(0, {}) or __import__({}).{builder}()",
+        text(&dir),
+        text(&module)
+    )
 }
 
 /// The source of a [`Value::Made`]: the constructor of its kind applied to its parts.

@@ -37,6 +37,9 @@ pub enum Value {
     /// `int | str`, a template string...): its kind ([`NEWER`]) and the parts it is built
     /// from, written as source by `source.rs`.
     Made(&'static str, Vec<Value>),
+    /// What a builder of the user's own file makes (`explore --values FILE.py`): the file and
+    /// the function's name. Not shrunk.
+    User(String, String),
 }
 
 /// The kinds of [`Value::Made`], each with the oldest Python that has it (an address with a

@@ -640,3 +640,74 @@ fn newer_types_find_what_old_ones_cannot() -> TestResult {
         format!("{case} expects the lost scope"),
     )
 }
+
+const MINE: &str = "class Account(object):
+    def __init__(self, owner, key):
+        self.owner = owner
+        self.key = key
+
+
+def account():
+    return Account(u'ann', b'\\xff\\x00')
+
+
+def plain():
+    return [1, u'two']
+";
+
+trial!(the_users_own_values, needs = &["2.7", "3.12"]);
+/// `--values FILE.py`: the user's builders, on every interpreter: 2.7's pickle of the user's
+/// class holding 8-bit bytes does not load on 3.12 (UnicodeDecodeError); the case file written
+/// imports the user's module from where it is and passes; a file without a builder is refused.
+fn the_users_own_values() -> TestResult {
+    let dir = folder(&[("mine.py", MINE), ("empty.py", "x = 1\n")]);
+    let d = dir.path();
+    let pythons = [
+        path_str(&python("2.7").unwrap()),
+        path_str(&python("3.12").unwrap()),
+    ];
+    let args = [
+        "--values", "mine.py", "--count", "4", "--json", "r.json", "--out", "out",
+    ];
+    let (run, _) = explore_on(d, &pythons, &args);
+    run.expect_code(1)?;
+    let report = json_at(&d.join("r.json"));
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let found = findings.iter().find(|f| {
+        f["oracle"] == "load-differs"
+            && f["observed"] == "UnicodeDecodeError"
+            && f["value"]
+                .as_str()
+                .is_some_and(|v| v.contains(".account()"))
+    });
+    let Some(found) = found else {
+        return check(
+            false,
+            format!("no UnicodeDecodeError of account(): {findings:#?}"),
+        );
+    };
+    check(
+        found["producers"].as_array().is_some_and(|p| {
+            p.len() == 1 && p[0].as_str().is_some_and(|p| p.starts_with("cpython-2.7"))
+        }),
+        format!("2.7's pickle: {found:#}"),
+    )?;
+    let mut run_args = vec![
+        "run".to_string(),
+        "--pythons-toml".into(),
+        "/dev/null".into(),
+    ];
+    for p in &pythons {
+        run_args.push("--python".into());
+        run_args.push(p.clone());
+    }
+    run_args.push("out".into());
+    let (run, _) = run_json(d, &run_args);
+    run.expect_code(0)?;
+    let (run, _) = explore_on(d, &pythons, &["--values", "empty.py", "--count", "1"]);
+    run.expect_code(2)?;
+    check(
+        run.stderr.contains("empty.py") && run.stderr.contains("no builder"),
+        format!("a file without a builder: {}", run.stderr),
+    )
+}
