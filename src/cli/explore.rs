@@ -64,6 +64,10 @@ pub struct ExploreArgs {
     /// Python processes at once [default: the number of cores]
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,
+    /// The user's own values: every top-level function of FILE.py that takes no argument is a
+    /// builder, and each value is one builder's result, in turn, instead of a generated value
+    #[arg(long, value_name = "FILE.py")]
+    pub values: Option<PathBuf>,
 }
 
 pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
@@ -170,11 +174,40 @@ fn options(args: &ExploreArgs, settings: &Settings) -> Result<Options, Error> {
             stdlib: !args.no_stdlib,
             py36: true,
         },
+        builders: args.values.as_deref().map(builders).transpose()?,
         batch: args.batch,
         task_limit: args.task_timeout,
         jobs: settings.jobs,
         shrinks_per_kind: 2,
     })
+}
+
+/// The builders of `--values FILE.py`: each top-level `def NAME():` (no argument), in the
+/// file's order; the file by its absolute path. A file without one is refused.
+fn builders(file: &std::path::Path) -> Result<(String, Vec<String>), Error> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::io(format!("cannot read --values {}", file.display()), e))?;
+    let names: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("def "))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once('(')?;
+            let name = name.trim();
+            (rest.trim_start().starts_with(')')
+                && !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .then(|| name.to_string())
+        })
+        .collect();
+    if names.is_empty() {
+        return Err(Error::Usage(format!(
+            "--values {}: no builder in it: write top-level functions that take no argument and return a value (`def point():`)",
+            file.display()
+        )));
+    }
+    let absolute = std::fs::canonicalize(file)
+        .map_err(|e| Error::io(format!("cannot read --values {}", file.display()), e))?;
+    Ok((absolute.display().to_string(), names))
 }
 
 /// The signatures of a JSON report's findings.

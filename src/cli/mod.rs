@@ -21,6 +21,7 @@ mod merge;
 mod pythons;
 mod ranges;
 mod record;
+mod repro;
 mod run;
 mod schema;
 mod settings;
@@ -69,6 +70,9 @@ enum Command {
     /// Run the dumps of the round trips on every producer selected and keep the pickles they
     /// made, with what made them, in a folder to commit (cases/pickles), which `run` loads
     Record(record::RecordArgs),
+    /// Write one plain Python script (no crosspickle, no YAML) that shows a case's behaviour,
+    /// with its output on each interpreter, ready to paste into an upstream issue
+    Repro(repro::ReproArgs),
     /// Merge the JSON results of several jobs into one matrix and its reports
     Merge(merge::MergeArgs),
     /// Print the catalogue of cases: id, title, tags, links, what the rules expect where
@@ -119,6 +123,7 @@ pub fn main() -> i32 {
             Some(Command::List(args)) => list::list(&args).await,
             Some(Command::Explore(args)) => explore::explore(args).await,
             Some(Command::Record(args)) => record::record(args).await,
+            Some(Command::Repro(args)) => repro::repro(args).await,
             Some(Command::Merge(args)) => merge::merge(&args),
             Some(Command::Init(args)) => init::init(&args),
             Some(Command::Schema) => schema::schema(),

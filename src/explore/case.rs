@@ -132,8 +132,9 @@ pub fn write(
         "dump",
         &format!("{PRELUDE}\n{source}data = dumps_with(value, protocol, pickler)\n"),
     );
+    let setup = value.load_setup();
     block(&mut out, "load", &format!(
-        "{PRELUDE}\ngot = canon(loads_with(data, {unpickler}))\n{source}want = canon(value)\nassert got == want, \"loaded %s, pickled %s\" % (got, want)\n"
+        "{PRELUDE}\n{setup}got = canon(loads_with(data, {unpickler}))\n{source}want = canon(value)\nassert got == want, \"loaded %s, pickled %s\" % (got, want)\n"
     ));
     out.push_str("expect:\n");
     let unpicklers = if combos.unpicklers.is_empty() {

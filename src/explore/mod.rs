@@ -33,6 +33,9 @@ pub struct Options {
     /// [`grace`] more: then what is under way is dropped, whatever a worker does).
     pub time: Option<Duration>,
     pub vocabulary: Vocabulary,
+    /// `--values FILE.py`: the file and its builders; value i is builder i modulo their
+    /// number, instead of a generated value.
+    pub builders: Option<(String, Vec<String>)>,
     /// Values per batch (one request to each interpreter's worker per batch).
     pub batch: usize,
     /// Seconds one dump or load may take before it is a hang.
@@ -213,7 +216,12 @@ impl State<'_> {
         let indices: Vec<u64> = (first..first + n).collect();
         let values: Vec<Value> = indices
             .iter()
-            .map(|&i| value::generate(options.seed, i, &options.vocabulary))
+            .map(|&i| match &options.builders {
+                Some((file, names)) if !names.is_empty() => {
+                    Value::User(file.clone(), names[i as usize % names.len()].clone())
+                }
+                _ => value::generate(options.seed, i, &options.vocabulary),
+            })
             .collect();
         let began = Instant::now();
         let observed = match self.bench.observe(&values, &self.all).await {

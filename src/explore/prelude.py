@@ -77,13 +77,52 @@ def _reduce_copyreg(obj):
 
 copyreg.pickle(Copyreg, _reduce_copyreg)
 Point = collections.namedtuple("Point", "x y")
+
+
+class Falsy(object):
+    # Its state is its value, falsy or not: pickle leaves a falsy state out on protocols 0
+    # and 1 (copyreg's _reduce_ex), so __setstate__ is never called.
+    def __init__(self, a):
+        self.a = a
+
+    def __getstate__(self):
+        return self.a
+
+    def __setstate__(self, state):
+        self.a = state
+
+
+def _set_state(obj, state):
+    obj.a = state["s"]
+
+
+class Setter(object):
+    # A reduce value's sixth item, a state setter (3.8 and later).
+    def __init__(self, a=None):
+        self.a = a
+
+    def __reduce_ex__(self, protocol):
+        return (Setter, (), {"s": self.a}, None, None, _set_state)
+
+
+def noted(exc, *notes):
+    for note in notes:
+        exc.add_note(note)
+    return exc
+
+
 try:
     import enum
 
     class Color(enum.Enum):
         RED = 1
         GREEN = "g"
-except ImportError:
+
+    class Perm(enum.Flag):
+        R = 1
+        W = 2
+        X = 4
+except (ImportError, AttributeError):
     pass
 """
 
@@ -194,6 +233,13 @@ def canon(obj):
             return ["array", o.typecode, [str(x) for x in o.tolist()]]
         if name[0].startswith("pathlib"):
             return ["path", name[1], str(o)]
+        if name[0] == "ipaddress":
+            return ["ip", name[1], str(o)]
+        if isinstance(o, BaseException):
+            return exception(o, memo)
+        newer = newest(o, name, memo)
+        if newer is not None:
+            return newer
         simple = SIMPLE.get(name)
         if simple is not None:
             return [name[1]] + simple(o)
@@ -217,6 +263,11 @@ def canon(obj):
             return ["defaultdict", factory, pairs(o.items(), memo)]
         if name == ("collections", "deque"):
             return ["deque", o.maxlen, [walk(x, memo) for x in o]]
+        state = getattr(o, "__dict__", None)
+        if isinstance(state, dict) and not callable(o):
+            # An instance (the user's own, with --values) by its class and attributes.
+            attrs = sorted((k, walk(v, memo)) for k, v in state.items())
+            return ["object", "%s.%s" % name, attrs]
         return ["object", "%s.%s" % name, repr(o)]
 
     def ours(o, memo):
@@ -225,10 +276,53 @@ def canon(obj):
             return ["Point", [walk(x, memo) for x in o]]
         if name == "Color":
             return ["Color", o.name]
+        if name == "Perm":
+            return ["Flag", o.value]
         ref = seen(o, memo)
         if ref is not None:
             return ref
+        if not hasattr(o, "a"):
+            return [name, ["missing"]]
         return [name, walk(o.a, memo)]
+
+    def exception(o, memo):
+        # By state: the class, its arguments and its attributes (__notes__ among them), so
+        # Python 3's OSError(2, ...) (a FileNotFoundError) is not 2.7's.
+        attrs = sorted((k, walk(v, memo)) for k, v in getattr(o, "__dict__", {}).items())
+        return ["exception", type(o).__name__, [walk(a, memo) for a in o.args], attrs]
+
+    def newest(o, name, memo):
+        # The types 2.7 does not have, by what they hold; None for any other object.
+        if name == ("types", "SimpleNamespace"):
+            ref = seen(o, memo)
+            if ref is not None:
+                return ref
+            return ["SimpleNamespace", sorted((k, walk(v, memo)) for k, v in vars(o).items())]
+        if name == ("collections", "ChainMap"):
+            ref = seen(o, memo)
+            if ref is not None:
+                return ref
+            return ["ChainMap", [walk(m, memo) for m in o.maps]]
+        if name in (("types", "UnionType"), ("typing", "Union"), ("typing", "_UnionGenericAlias")):
+            # 3.14's int | str is a typing.Union, 3.10's a types.UnionType: equal either way.
+            return ["union", sorted(getattr(a, "__name__", repr(a)) for a in o.__args__)]
+        if name == ("functools", "partial"):
+            kw = sorted((k, walk(v, memo)) for k, v in (o.keywords or {}).items())
+            return ["partial", o.func.__name__, [walk(a, memo) for a in o.args], kw]
+        if name[1] == "_PlaceholderType":
+            return ["Placeholder"]
+        if name == ("string.templatelib", "Template"):
+            return ["Template", [walk(s, memo) for s in o.strings],
+                    [[walk(i.value, memo), i.expression, i.conversion, i.format_spec]
+                     for i in o.interpolations]]
+        if name == ("zoneinfo", "ZoneInfo"):
+            return ["ZoneInfo", o.key]
+        if name == ("pickle", "PickleBuffer"):
+            raw = o.raw()
+            return ["bytes" if raw.readonly else "bytearray", hexs(raw.tobytes())]
+        if name[1] == "frozendict":
+            return ["frozendict", pairs(o.items(), None)]
+        return None
 
     SIMPLE = {
         ("datetime", "datetime"): lambda o: [o.replace(tzinfo=None).isoformat(), getattr(o, "fold", 0), tz(o.tzinfo)],

@@ -81,7 +81,8 @@ impl Value {
             | Value::List(_, items)
             | Value::Set(items)
             | Value::FrozenSet(items)
-            | Value::Std(Std::Deque(items, _)) => {
+            | Value::Std(Std::Deque(items, _))
+            | Value::Made(_, items) => {
                 for i in 0..items.len() {
                     let mut v = self.clone();
                     v.items_mut().expect("a sequence").remove(i);
@@ -201,7 +202,8 @@ impl Value {
             | Value::Set(items)
             | Value::FrozenSet(items)
             | Value::Std(Std::Deque(items, _))
-            | Value::Obj(_, items) => items.get_mut(i),
+            | Value::Obj(_, items)
+            | Value::Made(_, items) => items.get_mut(i),
             Value::Dict(_, pairs)
             | Value::Std(Std::OrderedDict(pairs) | Std::DefaultDict(_, pairs)) => pairs
                 .get_mut(i / 2)
@@ -218,7 +220,8 @@ impl Value {
             | Value::List(_, items)
             | Value::Set(items)
             | Value::FrozenSet(items)
-            | Value::Std(Std::Deque(items, _)) => Some(items),
+            | Value::Std(Std::Deque(items, _))
+            | Value::Made(_, items) => Some(items),
             _ => None,
         }
     }

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::value::{Std, Value};
+use super::value::{Std, Value, NEWER, NEWER_CLASSES};
 
 impl Value {
     /// Statements that leave the value in `value` (imports first, then named containers).
@@ -70,6 +70,22 @@ impl Value {
         if let Value::Obj(..) = self {
             out.insert("explore_types");
         }
+        if let Value::Made(kind, _) = self {
+            let module = match *kind {
+                "SimpleNamespace" => "types",
+                "ChainMap" => "collections",
+                "ip_address" | "ip_network" | "ip_interface" => "ipaddress",
+                "Flag" | "noted" => "explore_types",
+                "partial" | "Placeholder" => "functools",
+                "Template" => "string.templatelib",
+                "ZoneInfo" => "zoneinfo",
+                "PickleBuffer" => "pickle",
+                _ => "",
+            };
+            if !module.is_empty() {
+                out.insert(module);
+            }
+        }
         self.for_each_child(&mut |c| c.imports(out));
     }
 
@@ -89,7 +105,9 @@ impl Value {
                 }
             }
             Value::Std(Std::Counter(pairs)) => pairs.iter().for_each(|(k, _)| f(k)),
-            Value::Std(Std::Deque(items, _)) | Value::Obj(_, items) => items.iter().for_each(f),
+            Value::Std(Std::Deque(items, _)) | Value::Obj(_, items) | Value::Made(_, items) => {
+                items.iter().for_each(f)
+            }
             Value::Slice(parts) => parts.iter().for_each(f),
             _ => {}
         }
@@ -134,7 +152,24 @@ impl Value {
             Value::Range(a, b, c) => format!("range_({a}, {b}, {c})"),
             Value::Std(s) => std_expr(s),
             Value::Obj(class, args) => format!("explore_types.{class}({})", list(args)),
+            Value::Made(kind, items) => made_expr(kind, items),
+            Value::User(file, builder) => user_expr(file, builder),
         }
+    }
+
+    /// What a consumer runs before loading the value's pickle: the folders of the user's
+    /// builders (`--values`) put on `sys.path`, so that their classes load by reference.
+    pub fn load_setup(&self) -> String {
+        let mut out = String::new();
+        if let Value::User(file, _) = self {
+            let dir = std::path::Path::new(file)
+                .parent()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default();
+            let _ = writeln!(out, "__import__('sys').path.insert(0, {})", text(&dir));
+        }
+        self.for_each_child(&mut |c| out.push_str(&c.load_setup()));
+        out
     }
 
     /// The oldest Python (major, minor) that builds this value as written.
@@ -146,6 +181,20 @@ impl Value {
                 (3, 6)
             }
             Value::Std(Std::Enum(_) | Std::Path(_)) => (3, 4),
+            Value::Made(kind, items) => {
+                let scoped = (kind.starts_with("ip_")
+                    && matches!(items.first(), Some(Value::Str(t)) if t.contains('%')))
+                .then_some((3, 9));
+                let own = NEWER
+                    .iter()
+                    .find(|(k, _)| k == kind)
+                    .map_or((2, 7), |(_, v)| *v);
+                own.max(scoped.unwrap_or((2, 7)))
+            }
+            Value::Obj(class, _) => NEWER_CLASSES
+                .iter()
+                .find(|(k, _)| k == class)
+                .map_or((2, 7), |(_, v)| *v),
             _ => (2, 7),
         };
         let mut v = own;
@@ -214,7 +263,8 @@ impl Value {
                 Std::Path(_) => "PurePosixPath",
                 Std::Pattern(..) => "Pattern",
             },
-            Value::Obj(class, _) => class,
+            Value::Obj(class, _) | Value::Made(class, _) => class,
+            Value::User(..) => "user",
         }
     }
 }
@@ -296,6 +346,75 @@ fn std_expr(s: &Std) -> String {
         }
         Std::Path(p) => format!("pathlib.PurePosixPath({})", text(p)),
         Std::Pattern(p, flags) => format!("re.compile({}, {flags})", text(p)),
+    }
+}
+
+/// The call of a user's builder: its file's folder put first on `sys.path` (so that the
+/// pickles of its classes load by reference wherever the value was built), then the builder.
+fn user_expr(file: &str, builder: &str) -> String {
+    let path = std::path::Path::new(file);
+    let dir = path
+        .parent()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let module = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(
+        "__import__('sys').path.insert(0, {}) or __import__({}).{builder}()",
+        text(&dir),
+        text(&module)
+    )
+}
+
+/// The source of a [`Value::Made`]: the constructor of its kind applied to its parts.
+fn made_expr(kind: &str, items: &[Value]) -> String {
+    let part = |i: usize| items.get(i).map_or("None".to_string(), |v| v.expr(false));
+    match kind {
+        "SimpleNamespace" => format!(
+            "types.SimpleNamespace({})",
+            items
+                .iter()
+                .zip('a'..='z')
+                .map(|(v, name)| format!("{name}={}", v.expr(false)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        "ChainMap" => format!("collections.ChainMap({})", list(items)),
+        "ip_address" | "ip_network" | "ip_interface" => format!("ipaddress.{kind}({})", part(0)),
+        "Flag" => format!("explore_types.Perm({})", part(0)),
+        "noted" => format!("explore_types.noted({})", list(items)),
+        "ExceptionGroup" => format!(
+            "ExceptionGroup({}, [{}])",
+            part(0),
+            list(items.get(1..).unwrap_or_default())
+        ),
+        // The type names as they are, `int | str`.
+        "union" => items
+            .iter()
+            .map(|v| match v {
+                Value::Str(t) => t.clone(),
+                other => other.expr(false),
+            })
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "partial" => format!("functools.partial(divmod, {})", list(items)),
+        "Placeholder" => format!(
+            "functools.partial(divmod, functools.Placeholder, {})",
+            list(items)
+        ),
+        "Template" => format!(
+            "string.templatelib.Template({}, string.templatelib.Interpolation({}, 'x'), {})",
+            part(0),
+            part(1),
+            part(2)
+        ),
+        "ZoneInfo" => format!("zoneinfo.ZoneInfo({})", part(0)),
+        "PickleBuffer" => format!("pickle.PickleBuffer({})", part(0)),
+        "frozendict" => format!("frozendict({})", part(0)),
+        // ValueError, KeyError, OSError: the built-in of that name.
+        _ => format!("{kind}({})", list(items)),
     }
 }
 

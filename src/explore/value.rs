@@ -33,7 +33,37 @@ pub enum Value {
     /// An instance of a class of explore's own module `explore_types` (prelude.py), made
     /// with these arguments.
     Obj(&'static str, Vec<Value>),
+    /// A value of a type newer than 2.7 or less common (`SimpleNamespace`, an `ExceptionGroup`,
+    /// `int | str`, a template string...): its kind ([`NEWER`]) and the parts it is built
+    /// from, written as source by `source.rs`.
+    Made(&'static str, Vec<Value>),
+    /// What a builder of the user's own file makes (`explore --values FILE.py`): the file and
+    /// the function's name. Not shrunk.
+    User(String, String),
 }
+
+/// The kinds of [`Value::Made`], each with the oldest Python that has it (an address with a
+/// scope, `fe80::1%eth0`, needs 3.9 whatever its kind says).
+pub const NEWER: &[(&str, (u64, u64))] = &[
+    ("SimpleNamespace", (3, 3)),
+    ("ChainMap", (3, 3)),
+    ("ip_address", (3, 3)),
+    ("ip_network", (3, 3)),
+    ("ip_interface", (3, 3)),
+    ("Flag", (3, 6)),
+    ("ValueError", (2, 7)),
+    ("KeyError", (2, 7)),
+    ("OSError", (2, 7)),
+    ("noted", (3, 11)),
+    ("ExceptionGroup", (3, 11)),
+    ("union", (3, 10)),
+    ("partial", (2, 7)),
+    ("Placeholder", (3, 14)),
+    ("Template", (3, 14)),
+    ("ZoneInfo", (3, 9)),
+    ("PickleBuffer", (3, 8)),
+    ("frozendict", (3, 15)),
+];
 
 /// The classes of `explore_types` that take one argument, each a way of customising pickling.
 pub const CLASSES: &[&str] = &[
@@ -45,6 +75,10 @@ pub const CLASSES: &[&str] = &[
     "NewArgsEx",
     "Copyreg",
 ];
+
+/// Explore's classes that need more than 2.7: `Setter`'s `__reduce_ex__` gives a state setter
+/// (the sixth item of a reduce value, 3.8).
+pub const NEWER_CLASSES: &[(&str, (u64, u64))] = &[("Setter", (3, 8))];
 
 /// Values of the standard library.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,7 +210,8 @@ impl Generator {
                 let step = self.rng.pick(&[1, 2, -1, 3]);
                 Value::Range(self.int_i64(), self.int_i64(), step)
             }
-            _ if self.vocabulary.stdlib => self.std(depth),
+            82..=93 if self.vocabulary.stdlib => self.std(depth),
+            _ if self.vocabulary.stdlib => self.newer(depth),
             _ => self.scalar(),
         }
     }
@@ -449,6 +484,129 @@ impl Generator {
         }
     }
 
+    /// A value of a newer type ([`NEWER`]), a state that is falsy, or a state setter.
+    fn newer(&mut self, depth: usize) -> Value {
+        let s = |t: &str| Value::Str(t.into());
+        let int = |i: i64| Value::Int(BigInt::from(i));
+        match self.rng.below(17) {
+            0 => Value::Made("SimpleNamespace", self.items(depth)),
+            1 => {
+                let n = 1 + self.rng.below(2);
+                let maps = (0..n)
+                    .map(|_| {
+                        let n = self.len();
+                        Value::Dict(
+                            None,
+                            (0..n)
+                                .map(|_| (self.hashable(depth + 2), self.value(depth + 2)))
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                Value::Made("ChainMap", maps)
+            }
+            2 => {
+                let (kind, text) = self.rng.pick(&[
+                    ("ip_address", "127.0.0.1"),
+                    ("ip_address", "::1"),
+                    ("ip_address", "fe80::1%eth0"),
+                    ("ip_address", "ff02::1%1"),
+                    ("ip_network", "10.0.0.0/8"),
+                    ("ip_network", "2001:db8::/32"),
+                    ("ip_interface", "192.0.2.1/24"),
+                    ("ip_interface", "fe80::2%lo/64"),
+                ]);
+                Value::Made(kind, vec![s(text)])
+            }
+            3 => Value::Made("Flag", vec![int(self.rng.below(8) as i64)]),
+            4 => self.exception(depth),
+            5 => {
+                let e = self.exception(depth);
+                let notes = (0..1 + self.rng.below(2))
+                    .map(|_| s(self.rng.pick(&["note", "", "\u{e9}"])))
+                    .collect::<Vec<_>>();
+                Value::Made("noted", std::iter::once(e).chain(notes).collect())
+            }
+            6 => {
+                let n = 1 + self.rng.below(2);
+                let mut parts = vec![s(self.rng.pick(&["group", ""]))];
+                parts.extend((0..n).map(|_| self.exception(depth)));
+                Value::Made("ExceptionGroup", parts)
+            }
+            7 => {
+                let types = self.rng.pick(&[
+                    &["int", "str"][..],
+                    &["int", "None"][..],
+                    &["bytes", "list[int]", "None"][..],
+                ]);
+                Value::Made("union", types.iter().map(|t| s(t)).collect())
+            }
+            8 => Value::Made("partial", vec![self.value(depth + 1)]),
+            9 => Value::Made("Placeholder", vec![int(self.rng.below(9) as i64 + 1)]),
+            10 => Value::Made(
+                "Template",
+                vec![s("a"), self.value(depth + 1), s(self.rng.pick(&["", "!"]))],
+            ),
+            11 => Value::Made(
+                "ZoneInfo",
+                vec![s(self.rng.pick(&[
+                    "UTC",
+                    "Europe/Paris",
+                    "America/New_York",
+                    "Asia/Kolkata",
+                ]))],
+            ),
+            12 => Value::Made(
+                "PickleBuffer",
+                vec![if self.rng.chance(50) {
+                    Value::Bytes(self.bytes())
+                } else {
+                    Value::ByteArray(self.bytes())
+                }],
+            ),
+            13 | 14 => Value::Obj("Falsy", vec![self.falsy(depth)]),
+            15 => Value::Obj("Setter", vec![self.value(depth + 1)]),
+            _ => {
+                let n = self.len();
+                let pairs = (0..n)
+                    .map(|_| (self.hashable(depth + 1), self.hashable(depth + 1)))
+                    .collect();
+                Value::Made("frozendict", vec![Value::Dict(None, pairs)])
+            }
+        }
+    }
+
+    /// A built-in exception with arguments (`OSError(2, 'No such file')`, which Python 3
+    /// makes a `FileNotFoundError`).
+    fn exception(&mut self, depth: usize) -> Value {
+        match self.rng.below(3) {
+            0 => Value::Made("ValueError", self.items(depth)),
+            1 => Value::Made("KeyError", vec![self.hashable(depth + 1)]),
+            _ => Value::Made(
+                "OSError",
+                vec![
+                    Value::Int(BigInt::from(self.rng.pick(&[2, 13, 0]))),
+                    Value::Str("No such file".into()),
+                ],
+            ),
+        }
+    }
+
+    /// Mostly a falsy value (0, empty, `None`, `False`): a state pickle may leave out.
+    fn falsy(&mut self, depth: usize) -> Value {
+        match self.rng.below(9) {
+            0 => Value::Int(BigInt::from(0)),
+            1 => Value::Str(String::new()),
+            2 => Value::Bytes(Vec::new()),
+            3 => Value::Tuple(Vec::new()),
+            4 => Value::List(None, Vec::new()),
+            5 => Value::Dict(None, Vec::new()),
+            6 => Value::None,
+            7 => Value::Bool(false),
+            _ => self.value(depth + 1),
+        }
+    }
+
     /// An instance of explore's classes, an enum member, an array, a path or a pattern.
     fn ours(&mut self, which: u64, depth: usize) -> Value {
         let std = match which {
@@ -596,7 +754,12 @@ mod tests {
             "Slots",
             "NewArgsEx",
             "Copyreg",
-        ] {
+            "Falsy",
+            "Setter",
+        ]
+        .into_iter()
+        .chain(NEWER.iter().map(|(k, _)| *k))
+        {
             assert!(kinds.contains(kind), "{kind} never generated");
         }
         let core: Vec<Value> = (0..500)
@@ -616,6 +779,56 @@ mod tests {
             core.iter().all(|v| !v.source().contains("import")),
             "--no-stdlib imports nothing"
         );
+    }
+
+    #[test]
+    fn newer_types_say_the_python_they_need() {
+        let tz = |t: &str| Value::Made("ip_address", vec![Value::Str(t.into())]);
+        assert_eq!(tz("::1").min_version(), (3, 3));
+        assert_eq!(tz("fe80::1%eth0").min_version(), (3, 9), "a scope is 3.9");
+        let group = Value::Made(
+            "ExceptionGroup",
+            vec![
+                Value::Str("g".into()),
+                Value::Made("ValueError", vec![Value::None]),
+            ],
+        );
+        assert_eq!(group.min_version(), (3, 11));
+        assert_eq!(
+            Value::List(
+                None,
+                vec![group.clone(), Value::Made("Placeholder", vec![])]
+            )
+            .min_version(),
+            (3, 14),
+            "the newest part decides"
+        );
+        assert_eq!(Value::Obj("Setter", vec![]).min_version(), (3, 8));
+        assert_eq!(Value::Made("OSError", vec![]).min_version(), (2, 7));
+        assert_eq!(
+            group.source(),
+            "value = ExceptionGroup(u'g', [ValueError(None)])\n"
+        );
+        assert_eq!(
+            Value::Made(
+                "union",
+                vec![Value::Str("int".into()), Value::Str("None".into())]
+            )
+            .source(),
+            "value = int | None\n"
+        );
+        for (kind, _) in NEWER {
+            let v = generate_kind(kind);
+            assert!(v.source().contains("value = "), "{kind}: {}", v.source());
+        }
+    }
+
+    /// The first value of some seed that is this kind.
+    fn generate_kind(kind: &str) -> Value {
+        (0..20_000)
+            .map(|i| generate(11, i, &vocabulary(3)))
+            .find(|v| v.kinds().contains(kind))
+            .unwrap_or_else(|| panic!("no {kind}"))
     }
 
     #[test]

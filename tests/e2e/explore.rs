@@ -571,3 +571,143 @@ fn one_finding_per_cause() -> TestResult {
         format!("--all-groups lists all {groups}: {}", run.stdout),
     )
 }
+
+trial!(
+    newer_types_find_what_old_ones_cannot,
+    needs = &["3.9", "3.12"]
+);
+/// The newer vocabulary reaches differences the old one could not: 3.9 pickles an IPv6
+/// address without its scope (`fe80::1%eth0` loads as `fe80::1`; python/cpython gh-110196,
+/// fixed in 3.11.7 and 3.12.1), and a falsy state is left out by protocols 0 and 1, so
+/// `__setstate__` is never called. The case file of the address passes on the same two.
+fn newer_types_find_what_old_ones_cannot() -> TestResult {
+    let dir = folder(&[]);
+    let d = dir.path();
+    let pythons = [
+        path_str(&python("3.9").unwrap()),
+        path_str(&python("3.12").unwrap()),
+    ];
+    let args = [
+        "--seed", "1", "--count", "100", "--json", "r.json", "--out", "out",
+    ];
+    let (run, _) = explore_on(d, &pythons, &args);
+    run.expect_code(1)?;
+    let report = json_at(&d.join("r.json"));
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let find = |shape: &str| {
+        findings.iter().find(|f| {
+            f["oracle"] == "value-differs"
+                && f["shape"].as_str().is_some_and(|s| s.starts_with(shape))
+        })
+    };
+    let Some(scope) = find("ip_address") else {
+        return check(false, format!("no lost scope among {findings:#?}"));
+    };
+    let producers: Vec<&str> = scope["producers"]
+        .as_array()
+        .map(|p| p.iter().filter_map(|p| p.as_str()).collect())
+        .unwrap_or_default();
+    check(
+        producers.len() == 1 && producers[0].starts_with("cpython-3.9"),
+        format!("3.9 alone loses the scope: {scope:#}"),
+    )?;
+    check(
+        scope["value"].as_str().is_some_and(|v| v.contains('%')),
+        format!("the value has a scope: {scope:#}"),
+    )?;
+    let Some(falsy) = find("Falsy") else {
+        return check(false, format!("no falsy state among {findings:#?}"));
+    };
+    check(
+        falsy["protocols"] == serde_json::json!([0, 1]),
+        format!("a falsy state is lost on protocols 0 and 1 only: {falsy:#}"),
+    )?;
+    let case = scope["case_file"].as_str().unwrap_or("").to_string();
+    let mut run_args = vec![
+        "run".to_string(),
+        "--pythons-toml".into(),
+        "/dev/null".into(),
+    ];
+    for p in &pythons {
+        run_args.push("--python".into());
+        run_args.push(p.clone());
+    }
+    run_args.push(case.clone());
+    let (run, results) = run_json(d, &run_args);
+    run.expect_code(0)?;
+    check(
+        runs(&results).iter().any(|r| r["verdict"] == "xfail"),
+        format!("{case} expects the lost scope"),
+    )
+}
+
+const MINE: &str = "class Account(object):
+    def __init__(self, owner, key):
+        self.owner = owner
+        self.key = key
+
+
+def account():
+    return Account(u'ann', b'\\xff\\x00')
+
+
+def plain():
+    return [1, u'two']
+";
+
+trial!(the_users_own_values, needs = &["2.7", "3.12"]);
+/// `--values FILE.py`: the user's builders, on every interpreter: 2.7's pickle of the user's
+/// class holding 8-bit bytes does not load on 3.12 (UnicodeDecodeError); the case file written
+/// imports the user's module from where it is and passes; a file without a builder is refused.
+fn the_users_own_values() -> TestResult {
+    let dir = folder(&[("mine.py", MINE), ("empty.py", "x = 1\n")]);
+    let d = dir.path();
+    let pythons = [
+        path_str(&python("2.7").unwrap()),
+        path_str(&python("3.12").unwrap()),
+    ];
+    let args = [
+        "--values", "mine.py", "--count", "4", "--json", "r.json", "--out", "out",
+    ];
+    let (run, _) = explore_on(d, &pythons, &args);
+    run.expect_code(1)?;
+    let report = json_at(&d.join("r.json"));
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let found = findings.iter().find(|f| {
+        f["oracle"] == "load-differs"
+            && f["observed"] == "UnicodeDecodeError"
+            && f["value"]
+                .as_str()
+                .is_some_and(|v| v.contains(".account()"))
+    });
+    let Some(found) = found else {
+        return check(
+            false,
+            format!("no UnicodeDecodeError of account(): {findings:#?}"),
+        );
+    };
+    check(
+        found["producers"].as_array().is_some_and(|p| {
+            p.len() == 1 && p[0].as_str().is_some_and(|p| p.starts_with("cpython-2.7"))
+        }),
+        format!("2.7's pickle: {found:#}"),
+    )?;
+    let mut run_args = vec![
+        "run".to_string(),
+        "--pythons-toml".into(),
+        "/dev/null".into(),
+    ];
+    for p in &pythons {
+        run_args.push("--python".into());
+        run_args.push(p.clone());
+    }
+    run_args.push("out".into());
+    let (run, _) = run_json(d, &run_args);
+    run.expect_code(0)?;
+    let (run, _) = explore_on(d, &pythons, &["--values", "empty.py", "--count", "1"]);
+    run.expect_code(2)?;
+    check(
+        run.stderr.contains("empty.py") && run.stderr.contains("no builder"),
+        format!("a file without a builder: {}", run.stderr),
+    )
+}

@@ -25,6 +25,7 @@ mod platforms;
 mod record;
 mod repeat;
 mod reports;
+mod repro;
 mod requires;
 mod rerun;
 mod retries;

@@ -1,0 +1,319 @@
+//! `crosspickle repro`: one case (a corpus case, or a file explore wrote) turned into one plain
+//! Python script that shows its behaviour without crosspickle or YAML, ready to paste into an
+//! upstream issue, followed by the script's output on each interpreter selected, those that
+//! print the same grouped. A round trip's pickles are made by the case's `dump` on each
+//! producer and written into the script as bytes; the script runs the case's `load` on each.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::args::PythonOptions;
+use super::failure::Failure;
+use super::settings::{Given, Settings};
+use crate::case::{Body, Case, ParamValue};
+use crate::errors::Error;
+use crate::python::Interpreter;
+use crate::run::{dump_only, ExecuteOptions, Plan};
+use crate::select::Keyword;
+
+#[derive(Debug, Args)]
+pub struct ReproArgs {
+    /// The case file (or a folder holding the one case -k selects)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Look for the case in the corpus shipped inside crosspickle
+    #[arg(long)]
+    pub corpus: bool,
+    /// Only the case whose name, path or tags match this expression, as pytest's -k
+    #[arg(short = 'k', value_name = "EXPRESSION")]
+    pub keyword: Option<String>,
+    #[command(flatten)]
+    pub pythons: PythonOptions,
+    /// Round trips: only these interpreters produce the pickles the script holds
+    #[arg(long = "dump-python", value_name = "REQUEST")]
+    pub dump_python: Vec<String>,
+    /// Only these interpreters run the script (its output is shown for each)
+    #[arg(long = "load-python", value_name = "REQUEST")]
+    pub load_python: Vec<String>,
+    /// Also write the script alone to FILE
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Time limit of each dump and of each run of the script, in seconds [default: 60]
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+}
+
+pub async fn repro(args: ReproArgs) -> Result<i32, Failure> {
+    let settings = Settings::resolve(Given {
+        paths: &args.paths,
+        corpus: args.corpus,
+        jobs: None,
+        cache_dir: args.pythons.cache_dir.as_deref(),
+        timeout: args.timeout,
+        find_links: &[],
+        probe_timeout: args.pythons.probe_timeout,
+        verbose: false,
+    })?;
+    let keyword = args.keyword.as_deref().map(Keyword::parse).transpose()?;
+    let cases: Vec<Arc<Case>> = settings
+        .load_cases()?
+        .into_iter()
+        .filter(|c| {
+            keyword.as_ref().is_none_or(|k| {
+                k.selects(c, &crate::case::Params::default())
+                    || c.param_combinations().iter().any(|p| k.selects(c, p))
+            })
+        })
+        .map(Arc::new)
+        .collect();
+    let case = match cases.as_slice() {
+        [one] => one.clone(),
+        [] => return Err(Error::Usage("no case selected: give a case file, or -k".into()).into()),
+        many => {
+            return Err(Error::Usage(format!(
+            "{} cases selected ({}, ...): repro writes one script for one case; choose it with -k",
+            many.len(),
+            many.iter()
+                .take(3)
+                .map(|c| c.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+            .into())
+        }
+    };
+    let interpreters: Vec<Arc<Interpreter>> =
+        super::interpreters::for_running(&args.pythons, &settings, None)
+            .await?
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+    let producers = super::interpreters::narrow(&interpreters, &args.dump_python, "--dump-python")?;
+    let consumers = super::interpreters::narrow(&interpreters, &args.load_python, "--load-python")?
+        .unwrap_or_else(|| interpreters.clone());
+    let limit = Duration::from_secs_f64(args.timeout.unwrap_or(60.0));
+
+    let script = match &case.body {
+        Body::Code(code) => code_script(&case, code),
+        Body::RoundTrip { dump, load } => {
+            let plan = Plan::build(
+                std::slice::from_ref(&case),
+                &interpreters,
+                producers.as_deref(),
+                None,
+                &|_, _| true,
+            );
+            let options = ExecuteOptions {
+                timeout: args.timeout.or(settings.timeout),
+                ..ExecuteOptions::new(settings.jobs)
+            };
+            let (cancel, interrupted) = super::interrupt::cancel_on_signals();
+            let dumped = dump_only(&plan, &options, cancel)
+                .await
+                .map_err(|e| Failure::system("preparing the dumps", e))?;
+            if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(super::interrupt::exit_code());
+            }
+            let mut pickles = Vec::new();
+            let mut refused = Vec::new();
+            for d in dumped {
+                let run = &plan.runs[d.run];
+                let producer = run.producer.as_ref().expect("a round trip's run");
+                match d.result {
+                    Ok((_, Some(bytes))) => {
+                        pickles.push((producer.label.clone(), run.params.python_literal(), bytes))
+                    }
+                    Ok((observed, None)) => refused.push(format!(
+                        "{} {}: {}",
+                        producer.label, run.params, observed.outcome
+                    )),
+                    Err(e) => refused.push(format!("{} {}: {e}", producer.label, run.params)),
+                }
+            }
+            pickles.sort();
+            if pickles.is_empty() {
+                eprintln!("error: no producer made a pickle: {}", refused.join("; "));
+                return Ok(super::failure::EXIT_SYSTEM);
+            }
+            round_trip_script(&case, dump, load, &pickles, &refused)
+        }
+    };
+    if let Some(out) = &args.out {
+        std::fs::write(out, &script)
+            .map_err(|e| Error::io(format!("cannot write {}", out.display()), e))?;
+    }
+    let outputs = run_everywhere(&script, &consumers, limit).await;
+    crate::sys::stdout::emit(&markdown(&case, &script, &outputs));
+    Ok(super::failure::EXIT_OK)
+}
+
+/// The script of a plain case: its params bound (each combination in turn), then its code.
+fn code_script(case: &Case, code: &str) -> String {
+    let mut out = header(case);
+    let combos = case.param_combinations();
+    let _ = writeln!(out, "import sys\nprint(sys.version.split()[0])");
+    let _ = writeln!(out, "CODE = {}", python_text(code));
+    let _ = writeln!(
+        out,
+        "for params in [{}]:",
+        combos
+            .iter()
+            .map(|p| p.python_literal())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out.push_str(&RUN_ONE.replace("{WHAT}", "params").replace("{DATA}", ""));
+    out
+}
+
+/// The script of a round trip: the producers' pickles as bytes, and the `load` on each.
+fn round_trip_script(
+    case: &Case,
+    dump: &str,
+    load: &str,
+    pickles: &[(String, String, Vec<u8>)],
+    refused: &[String],
+) -> String {
+    let mut out = header(case);
+    out.push_str("# The pickles were made by this code, with the params beside each:\n");
+    for line in dump.lines() {
+        let _ = writeln!(out, "#     {line}");
+    }
+    for r in refused {
+        let _ = writeln!(out, "# (it made no pickle on {r})");
+    }
+    let _ = writeln!(out, "import sys\nprint(sys.version.split()[0])");
+    out.push_str("PICKLES = [\n");
+    for (producer, params, bytes) in pickles {
+        let _ = writeln!(
+            out,
+            "    ({}, {params}, {}),",
+            python_text(producer),
+            bytes_literal(bytes)
+        );
+    }
+    out.push_str("]\n");
+    let _ = writeln!(out, "CODE = {}", python_text(load));
+    out.push_str("for producer, params, data in PICKLES:\n");
+    out.push_str(
+        &RUN_ONE
+            .replace("{WHAT}", "producer, params")
+            .replace("{DATA}", "    scope[\"data\"] = data\n"),
+    );
+    out
+}
+
+/// Runs CODE with the params (and `data`) as globals, printing what it raised or `ok`.
+const RUN_ONE: &str = r#"    scope = dict(params)
+    scope["__name__"] = "__main__"
+{DATA}    try:
+        exec(compile(CODE, "<case>", "exec"), scope)
+        result = "ok"
+    except Exception as e:
+        result = "%s: %s" % (type(e).__name__, str(e)[:300])
+    print("%s -> %s" % (", ".join(str(x) for x in [{WHAT}]), result))
+"#;
+
+fn header(case: &Case) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}", case.title.replace('\n', " "));
+    for link in &case.links {
+        let _ = writeln!(out, "# {link}");
+    }
+    out.push_str("# Plain Python (2.7 and 3): run it with each interpreter to compare.\n");
+    out
+}
+
+/// A Python text literal that reads the same on 2.7 and 3 (`u'...'`, escaped).
+fn python_text(s: &str) -> String {
+    ParamValue::Str(s.to_string()).python_literal()
+}
+
+/// Bytes as a `b'...'` literal, printable ASCII as it is.
+fn bytes_literal(b: &[u8]) -> String {
+    let mut out = String::from("b'");
+    for &c in b {
+        match c {
+            b'\\' => out.push_str("\\\\"),
+            b'\'' => out.push_str("\\'"),
+            b' '..=b'~' => out.push(c as char),
+            _ => {
+                let _ = write!(out, "\\x{c:02x}");
+            }
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The script's output on each interpreter (stdout, then stderr when it is not empty).
+async fn run_everywhere(
+    script: &str,
+    on: &[Arc<Interpreter>],
+    limit: Duration,
+) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().ok();
+    let path = dir.as_ref().map(|d| d.path().join("repro.py"));
+    let mut outputs = Vec::new();
+    let Some(path) = path.filter(|p| std::fs::write(p, script).is_ok()) else {
+        return outputs;
+    };
+    for python in on {
+        let mut command = tokio::process::Command::new(&python.executable);
+        command
+            .arg(&path)
+            .env_remove("PYTHONPATH")
+            .env_remove("PYTHONHOME")
+            .env("PYTHONHASHSEED", "0")
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let text = match tokio::time::timeout(limit, command.output()).await {
+            Ok(Ok(o)) => {
+                let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
+                let err = String::from_utf8_lossy(&o.stderr);
+                if !err.trim().is_empty() {
+                    text.push_str(&err);
+                }
+                text
+            }
+            Ok(Err(e)) => format!("could not start: {e}\n"),
+            Err(_) => format!("no answer within {} s\n", limit.as_secs_f64()),
+        };
+        outputs.push((python.label.clone(), text));
+    }
+    outputs
+}
+
+/// The script and its outputs, those that are the same grouped, as Markdown.
+fn markdown(case: &Case, script: &str, outputs: &[(String, String)]) -> String {
+    let mut out = format!("{}\n\n```python\n{}```\n", case.title, script);
+    let mut groups: Vec<(Vec<&str>, &str)> = Vec::new();
+    for (label, text) in outputs {
+        // The first line is the version, different on every interpreter: compared without it.
+        let body = text.split_once('\n').map_or("", |(_, rest)| rest);
+        match groups
+            .iter_mut()
+            .find(|(_, t)| t.split_once('\n').map_or("", |(_, rest)| rest) == body)
+        {
+            Some((labels, _)) => labels.push(label),
+            None => groups.push((vec![label], text)),
+        }
+    }
+    for (labels, text) in groups {
+        let _ = write!(
+            out,
+            "\nOutput on {}:\n\n```text\n{}",
+            labels.join(", "),
+            text
+        );
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("```\n");
+    }
+    out
+}
