@@ -231,6 +231,36 @@ impl Captured {
         (self.head.len() + self.tail.len()) as u64 >= self.total
     }
 
+    /// The end of the stream, at most `max` bytes of it from a line's start (when a line starts
+    /// in them), trimmed, after a line saying how many bytes before it were left out: what a
+    /// failing tool said last, bounded however much it said.
+    pub fn tail_text(&self, max: usize) -> String {
+        let (a, b) = self.tail.as_slices();
+        let contiguous = (self.head.len() + self.tail.len()) as u64 == self.total;
+        let mut end: Vec<u8> = Vec::with_capacity(max.min(self.total as usize));
+        if contiguous && self.tail.len() < max {
+            let from_head = (max - self.tail.len()).min(self.head.len());
+            end.extend_from_slice(&self.head[self.head.len() - from_head..]);
+        }
+        end.extend_from_slice(a);
+        end.extend_from_slice(b);
+        let mut start = end.len().saturating_sub(max);
+        if start > 0 || (end.len() as u64) < self.total {
+            // Cut: begin at a line's start when there is one in what is kept.
+            if let Some(nl) = end[start..].iter().position(|&c| c == b'\n') {
+                if start + nl + 1 < end.len() {
+                    start += nl + 1;
+                }
+            }
+        }
+        let shown = String::from_utf8_lossy(&end[start..]).trim().to_string();
+        let left_out = self.total - (end.len() - start) as u64;
+        if left_out == 0 {
+            return shown;
+        }
+        format!("[… {left_out} bytes before these left out …]\n{shown}")
+    }
+
     /// Head and tail as text, with a marker saying how much was left out between them.
     pub fn text(&self) -> String {
         let mut out = String::from_utf8_lossy(&self.head).into_owned();
@@ -650,6 +680,20 @@ impl ToolError {
 /// Bytes kept of a tool's output read by [`output`]: far more than any git or pip listing.
 pub const TOOL_OUTPUT: usize = 64 * 1024 * 1024;
 
+/// Bytes of a failing tool's stderr quoted in its error: the end, where it says why.
+pub const TOOL_SAID: usize = 4 * 1024;
+
+/// What a failed tool said, for its error: the bounded tail of its stderr ([`TOOL_SAID`]), or
+/// of its stdout when its stderr is empty.
+pub fn said(finished: &Finished) -> String {
+    let err = finished.stderr.tail_text(TOOL_SAID);
+    if err.is_empty() {
+        finished.stdout.tail_text(TOOL_SAID)
+    } else {
+        err
+    }
+}
+
 /// Run a tool (its output captured with [`TOOL_OUTPUT`]) and return its whole stdout; a
 /// failure quotes its stderr. `what` names it in errors (`git log`).
 pub async fn output(
@@ -663,7 +707,7 @@ pub async fn output(
         return Err(ToolError::Failed {
             what: what.to_string(),
             status: finished.exit.describe(),
-            said: finished.stderr.text().trim().to_string(),
+            said: said(&finished),
         });
     }
     if !finished.stdout.is_complete() {
@@ -935,5 +979,39 @@ mod tests {
         let missing = ProcessSpec::new("/no/such/tool", None);
         let e = output(&missing, "tool", &never).await.unwrap_err();
         assert!(e.to_string().starts_with("cannot start `tool`: "), "{e}");
+    }
+
+    #[test]
+    fn a_tail_is_bounded_and_starts_at_a_line() {
+        let mut short = Captured::new(64);
+        short.push(b"one\ntwo\n");
+        assert_eq!(short.tail_text(100), "one\ntwo");
+        // Kept whole in head and tail, cut to the lines that fit.
+        let mut whole = Captured::new(64);
+        whole.push(b"first line\nsecond line\nthe last line\n");
+        assert_eq!(
+            whole.tail_text(20),
+            "[… 23 bytes before these left out …]\nthe last line"
+        );
+        // Megabytes, of which only the ends were kept: the end, counted from the start.
+        let mut loud = Captured::new(1024);
+        for _ in 0..100_000 {
+            loud.push(b"noise noise noise\n");
+        }
+        loud.push(b"error: why it failed\n");
+        let tail = loud.tail_text(100);
+        assert!(tail.len() < 160, "{tail}");
+        assert!(
+            tail.ends_with("\nnoise noise noise\nerror: why it failed"),
+            "{tail}"
+        );
+        let shown = tail.split_once('\n').unwrap().1.len() + 1;
+        assert!(
+            tail.starts_with(&format!(
+                "[… {} bytes before these left out …]\n",
+                loud.total() - shown as u64
+            )),
+            "{tail}"
+        );
     }
 }
