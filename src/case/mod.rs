@@ -11,6 +11,7 @@ mod model;
 mod pairs;
 mod params;
 mod pyre;
+mod requirement;
 mod rules;
 mod schema;
 mod selectors;
