@@ -752,19 +752,61 @@ pub async fn logged(
     if finished.exit == Exit::Code(0) {
         return Ok(());
     }
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let last = text
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("$ "))
-        .unwrap_or("");
-    let last: String = last.chars().take(300).collect();
     Err(ToolError::Failed {
         what: what.to_string(),
         status: finished.exit.describe(),
-        said: format!("{last} (log: {})", log.display()),
+        said: format!("{} (log: {})", log_tail(log, what), log.display()),
     })
+}
+
+/// The last lines `what` wrote to `log` (after its `$ what` line, crosspickle's own `$` lines
+/// left out), at most [`TOOL_SAID`] bytes from a line's start, read from the log's end however
+/// long it is; a line first says when earlier ones were left out.
+fn log_tail(log: &Path, what: &str) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut end = Vec::new();
+    let read = std::fs::File::open(log).and_then(|mut f| {
+        let len = f.metadata()?.len();
+        let want = (2 * TOOL_SAID as u64).min(len);
+        f.seek(SeekFrom::Start(len - want))?;
+        f.take(want).read_to_end(&mut end)?;
+        Ok(want < len)
+    });
+    let Ok(mut cut) = read else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(&end);
+    let header = format!("$ {what}\n");
+    let body = match text.rfind(&header) {
+        Some(at) => &text[at + header.len()..],
+        None => &text,
+    };
+    let lines: Vec<&str> = body
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("$ "))
+        .collect();
+    let mut kept = Vec::new();
+    let mut size = 0;
+    for (i, line) in lines.iter().enumerate().rev() {
+        // A first line of a cut read may be a part of one: left out.
+        if size + line.len() + 1 > TOOL_SAID || (i == 0 && cut && text.rfind(&header).is_none()) {
+            cut = true;
+            break;
+        }
+        size += line.len() + 1;
+        kept.push(*line);
+    }
+    if kept.len() < lines.len() {
+        cut = true;
+    }
+    kept.reverse();
+    let shown = kept.join("\n");
+    match (cut, shown.is_empty()) {
+        (true, true) => "[… its output is in the log …]".to_string(),
+        (true, false) => format!("[… earlier lines left out …]\n{shown}"),
+        (false, _) => shown,
+    }
 }
 
 /// [`run`], with a process that cannot start or is cancelled as a [`ToolError`].
@@ -969,6 +1011,29 @@ mod tests {
         assert_eq!(&lines[..2], ["$ step one", "built"]);
         assert!(lines[2].starts_with("$ (step one: ") && lines[2].ends_with(" s, exit status: 0)"));
         assert_eq!(&lines[3..5], ["$ step two", "broken"]);
+        // A step saying megabytes: its last lines, within bounds, and nothing of the step before.
+        let e = logged(
+            &sh(
+                "echo earlier; i=0; while [ $i -lt 20000 ]; do echo \"line $i of the build\"; i=$((i+1)); done; echo 'make: *** [all] Error 2' >&2; exit 2",
+                None,
+            ),
+            "step three",
+            &log,
+            &never,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(e.len() < TOOL_SAID + 400, "{} bytes", e.len());
+        assert!(
+            e.starts_with("`step three` failed (exit status: 2): [… earlier lines left out …]\n"),
+            "{e}"
+        );
+        assert!(
+            e.contains("line 19999 of the build\nmake: *** [all] Error 2 (log: "),
+            "{e}"
+        );
+        assert!(!e.contains("earlier\n") && !e.contains("broken"), "{e}");
         assert!(lines[5].starts_with("$ (step two: ") && lines[5].ends_with(" s, exit status: 2)"));
         let out = output(&sh("echo a; echo b", None), "x", &never).await;
         assert_eq!(out.unwrap(), "a\nb\n");
