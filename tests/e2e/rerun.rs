@@ -170,7 +170,7 @@ trial!(side_by_side_runs_keep_both_failures, needs = &["3.12"]);
 /// last-failed record together. The record keeps all four failures, in every round (a fresh
 /// folder each round, so that no older record hides a lost update).
 fn side_by_side_runs_keep_both_failures() -> TestResult {
-    const ROUNDS: usize = 3;
+    const ROUNDS: usize = 4;
     for round in 0..ROUNDS {
         let dir = tempfile::tempdir()?;
         let d = dir.path();
