@@ -108,7 +108,7 @@ async fn versions_from_resolver_error(
         .and_then(|rest| rest.split(')').next())
         .ok_or_else(|| BisectError::Listing {
             name: name.to_string(),
-            said: text.trim().to_string(),
+            said: process::said(&finished),
         })?;
     Ok(list
         .split(',')

@@ -589,7 +589,9 @@ impl Validator<'_> {
     }
 
     /// The requirement strings of the list `key` (`requires`, `dump_requires`,
-    /// `load_requires`), each checked where it stands: not empty, every placeholder a param.
+    /// `load_requires`), each checked where it stands: not empty, not an installer option,
+    /// every placeholder a param, and a PEP 508 requirement, as written or, when it names
+    /// params, with each of their values put in.
     fn requirements(
         &mut self,
         key: &str,
@@ -598,16 +600,37 @@ impl Validator<'_> {
     ) {
         for (i, req) in list.iter().enumerate() {
             let at = self.near(&[Key(key), Item(i)]);
+            let shown: String = req.chars().take(200).collect();
             if req.trim().is_empty() {
                 self.err(at, format!("empty requirement in `{key}`"));
+                continue;
             }
             if req.trim_start().starts_with('-') {
-                self.err(at, format!("{:?} in `{key}` is an installer option, not a PEP 508 requirement: a case names packages only; give a folder of wheels with `--find-links DIR`, or an index in the installer's own configuration (pip.conf, uv.toml)", req.chars().take(200).collect::<String>()));
+                self.err(at, format!("{shown:?} in `{key}` is an installer option, not a PEP 508 requirement: a case names packages only; give a folder of wheels with `--find-links DIR`, or an index in the installer's own configuration (pip.conf, uv.toml)"));
+                continue;
             }
-            for name in placeholders(req) {
-                if !params.contains_key(&name) {
-                    self.err(at, format!("requirement `{req}` uses `{{{name}}}` but the case has no param `{name}`"));
+            let names = placeholders(req);
+            let unknown: Vec<&String> = names.iter().filter(|n| !params.contains_key(*n)).collect();
+            for name in &unknown {
+                self.err(
+                    at,
+                    format!(
+                        "requirement `{req}` uses `{{{name}}}` but the case has no param `{name}`"
+                    ),
+                );
+            }
+            if !unknown.is_empty() {
+                continue;
+            }
+            if names.is_empty() {
+                if let Some(why) = super::requirement::problem(req.trim()) {
+                    self.err(at, format!("{shown:?} in `{key}` is not a PEP 508 requirement ({why}): write it as `name`, `name==1.0`, `name[extra]>=1; python_version >= \"3.8\"` or `name @ URL`"));
                 }
+            } else if let Some((became, given, why)) =
+                super::requirement::first_bad_resolution(req, &names, params)
+            {
+                let became: String = became.chars().take(200).collect();
+                self.err(at, format!("{shown:?} in `{key}` becomes {became:?} with {given}, which is not a PEP 508 requirement ({why}): change that param value, or the requirement"));
             }
         }
     }

@@ -12,6 +12,7 @@ mod model;
 mod pairs;
 mod params;
 mod pyre;
+mod requirement;
 mod rules;
 mod schema;
 mod selectors;

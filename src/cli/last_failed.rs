@@ -7,6 +7,10 @@
 //! this run did not make stay. With `--lf`, the plan keeps the runs of the record; when the
 //! record is empty, missing or holds none of the selected runs, everything selected runs, and
 //! a note says so (pytest's default, `--last-failed-no-failures all`).
+//!
+//! Runs made side by side from one folder (two shards, say) may end together: the record is
+//! read, merged and replaced under a lock beside it (`<digest>.lock`), so the one that ends
+//! second reads what the first wrote and both runs' failures stay.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -136,10 +140,24 @@ fn updated(old: Vec<RunKey>, results: &Results) -> Vec<RunKey> {
     failed.into_iter().collect()
 }
 
-/// Update the record of this folder with `results` (see the module's doc). A record that
-/// cannot be written is a warning: the run's verdicts do not depend on it.
+/// Update the record of this folder with `results` (see the module's doc), under its lock: read,
+/// merged and replaced whole while no other crosspickle does the same. A record that cannot be
+/// written is a warning: the run's verdicts do not depend on it.
 pub fn remember(results: &Results, cache_dir: Option<&Path>) {
     let Some(path) = file(cache_dir) else { return };
+    if let Some(parent) = path.parent() {
+        // A folder that cannot be made is said below, when the record cannot be written.
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let _lock = match crate::sys::lock::acquire_blocking(&path.with_extension("lock")) {
+        Ok(lock) => Some(lock),
+        Err(e) => {
+            eprintln!(
+                "warning: --last-failed: {e}; the record is updated without it (a run ending at the same time may undo this one's update)"
+            );
+            None
+        }
+    };
     let old = read(&path).map(|r| r.failed).unwrap_or_default();
     let record = Record {
         folder: std::env::current_dir()

@@ -11,8 +11,12 @@
 //!
 //! Text from the cases is cleaned ([`text::clean`]) and bounded: each testcase gets at most
 //! [`PER_RUN`] bytes while the file's [`TOTAL`] lasts, then [`MIN_PER_RUN`], and less when the
-//! testcases themselves (their names, one per run) leave less of [`FILE`]: the file stays
-//! under the 30 MB GitLab accepts up to about 150,000 runs (each testcase costs its name).
+//! testcases themselves (their names, one per run, and the tags of each earlier attempt) leave
+//! less of [`FILE`]: the file stays under the 30 MB GitLab accepts up to about 150,000 runs
+//! (each testcase costs its name). A retried run's earlier attempts share half of its
+//! testcase's bytes (each its message, its traceback or crash as `<stackTrace>`, and the tails
+//! of what it printed), counted against the file's like the rest; what is cut says how many
+//! bytes were left out.
 
 use std::time::Duration;
 
@@ -40,6 +44,9 @@ pub const FILE: usize = 28 * 1000 * 1000;
 /// Bytes a testcase takes besides its name and classname (its tags, time, indentation; a
 /// failure's tags).
 const TESTCASE_TAGS: usize = 100;
+/// Bytes an earlier attempt's element takes besides its text (`<rerunFailure type=…
+/// message=…><stackTrace>…`, indentation, the notes of what was cut).
+const RERUN_TAGS: usize = 200;
 /// Bytes of text a failing run gets at least, however many runs there are.
 const FLOOR: usize = 96;
 
@@ -112,18 +119,25 @@ fn text_budget(results: &Results) -> Budget {
     let skeleton: usize = results
         .runs
         .iter()
-        .map(|r| 2 * (r.case.len() + r.python.len()) + 24 + TESTCASE_TAGS)
+        .map(|r| {
+            2 * (r.case.len() + r.python.len()) + 24 + TESTCASE_TAGS + RERUN_TAGS * failed_attempts(r)
+        })
         .sum::<usize>()
         + results.interpreters.len() * 2048;
+    // Each failing run, and each earlier attempt that failed, gets the floor.
     let failing = results
         .runs
         .iter()
-        .filter(|r| r.verdict != Verdict::Ok)
-        .count();
+        .map(|r| usize::from(r.verdict != Verdict::Ok) + failed_attempts(r))
+        .sum::<usize>();
     let room = FILE.saturating_sub(skeleton);
     let floor = (room / 2 / failing.max(1)).clamp(FLOOR, MIN_PER_RUN);
     let total = TOTAL.min(room.saturating_sub(floor * failing));
     Budget::new(total, PER_RUN.min(total.max(floor)), floor)
+}
+
+fn failed_attempts(r: &RunRecord) -> usize {
+    r.attempts.iter().filter(|a| a.verdict.fails_run()).count()
 }
 
 /// The schema allows no `skipped` attribute on `<testsuites>`, which quick-junit always writes:
@@ -176,8 +190,13 @@ fn interpreter_properties(interpreter: &Interpreter) -> Vec<Property> {
 }
 
 fn test_case(v: &RunView<'_>, budget: &mut Budget) -> TestCase {
-    let allowance = budget.allowance();
     let r = v.record;
+    // The earlier attempts, when some failed, take half of the testcase's bytes.
+    let whole = budget.allowance();
+    let (allowance, for_attempts) = match failed_attempts(r) {
+        0 => (whole, 0),
+        _ => (whole - whole / 2, whole / 2),
+    };
     let status = match (v.conflict, r.verdict) {
         (Some(c), _) => non_success(
             NonSuccessKind::Failure,
@@ -213,9 +232,11 @@ fn test_case(v: &RunView<'_>, budget: &mut Budget) -> TestCase {
     // `<rerunFailure>` (Maven Surefire's elements); with `--repeat`, the other attempts that
     // failed.
     let mut status = status;
-    if r.attempts.iter().any(|a| a.verdict.fails_run()) {
-        status.add_reruns(reruns(r, allowance));
+    if failed_attempts(r) > 0 {
+        let (reruns, spent) = reruns(r, for_attempts);
+        status.add_reruns(reruns);
         status.set_rerun_kind(FlakyOrRerun::Rerun);
+        budget.spend(spent);
     }
     let mut case = TestCase::new(text::clean(&v.name), status);
     case.set_classname(text::clean(&format!("crosspickle.{}.{}", r.python, r.case)));
@@ -248,11 +269,16 @@ fn test_case(v: &RunView<'_>, budget: &mut Budget) -> TestCase {
     case
 }
 
-/// Each earlier attempt of `r` as a rerun: its verdict as type, what happened as message, its
-/// traceback (cleaned and cut) as stack trace.
-fn reruns(r: &RunRecord, allowance: usize) -> Vec<TestRerun> {
-    let each = allowance / (4 * r.attempts.len().max(1));
-    r.attempts
+/// Each earlier attempt of `r` that failed as a rerun, in `room` bytes between them (at least
+/// [`FLOOR`] each): its verdict as type, what happened as message, its traceback (cleaned,
+/// both ends kept) or, when it has none (a crash, an environment that could not be made), what
+/// happened as stack trace (Surefire's schema requires one), and the tails of what it printed.
+/// With the bytes they take.
+fn reruns(r: &RunRecord, room: usize) -> (Vec<TestRerun>, usize) {
+    let each = (room / failed_attempts(r).max(1)).max(FLOOR);
+    let mut spent = 0;
+    let reruns = r
+        .attempts
         .iter()
         .enumerate()
         .filter(|(_, a)| a.verdict.fails_run())
@@ -264,17 +290,44 @@ fn reruns(r: &RunRecord, allowance: usize) -> Vec<TestRerun> {
             };
             let mut rerun = TestRerun::new(kind);
             rerun.set_type(a.verdict.as_str());
-            rerun.set_message(text::clean_head(
-                &format!("attempt {}: {}: {}", i + 1, a.verdict, a.summary()),
-                MESSAGE,
-            ));
-            if let Some(tb) = a.observed.as_ref().and_then(|o| o.traceback.as_deref()) {
-                rerun.set_stack_trace(text::clean_ends(tb.trim_end(), each));
+            let summary = format!("attempt {}: {}: {}", i + 1, a.verdict, a.summary());
+            let message = text::clean_head(&summary, (each / 4).clamp(FLOOR / 2, MESSAGE));
+            let traceback = a
+                .observed
+                .as_ref()
+                .and_then(|o| o.traceback.as_deref())
+                .filter(|t| !t.trim().is_empty());
+            let trace = match traceback {
+                Some(tb) => text::clean_ends(tb.trim_end(), each / 2),
+                None => text::clean_head(&summary, each / 2),
+            };
+            let mut used = text::escaped_size(&message) + text::escaped_size(&trace);
+            rerun.set_message(message);
+            rerun.set_stack_trace(trace);
+            if let Some(o) = &a.observed {
+                let outputs = [&o.stdout, &o.stderr];
+                let printed = outputs.iter().filter(|t| !t.trim().is_empty()).count();
+                let share = each.saturating_sub(used) / printed.max(1);
+                // Too little room says nothing but that it was cut: the run's own output is
+                // in its failure.
+                let share = if share < FLOOR / 2 { 0 } else { share };
+                if share > 0 && !o.stdout.trim().is_empty() {
+                    let out = text::clean_tail(&o.stdout, share);
+                    used += text::escaped_size(&out);
+                    rerun.set_system_out(out);
+                }
+                if share > 0 && !o.stderr.trim().is_empty() {
+                    let err = text::clean_tail(&o.stderr, share);
+                    used += text::escaped_size(&err);
+                    rerun.set_system_err(err);
+                }
             }
+            spent += used;
             // No `time`: the schema (Surefire's rerun type, in junit-10.xsd) has none.
             rerun
         })
-        .collect()
+        .collect();
+    (reruns, spent)
 }
 
 fn non_success(kind: NonSuccessKind, ty: &str, message: &str, body: &str) -> TestCaseStatus {
@@ -316,6 +369,30 @@ mod tests {
         );
         assert_eq!(xml.matches("<failure ").count(), 400);
         assert!(!xml.contains("<testsuites name=\"crosspickle\" tests=\"400\" skipped="));
+    }
+
+    #[test]
+    fn retried_runs_stay_bounded_with_every_attempt_counted() {
+        // 1,000 runs that failed 40 times each, every attempt with a long traceback, message
+        // and output: below 30 MB, every attempt there with its stack trace.
+        let mut results = crate::report::fixtures::failing(1000, 400);
+        for r in &mut results.runs {
+            let attempt = r.as_attempt();
+            r.attempts = vec![attempt; 40];
+        }
+        let xml = render(&results);
+        assert!(xml.len() < 30 * 1000 * 1000, "{} bytes", xml.len());
+        assert_eq!(xml.matches("<rerunFailure ").count(), 40_000);
+        assert_eq!(xml.matches("<stackTrace>").count(), 40_000);
+        assert!(xml.contains("bytes left out"));
+        // One retried run alone: its attempts take half of its testcase's bytes, not more.
+        let mut one = crate::report::fixtures::failing(1, 500_000);
+        let attempt = one.runs[0].as_attempt();
+        one.runs[0].attempts = vec![attempt; 10];
+        let xml = render(&one);
+        let case = &xml[xml.find("<testcase ").unwrap()..xml.find("</testcase>").unwrap()];
+        assert!(case.len() < PER_RUN + 10 * RERUN_TAGS + 4096, "{} bytes", case.len());
+        assert!(case.contains("<system-out>[… "), "the attempts' output tails say what was cut");
     }
 
     #[test]

@@ -231,6 +231,36 @@ impl Captured {
         (self.head.len() + self.tail.len()) as u64 >= self.total
     }
 
+    /// The end of the stream, at most `max` bytes of it from a line's start (when a line starts
+    /// in them), trimmed, after a line saying how many bytes before it were left out: what a
+    /// failing tool said last, bounded however much it said.
+    pub fn tail_text(&self, max: usize) -> String {
+        let (a, b) = self.tail.as_slices();
+        let contiguous = (self.head.len() + self.tail.len()) as u64 == self.total;
+        let mut end: Vec<u8> = Vec::with_capacity(max.min(self.total as usize));
+        if contiguous && self.tail.len() < max {
+            let from_head = (max - self.tail.len()).min(self.head.len());
+            end.extend_from_slice(&self.head[self.head.len() - from_head..]);
+        }
+        end.extend_from_slice(a);
+        end.extend_from_slice(b);
+        let mut start = end.len().saturating_sub(max);
+        if start > 0 || (end.len() as u64) < self.total {
+            // Cut: begin at a line's start when there is one in what is kept.
+            if let Some(nl) = end[start..].iter().position(|&c| c == b'\n') {
+                if start + nl + 1 < end.len() {
+                    start += nl + 1;
+                }
+            }
+        }
+        let shown = String::from_utf8_lossy(&end[start..]).trim().to_string();
+        let left_out = self.total - (end.len() - start) as u64;
+        if left_out == 0 {
+            return shown;
+        }
+        format!("[… {left_out} bytes before these left out …]\n{shown}")
+    }
+
     /// Head and tail as text, with a marker saying how much was left out between them.
     pub fn text(&self) -> String {
         let mut out = String::from_utf8_lossy(&self.head).into_owned();
@@ -650,6 +680,20 @@ impl ToolError {
 /// Bytes kept of a tool's output read by [`output`]: far more than any git or pip listing.
 pub const TOOL_OUTPUT: usize = 64 * 1024 * 1024;
 
+/// Bytes of a failing tool's stderr quoted in its error: the end, where it says why.
+pub const TOOL_SAID: usize = 4 * 1024;
+
+/// What a failed tool said, for its error: the bounded tail of its stderr ([`TOOL_SAID`]), or
+/// of its stdout when its stderr is empty.
+pub fn said(finished: &Finished) -> String {
+    let err = finished.stderr.tail_text(TOOL_SAID);
+    if err.is_empty() {
+        finished.stdout.tail_text(TOOL_SAID)
+    } else {
+        err
+    }
+}
+
 /// Run a tool (its output captured with [`TOOL_OUTPUT`]) and return its whole stdout; a
 /// failure quotes its stderr. `what` names it in errors (`git log`).
 pub async fn output(
@@ -663,7 +707,7 @@ pub async fn output(
         return Err(ToolError::Failed {
             what: what.to_string(),
             status: finished.exit.describe(),
-            said: finished.stderr.text().trim().to_string(),
+            said: said(&finished),
         });
     }
     if !finished.stdout.is_complete() {
@@ -708,19 +752,61 @@ pub async fn logged(
     if finished.exit == Exit::Code(0) {
         return Ok(());
     }
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let last = text
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("$ "))
-        .unwrap_or("");
-    let last: String = last.chars().take(300).collect();
     Err(ToolError::Failed {
         what: what.to_string(),
         status: finished.exit.describe(),
-        said: format!("{last} (log: {})", log.display()),
+        said: format!("{} (log: {})", log_tail(log, what), log.display()),
     })
+}
+
+/// The last lines `what` wrote to `log` (after its `$ what` line, crosspickle's own `$` lines
+/// left out), at most [`TOOL_SAID`] bytes from a line's start, read from the log's end however
+/// long it is; a line first says when earlier ones were left out.
+fn log_tail(log: &Path, what: &str) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut end = Vec::new();
+    let read = std::fs::File::open(log).and_then(|mut f| {
+        let len = f.metadata()?.len();
+        let want = (2 * TOOL_SAID as u64).min(len);
+        f.seek(SeekFrom::Start(len - want))?;
+        f.take(want).read_to_end(&mut end)?;
+        Ok(want < len)
+    });
+    let Ok(mut cut) = read else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(&end);
+    let header = format!("$ {what}\n");
+    let body = match text.rfind(&header) {
+        Some(at) => &text[at + header.len()..],
+        None => &text,
+    };
+    let lines: Vec<&str> = body
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("$ "))
+        .collect();
+    let mut kept = Vec::new();
+    let mut size = 0;
+    for (i, line) in lines.iter().enumerate().rev() {
+        // A first line of a cut read may be a part of one: left out.
+        if size + line.len() + 1 > TOOL_SAID || (i == 0 && cut && text.rfind(&header).is_none()) {
+            cut = true;
+            break;
+        }
+        size += line.len() + 1;
+        kept.push(*line);
+    }
+    if kept.len() < lines.len() {
+        cut = true;
+    }
+    kept.reverse();
+    let shown = kept.join("\n");
+    match (cut, shown.is_empty()) {
+        (true, true) => "[… its output is in the log …]".to_string(),
+        (true, false) => format!("[… earlier lines left out …]\n{shown}"),
+        (false, _) => shown,
+    }
 }
 
 /// [`run`], with a process that cannot start or is cancelled as a [`ToolError`].
@@ -925,6 +1011,29 @@ mod tests {
         assert_eq!(&lines[..2], ["$ step one", "built"]);
         assert!(lines[2].starts_with("$ (step one: ") && lines[2].ends_with(" s, exit status: 0)"));
         assert_eq!(&lines[3..5], ["$ step two", "broken"]);
+        // A step saying megabytes: its last lines, within bounds, and nothing of the step before.
+        let e = logged(
+            &sh(
+                "echo earlier; i=0; while [ $i -lt 20000 ]; do echo \"line $i of the build\"; i=$((i+1)); done; echo 'make: *** [all] Error 2' >&2; exit 2",
+                None,
+            ),
+            "step three",
+            &log,
+            &never,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(e.len() < TOOL_SAID + 400, "{} bytes", e.len());
+        assert!(
+            e.starts_with("`step three` failed (exit status: 2): [… earlier lines left out …]\n"),
+            "{e}"
+        );
+        assert!(
+            e.contains("line 19999 of the build\nmake: *** [all] Error 2 (log: "),
+            "{e}"
+        );
+        assert!(!e.contains("earlier\n") && !e.contains("broken"), "{e}");
         assert!(lines[5].starts_with("$ (step two: ") && lines[5].ends_with(" s, exit status: 2)"));
         let out = output(&sh("echo a; echo b", None), "x", &never).await;
         assert_eq!(out.unwrap(), "a\nb\n");
@@ -935,5 +1044,39 @@ mod tests {
         let missing = ProcessSpec::new("/no/such/tool", None);
         let e = output(&missing, "tool", &never).await.unwrap_err();
         assert!(e.to_string().starts_with("cannot start `tool`: "), "{e}");
+    }
+
+    #[test]
+    fn a_tail_is_bounded_and_starts_at_a_line() {
+        let mut short = Captured::new(64);
+        short.push(b"one\ntwo\n");
+        assert_eq!(short.tail_text(100), "one\ntwo");
+        // Kept whole in head and tail, cut to the lines that fit.
+        let mut whole = Captured::new(64);
+        whole.push(b"first line\nsecond line\nthe last line\n");
+        assert_eq!(
+            whole.tail_text(20),
+            "[… 23 bytes before these left out …]\nthe last line"
+        );
+        // Megabytes, of which only the ends were kept: the end, counted from the start.
+        let mut loud = Captured::new(1024);
+        for _ in 0..100_000 {
+            loud.push(b"noise noise noise\n");
+        }
+        loud.push(b"error: why it failed\n");
+        let tail = loud.tail_text(100);
+        assert!(tail.len() < 160, "{tail}");
+        assert!(
+            tail.ends_with("\nnoise noise noise\nerror: why it failed"),
+            "{tail}"
+        );
+        let shown = tail.split_once('\n').unwrap().1.len() + 1;
+        assert!(
+            tail.starts_with(&format!(
+                "[… {} bytes before these left out …]\n",
+                loud.total() - shown as u64
+            )),
+            "{tail}"
+        );
     }
 }

@@ -389,6 +389,50 @@ fn an_install_that_gives_nothing_does_not_advise_the_flag_given() -> TestResult 
     )
 }
 
+// A uv that fails after saying 50 MB on stderr: the tooling failure (exit 3) quotes the
+// bounded tail of what it said, its last line among it, with the count of what was left out.
+trial!(a_failing_uv_is_quoted_by_a_bounded_tail);
+fn a_failing_uv_is_quoted_by_a_bounded_tail() -> TestResult {
+    let dir = folder(&[
+        (
+            "cases/hello.yaml",
+            include_str!("../../src/cli/init/example.yaml"),
+        ),
+        (
+            "only-uv.toml",
+            "[discovery]\npath = false\npyenv = false\nconda = false\n",
+        ),
+        (
+            "loud-uv",
+            "#!/bin/sh\n/usr/bin/yes 'uv: downloading, downloading' | /usr/bin/head -c 50000000 >&2\necho 'error: the last thing uv said' >&2\nexit 2\n",
+        ),
+    ]);
+    let d = dir.path();
+    make_executable(&d.join("loud-uv"));
+    let mut cmd = isolated(d, "3.12", Some(&d.join("loud-uv")));
+    cmd.args(["--download-python", "auto"]);
+    let run = Run::from(cmd.output()?);
+    run.expect_code(3)?;
+    let head: String = run.stderr.chars().take(2000).collect();
+    check(
+        run.stderr.len() < 16 * 1024,
+        format!(
+            "{} bytes of stderr (at most 16 KiB):\n{head}",
+            run.stderr.len()
+        ),
+    )?;
+    let shown = run.stderr.matches("uv: downloading").count();
+    check(
+        run.stderr.contains("error: the last thing uv said")
+            && run.stderr.contains(" bytes before these left out …]")
+            && shown > 10,
+        format!(
+            "the tail of what uv said, {shown} of its lines:\n{}",
+            run.stderr
+        ),
+    )
+}
+
 fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -801,3 +801,58 @@ fn the_uv_beside_crosspickle_makes_the_environments() -> TestResult {
         ),
     )
 }
+
+// Requirements are parsed as PEP 508: one that is not is refused at its YAML line with
+// pep508's reason, and one that becomes invalid once a param is put in is refused at its line
+// too, naming the param value that breaks it; nothing is installed or run (exit 2). Extras,
+// versions, markers and URLs pass, with params put in.
+trial!(
+    requirements_are_pep_508_before_and_after_params,
+    needs = &["3.12"]
+);
+fn requirements_are_pep_508_before_and_after_params() -> TestResult {
+    let dir = folder(&[
+        (
+            "bad/broken.yaml",
+            "title: broken requirements\nrequires:\n  - six\n  - \"six==\"\n  - \"tinypkg=={v}\"\nparams:\n  v: [\"1.0\", \"1.0; python_version >\"]\ncode: |\n  pass\n",
+        ),
+        (
+            "good/fine.yaml",
+            "title: fine requirements\nrequires:\n  - \"six[extra]>=1.0,<2; python_version >= '3'\"\n  - \"tinypkg=={v}\"\n  - \"pkg @ file:///tmp/pkg-1.0-py3-none-any.whl\"\nparams:\n  v: [\"1.0\", \"2.0.post1\"]\ncode: |\n  pass\n",
+        ),
+    ]);
+    let mut args = vec!["run".to_string(), "bad".into()];
+    args.extend(python_args(&["3.12"]));
+    let run = Run::from(crosspickle(dir.path()).args(&args).output()?);
+    run.expect_code(2)?;
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    check(
+        lines.iter().any(|l| {
+            l.contains("bad/broken.yaml:4:5: ")
+                && l.contains("\"six==\" in `requires` is not a PEP 508 requirement (")
+        }),
+        format!("six== refused at line 4:\n{}", run.stderr),
+    )?;
+    check(
+        lines.iter().any(|l| {
+            l.contains("bad/broken.yaml:5:5: ")
+                && l.contains("\"tinypkg=={v}\" in `requires` becomes \"tinypkg==1.0; python_version >\" with v=")
+                && l.contains("1.0; python_version >")
+                && l.contains("which is not a PEP 508 requirement")
+        }),
+        format!("the param value that breaks tinypkg=={{v}} named at line 5:\n{}", run.stderr),
+    )?;
+    check(
+        !run.stderr.contains("bad/broken.yaml:3:"),
+        format!("six is fine:\n{}", run.stderr),
+    )?;
+    let list = Run::from(crosspickle(dir.path()).args(["list", "good"]).output()?);
+    list.expect_code(0)?;
+    check(
+        list.stdout.contains("fine requirements"),
+        format!(
+            "extras, markers, params and URLs pass:\n{}{}",
+            list.stdout, list.stderr
+        ),
+    )
+}

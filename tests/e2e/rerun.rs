@@ -162,3 +162,62 @@ fn pasted_runs(d: &Path, stdout: &str) -> Result<Vec<String>, libtest_mimic::Fai
     }
     Ok(failing)
 }
+
+trial!(side_by_side_runs_keep_both_failures, needs = &["3.12"]);
+/// Two runs from one folder (two halves of the cases, as two shards side by side would be),
+/// started together and ending together: each case waits until all four runs have started,
+/// then fails, so both crosspickles finish their runs at the same moment and update the
+/// last-failed record together. The record keeps all four failures, in every round (a fresh
+/// folder each round, so that no older record hides a lost update).
+fn side_by_side_runs_keep_both_failures() -> TestResult {
+    const ROUNDS: usize = 4;
+    for round in 0..ROUNDS {
+        let dir = tempfile::tempdir()?;
+        let d = dir.path();
+        let wait = |name: &str| {
+            format!(
+                "title: {name}\nparams:\n  n: [1, 2]\ncode: |\n  import os, time\n  open(os.path.join({root:?}, '{name}-%d' % n), 'w').close()\n  deadline = time.time() + 30\n  while len([f for f in os.listdir({root:?}) if '-' in f]) < 4 and time.time() < deadline:\n      time.sleep(0.005)\n  raise ValueError('{name} fails')\n",
+                root = path_str(d)
+            )
+        };
+        std::fs::create_dir_all(d.join("cases"))?;
+        std::fs::write(d.join("cases/left.yaml"), wait("left"))?;
+        std::fs::write(d.join("cases/right.yaml"), wait("right"))?;
+        std::fs::write(d.join("cases/fine.yaml"), "title: fine\ncode: |\n  pass\n")?;
+        let start = |keyword: &str| {
+            let mut args = python_args(&["3.12"]);
+            args.extend(["cases", "-k", keyword, "-q", "-j", "2"].map(String::from));
+            crosspickle(d)
+                .args(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+        };
+        let (left, right) = (start("left")?, start("right")?);
+        for (name, child) in [("left", left), ("right", right)] {
+            let run = Run::from(child.wait_with_output()?);
+            check(
+                run.code == 1,
+                format!(
+                    "round {round}, the {name} half fails (exit 1): exit {}\n{}",
+                    run.code, run.stderr
+                ),
+            )?;
+        }
+        // The record, counted by --lf on a case it does not hold (which runs it, and passes).
+        let mut args = python_args(&["3.12"]);
+        args.extend(["cases", "-k", "fine", "--lf", "-q"].map(String::from));
+        let after = Run::from(crosspickle(d).args(&args).output()?);
+        after.expect_code(0)?;
+        check(
+            after.stderr.contains(
+                "note: --last-failed: none of the 4 failing runs recorded from this folder is selected",
+            ),
+            format!(
+                "round {round}: both halves' 2 failures recorded (4):\n{}",
+                after.stderr
+            ),
+        )?;
+    }
+    Ok(())
+}

@@ -1,7 +1,8 @@
 //! crosspickle's JUnit XML with the attempts of `--retries` (`flakyFailure` for a flaky run,
 //! `rerunFailure` for the reruns of one that failed every time, a round trip included) is
 //! valid to Maven Surefire's own schema of its reports, `surefire-test-report.xsd`, as well as
-//! to junit-10.xsd (retries.rs). A Surefire report is one `<testsuite>` a file, so each
+//! to junit-10.xsd (retries.rs), a crashed attempt (no traceback) included, and a retried case
+//! printing megabytes keeps its testcase within its bytes. A Surefire report is one `<testsuite>` a file, so each
 //! `<testsuite>` of crosspickle's `<testsuites>` is validated as a document of its own.
 //!
 //! The schema is the file `CROSSPICKLE_TEST_SUREFIRE_XSD` names, else
@@ -154,4 +155,84 @@ fn retried_runs_are_valid_surefire_reports() -> TestResult {
         valid_suites(&broken, &xsd).is_err(),
         "a rerunFailure without stackTrace passes the schema",
     )
+}
+
+/// Prints 4 MB on stdout and on stderr, then crashes (SIGKILL: no traceback) on its first
+/// attempt and raises on the others.
+const LOUD: &str = r#"title: prints megabytes, crashes once, then fails
+env:
+  MARKS: "@MARKS@"
+code: |
+  import os, sys
+  marks = os.environ["MARKS"]
+  n = len(os.listdir(marks)) + 1
+  open(os.path.join(marks, "attempt-%d" % n), "w").close()
+  sys.stdout.write("out %d " % n * 500000)
+  sys.stderr.write("err %d " % n * 500000)
+  sys.stdout.flush()
+  sys.stderr.flush()
+  if n == 1:
+      os.kill(os.getpid(), 9)
+  raise ValueError("attempt %d fails" % n)
+"#;
+
+trial!(
+    loud_crashing_attempts_are_bounded_with_stack_traces,
+    by = surefire_gate
+);
+/// Four attempts (`--retries 3`) of a case printing 8 MB each, the first killed by a signal:
+/// the three earlier attempts are `<rerunFailure>`s, each with a `<stackTrace>` (the crash's
+/// summary when there is no traceback), valid to Surefire's schema, and the testcase with all
+/// its attempts stays within the 64 KiB a testcase's text may take (and the tags), saying
+/// what it left out.
+fn loud_crashing_attempts_are_bounded_with_stack_traces() -> TestResult {
+    let xsd = schema().ok_or("no surefire-test-report.xsd")?;
+    let dir = folder(&[]);
+    let marks = dir.path().join("marks");
+    std::fs::create_dir_all(&marks)?;
+    std::fs::create_dir_all(dir.path().join("cases"))?;
+    let text = LOUD.replace("@MARKS@", &path_str(&marks));
+    std::fs::write(dir.path().join("cases/loud.yaml"), text)?;
+    let out = crosspickle(dir.path())
+        .args(python_args(&["3.12"]))
+        .args(["cases", "--retries", "3", "-q", "--junit-xml", "out.xml"])
+        .output()?;
+    Run::from(out).expect_code(1)?;
+    let file = dir.path().join("out.xml");
+    let xml = std::fs::read_to_string(&file)?;
+    let reruns: Vec<&str> = xml.split("<rerunFailure").skip(1).collect();
+    check(
+        reruns.len() == 3
+            && reruns.iter().all(|r| {
+                r.split("</rerunFailure>")
+                    .next()
+                    .unwrap_or("")
+                    .contains("<stackTrace>")
+            }),
+        format!("3 rerunFailures, each with its stackTrace:\n{xml}"),
+    )?;
+    check(
+        reruns[0].contains("type=\"regression\"")
+            && reruns[0]
+                .split("</stackTrace>")
+                .next()
+                .unwrap_or("")
+                .contains("SIGKILL"),
+        format!(
+            "the crashed attempt's stack trace names its signal:\n{}",
+            reruns[0]
+        ),
+    )?;
+    let start = xml.find("<testcase ").ok_or("no testcase")?;
+    let end = xml.find("</testcase>").ok_or("no testcase end")?;
+    let bytes = end - start;
+    check(
+        bytes < 64 * 1024 + 4096,
+        format!("the testcase with its 3 earlier attempts takes {bytes} bytes (at most 64 KiB of text and 4 KiB of tags)"),
+    )?;
+    check(
+        xml.contains("bytes left out") && xml.contains("<system-out>[… "),
+        "what was cut is said, the attempts' output tails too",
+    )?;
+    check(valid_suites(&file, &xsd)? == 1, "one testsuite")
 }

@@ -108,7 +108,7 @@ pub async fn first_parent_range(
             return Err(BisectError::Tool(ToolError::Failed {
                 what: what.to_string(),
                 status: other.describe(),
-                said: finished.stderr.text().trim().to_string(),
+                said: process::said(&finished),
             }))
         }
     }
