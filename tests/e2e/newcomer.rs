@@ -405,19 +405,22 @@ fn a_package_bisect_names_every_change_it_crossed() -> TestResult {
         })
         .collect();
     check(
-        found == [("1.1".into(), "1.2".into()), ("1.3".into(), "1.4".into())],
-        format!("both changes: {found:?}\n{}", run.stdout),
+        found == [("1.3".into(), "1.4".into()), ("1.1".into(), "1.2".into())],
+        format!(
+            "both changes, the flip into the newest's outcome first: {found:?}\n{}",
+            run.stdout
+        ),
     )?;
     let conclusion = report["conclusion"].as_str().unwrap_or("");
     check(
-        conclusion.starts_with("the outcome changed 2 times: at 1.2 (")
-            && conclusion.contains("ValueError")
-            && conclusion.contains(", then at 1.4 (")
-            && conclusion.contains("TypeError"),
+        conclusion.starts_with("the outcome flipped to error: ")
+            && conclusion.contains("TypeError at 1.4 (from error: ")
+            && conclusion
+                .contains("ValueError at 1.3), after 1 earlier change: at 1.2 (pass -> error: "),
         format!("the conclusion: {conclusion}"),
     )?;
     check(
-        run.stdout.contains("(2 changes):")
+        run.stdout.contains("(2 changes, the flip first):")
             && run.stdout.contains("1.1 -> 1.2: ")
             && run.stdout.contains("1.3 -> 1.4: "),
         format!("the summary: {}", run.stdout),
