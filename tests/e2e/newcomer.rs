@@ -700,3 +700,35 @@ fn the_standard_librarys_cases_run_before_any_environment_is_made() -> TestResul
     }
     Ok(())
 }
+
+trial!(
+    the_corpus_files_of_a_checkout_bring_no_warning,
+    needs = &["3.8"]
+);
+/// Issue 34: `crosspickle run` in a checkout of crosspickle ran the project's own cases, and its
+/// first lines were warnings about their version ranges (written for interpreters this machine
+/// lacks). A case file that is the corpus's own, byte for byte, is not warned about; the same
+/// file changed by one line is a case of the user's and still is.
+fn the_corpus_files_of_a_checkout_bring_no_warning() -> TestResult {
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("cases/threads/pickler-dump-race.yaml"),
+    )?;
+    let edited = format!("{shipped}# changed here\n");
+    for (text, warned) in [(shipped.as_str(), false), (edited.as_str(), true)] {
+        let dir = folder(&[("cases/threads/pickler-dump-race.yaml", text)]);
+        let (run, _) = run_json(dir.path(), &["-p", "3.8", "cases"]);
+        run.expect_code(0)?;
+        let warning = "warning: cases/threads/pickler-dump-race.yaml:";
+        check(
+            run.stderr.contains(warning) == warned,
+            format!("warned: {warned}, stderr:\n{}", run.stderr),
+        )?;
+        if !warned {
+            check(
+                !run.stderr.contains("warning") && !run.stderr.contains("match no interpreter"),
+                format!("nothing about the corpus's own file:\n{}", run.stderr),
+            )?;
+        }
+    }
+    Ok(())
+}
