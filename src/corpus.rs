@@ -63,6 +63,22 @@ pub fn cases() -> Result<Vec<Case>, Error> {
     }
 }
 
+/// Is the case file at `path` the corpus's own: shown as `corpus:…`, or a file on disk whose
+/// bytes are those of the embedded file its path ends with (`cases/x/y.yaml` in a checkout of
+/// crosspickle, run from there)?
+pub fn is_shipped(path: &Path) -> bool {
+    if path.starts_with(PREFIX) {
+        return true;
+    }
+    let Some(text) = path.to_str().map(|p| p.replace('\\', "/")) else {
+        return false;
+    };
+    FILES.iter().any(|(relative, bytes)| {
+        text.ends_with(&format!("cases/{relative}"))
+            && std::fs::read(path).is_ok_and(|on_disk| on_disk == *bytes)
+    })
+}
+
 /// The embedded text of a corpus case's path (`corpus:…`), if it is one.
 fn embedded(path: &Path) -> Option<&'static [u8]> {
     let relative = path.to_str()?.strip_prefix(PREFIX)?;

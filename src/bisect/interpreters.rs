@@ -82,6 +82,7 @@ pub async fn bisect(
         steps,
         boundaries,
         conclusion,
+        left_out: None,
         builds: None,
         duration_s: started.elapsed().as_secs_f64(),
     })

@@ -12,8 +12,9 @@ use pep440_rs::Version;
 use tokio_util::sync::CancellationToken;
 
 use super::report::seconds;
+use super::report::LeftOut;
 use super::search::{search_range, Tester};
-use super::{BisectError, Report, Step, StepState, Target};
+use super::{BisectError, Boundary, Report, Step, StepState, Target};
 use crate::case::Phase;
 use crate::env::{pip, EnvError, EnvOptions};
 use crate::python::Interpreter;
@@ -34,13 +35,71 @@ pub struct PackageOptions {
     pub side: Option<Phase>,
 }
 
-/// The releases pip can see for `name`, oldest first (pre-releases only if pip lists them).
+/// The releases of a package pip lists for one interpreter.
+#[derive(Debug, Clone, Default)]
+pub struct Releases {
+    /// What pip can install on the interpreter, oldest first.
+    pub installable: Vec<String>,
+    /// What pip lists only with `--ignore-requires-python`: releases whose `Requires-Python`
+    /// excludes the interpreter, oldest first.
+    pub excluded: Vec<String>,
+}
+
+/// The releases pip can see for `name` on `python`, oldest first (pre-releases only if pip
+/// lists them), and apart those whose `Requires-Python` excludes it: pip is asked twice, as it
+/// is and with `--ignore-requires-python`, at once.
 pub async fn available_versions(
     python: &Path,
     name: &str,
     find_links: &[String],
     cancel: &CancellationToken,
+) -> Result<Releases, BisectError> {
+    let (installable, all) = tokio::join!(
+        list_versions(python, name, find_links, false, cancel),
+        list_versions(python, name, find_links, true, cancel)
+    );
+    let installable = installable?;
+    if installable.is_empty() {
+        return Err(BisectError::Request(format!("pip finds no release of `{name}`: check the name and your index (pip config list), or give --versions")));
+    }
+    // The second listing only tells what was left out: when it fails, nothing is.
+    let all = match all {
+        Err(BisectError::Interrupted) => return Err(BisectError::Interrupted),
+        Err(_) => Vec::new(),
+        Ok(all) => all,
+    };
+    Ok(Releases {
+        excluded: left_out(&installable, &all),
+        installable,
+    })
+}
+
+/// The releases of `all` that are not in `installable` (PEP 440 equality), in `all`'s order.
+fn left_out(installable: &[String], all: &[String]) -> Vec<String> {
+    let kept: Vec<Version> = installable
+        .iter()
+        .filter_map(|v| Version::from_str(v).ok())
+        .collect();
+    all.iter()
+        .filter(|v| Version::from_str(v).is_ok_and(|v| !kept.contains(&v)))
+        .cloned()
+        .collect()
+}
+
+/// One listing of the releases of `name`, sorted: pip's `index versions`, or on older pips the
+/// resolver's error; with `ignore_requires_python`, those whose `Requires-Python` excludes
+/// `python` too.
+async fn list_versions(
+    python: &Path,
+    name: &str,
+    find_links: &[String],
+    ignore_requires_python: bool,
+    cancel: &CancellationToken,
 ) -> Result<Vec<String>, BisectError> {
+    let ignore: &[&str] = match ignore_requires_python {
+        true => &["--ignore-requires-python"],
+        false => &[],
+    };
     // In an empty folder, with `-E -s` (every Python has them): nothing of the caller's folder
     // stands in for pip.
     let neutral = tempfile::tempdir().map_err(|e| BisectError::Io {
@@ -49,6 +108,7 @@ pub async fn available_versions(
     })?;
     let spec = pip::command(python, &["-E", "-s"])
         .args(["index", "versions", name])
+        .args(ignore.iter().copied())
         .args(pip::find_links_args(find_links))
         .cwd(neutral.path());
     let listed = match process::output(&spec, &format!("pip index versions {name}"), cancel).await {
@@ -66,13 +126,9 @@ pub async fn available_versions(
     };
     let versions = match listed {
         Some(v) => v,
-        None => versions_from_resolver_error(python, name, find_links, cancel).await?,
+        None => versions_from_resolver_error(python, name, find_links, ignore, cancel).await?,
     };
-    let versions = sort_versions(versions);
-    if versions.is_empty() {
-        return Err(BisectError::Request(format!("pip finds no release of `{name}`: check the name and your index (pip config list), or give --versions")));
-    }
-    Ok(versions)
+    Ok(sort_versions(versions))
 }
 
 /// Older pips have no `pip index`: ask for a release that cannot exist and read the list of
@@ -81,6 +137,7 @@ async fn versions_from_resolver_error(
     python: &Path,
     name: &str,
     find_links: &[String],
+    ignore: &[&str],
     cancel: &CancellationToken,
 ) -> Result<Vec<String>, BisectError> {
     let scratch = tempfile::tempdir().map_err(|e| BisectError::Io {
@@ -92,6 +149,7 @@ async fn versions_from_resolver_error(
         .args(["download", "--no-deps", "--dest"])
         .arg(scratch.path())
         .arg(format!("{name}==0+crosspickle.impossible"))
+        .args(ignore.iter().copied())
         .args(pip::find_links_args(find_links))
         .output(Output::Capture(TOOL_OUTPUT));
     let what = format!("pip download {name}");
@@ -369,27 +427,41 @@ pub async fn bisect(
     cancel: &CancellationToken,
 ) -> Result<Report, BisectError> {
     let started = Instant::now();
-    let all = match &options.versions {
-        Some(v) => sort_versions(v.clone()),
+    let releases = match &options.versions {
+        Some(v) => Releases {
+            installable: sort_versions(v.clone()),
+            excluded: Vec::new(),
+        },
         None => {
             available_versions(&base.executable, &options.name, &options.find_links, cancel).await?
         }
     };
+    let all = &releases.installable;
+    for (flag, given) in [("good", &options.good), ("bad", &options.bad)] {
+        if let Some(release) = given.as_deref().filter(|g| among(&releases.excluded, g)) {
+            return Err(BisectError::Request(format!(
+                "--{flag} {release}: its Requires-Python excludes {} (pip does not install it there); pick one of {}",
+                base.label,
+                all.join(", ")
+            )));
+        }
+    }
     // Without --good, the search starts at the oldest release the case itself pins (its params'
     // values), not at the package's oldest release, which often cannot install here at all.
     let floor = match &options.good {
         Some(_) => None,
-        None => case_floor(target, options.side, &options.name, &all),
+        None => case_floor(target, options.side, &options.name, all),
     };
     let versions = match floor
         .as_deref()
-        .and_then(|f| range(&all, Some(f), options.bad.as_deref()).ok())
+        .and_then(|f| range(all, Some(f), options.bad.as_deref()).ok())
     {
         Some(from_the_floor) => from_the_floor,
         // No pin, or none before the bad release: from the oldest release (or --good).
-        None => range(&all, options.good.as_deref(), options.bad.as_deref())
+        None => range(all, options.good.as_deref(), options.bad.as_deref())
             .map_err(BisectError::Request)?,
     };
+    let left_out = left_out_of(&releases.excluded, &versions, options.bad.as_deref(), base);
     // Each release's environment already holds the case's `requires`: the runner must run the
     // case in it as it is, not make an environment of its own on top.
     let mut in_environment = target.clone();
@@ -405,6 +477,7 @@ pub async fn bisect(
         cancel,
     };
     let found = search_range(&versions, &mut tester, on_step).await?;
+    let (boundaries, conclusion) = flip_first(found.boundaries, found.conclusion);
     Ok(Report {
         mode: "package",
         case: target.case.id.clone(),
@@ -414,11 +487,78 @@ pub async fn bisect(
         python: Some(base.label.clone()),
         candidates: versions.clone(),
         steps: found.steps,
-        boundaries: found.boundaries,
-        conclusion: found.conclusion,
+        boundaries,
+        conclusion,
+        left_out,
         builds: None,
         duration_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Is `release` one of `releases` (PEP 440 equality)?
+fn among(releases: &[String], release: &str) -> bool {
+    let Ok(want) = Version::from_str(release) else {
+        return false;
+    };
+    releases
+        .iter()
+        .any(|r| Version::from_str(r).is_ok_and(|r| r == want))
+}
+
+/// The releases whose `Requires-Python` excludes `base` that the range would otherwise hold:
+/// from its first candidate on, up to `--bad` when one is given.
+fn left_out_of(
+    excluded: &[String],
+    candidates: &[String],
+    bad: Option<&str>,
+    base: &Interpreter,
+) -> Option<LeftOut> {
+    let first = Version::from_str(candidates.first()?).ok()?;
+    let last = bad.and_then(|b| Version::from_str(b).ok());
+    let releases: Vec<String> = excluded
+        .iter()
+        .filter(|r| {
+            Version::from_str(r)
+                .is_ok_and(|v| v >= first && last.as_ref().is_none_or(|last| v <= *last))
+        })
+        .cloned()
+        .collect();
+    (!releases.is_empty()).then(|| LeftOut {
+        why: format!(
+            "their Requires-Python excludes {}: pip does not install them there",
+            base.label
+        ),
+        releases,
+    })
+}
+
+/// The change that flips the outcome first: the last one the search found, into the outcome
+/// of the newest release, after which nothing changes again; the earlier ones (often releases
+/// too old to run here) follow in order.
+pub fn flip_first(mut boundaries: Vec<Boundary>, conclusion: String) -> (Vec<Boundary>, String) {
+    if boundaries.len() < 2 {
+        return (boundaries, conclusion);
+    }
+    let flip = boundaries.pop().expect("two or more");
+    let conclusion = format!(
+        "the outcome flipped to {} at {} (from {} at {}), after {} earlier change{}: {}",
+        flip.first_new.outcome,
+        flip.first_new.label,
+        flip.last_old.outcome,
+        flip.last_old.label,
+        boundaries.len(),
+        if boundaries.len() == 1 { "" } else { "s" },
+        boundaries
+            .iter()
+            .map(|b| format!(
+                "at {} ({} -> {})",
+                b.first_new.label, b.last_old.outcome, b.first_new.outcome
+            ))
+            .collect::<Vec<_>>()
+            .join(", then ")
+    );
+    boundaries.insert(0, flip);
+    (boundaries, conclusion)
 }
 
 #[cfg(test)]
@@ -445,6 +585,15 @@ mod tests {
         assert!(range(&sorted, Some("3.0"), None)
             .unwrap_err()
             .contains("not among"));
+    }
+
+    #[test]
+    fn what_pip_lists_only_when_requires_python_is_ignored() {
+        let installable = v(&["1.0", "1.1", "2.0"]);
+        let all = v(&["0.9", "1.0", "1.1.0", "2.0", "2.1", "3.0"]);
+        assert_eq!(left_out(&installable, &all), v(&["0.9", "2.1", "3.0"]));
+        assert!(left_out(&installable, &[]).is_empty());
+        assert!(among(&all, "2.1.0") && !among(&all, "2.2") && !among(&all, "x"));
     }
 
     #[test]

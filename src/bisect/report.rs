@@ -153,6 +153,13 @@ impl Boundary {
     }
 }
 
+/// Releases a package bisect did not try, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct LeftOut {
+    pub releases: Vec<String>,
+    pub why: String,
+}
+
 /// A bisect's result: what every mode prints and writes with `--json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -170,13 +177,19 @@ pub struct Report {
     /// The interpreter of package mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub python: Option<String>,
-    /// Every version or commit in the range, in order.
+    /// Every version or commit in the range, in order (package mode: those that can install
+    /// on the interpreter).
     pub candidates: Vec<String>,
     /// The steps in the order they ran.
     pub steps: Vec<Step>,
+    /// In order of the candidates; package mode lists the change that flips the outcome (into
+    /// the newest release's) first, then the others in order.
     pub boundaries: Vec<Boundary>,
     /// One sentence: what was found, or why nothing was.
     pub conclusion: String,
+    /// Package mode: releases between the ends that were not candidates, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
     /// Commit mode: how many builds ran (the other steps came from the cache).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub builds: Option<usize>,
@@ -190,15 +203,28 @@ impl Report {
         if self.boundaries.is_empty() {
             s.push_str(&format!("{}\n", self.conclusion));
         } else {
+            let n = self.boundaries.len();
+            let order = match (self.mode, n) {
+                ("package", 2..) => ", the flip first",
+                _ => "",
+            };
             s.push_str(&format!(
-                "{} ({} change{}):\n",
+                "{} ({n} change{}{order}):\n",
                 self.conclusion,
-                self.boundaries.len(),
-                if self.boundaries.len() == 1 { "" } else { "s" }
+                if n == 1 { "" } else { "s" }
             ));
             for b in &self.boundaries {
                 s.push_str(&format!("{}\n", b.describe()));
             }
+        }
+        if let Some(left) = &self.left_out {
+            let n = left.releases.len();
+            s.push_str(&format!(
+                "{n} release{} left out: {}: {}\n",
+                if n == 1 { "" } else { "s" },
+                left.releases.join(", "),
+                left.why
+            ));
         }
         s
     }

@@ -261,36 +261,46 @@ pub async fn execute(
     let dumps = dumps(plan, &ctx);
     let mut slots: Vec<Option<RunRecord>> = vec![None; plan.runs.len()];
     let mut stop_reason: Option<String> = None;
-    let mut stream = stream::iter(plan.runs.iter())
-        .map(|run| {
-            let ctx = ctx.clone();
-            let dump = run
-                .producer
-                .as_ref()
-                .and_then(|p| dumps.get(&dump_key(run, p)).cloned());
-            async move { (run, judge_repeated(&ctx, run, dump).await) }
-        })
-        .buffer_unordered(options.jobs.max(1) * 4);
-    while let Some((run, record)) = stream.next().await {
-        let notices = std::mem::take(&mut *ctx.notices.lock().unwrap());
-        for text in notices {
-            on_event(Event::Notice { text: &text });
+    // The runs that need no environment first, all of them, then those that do: the
+    // standard library's results come before any environment is made, as soon as they can.
+    let (plain, packaged): (Vec<&PlannedRun>, Vec<&PlannedRun>) = plan
+        .runs
+        .iter()
+        .partition(|run| run.environments().is_empty());
+    for runs in [plain, packaged] {
+        let mut stream = stream::iter(runs)
+            .map(|run| {
+                let ctx = ctx.clone();
+                let dump = run
+                    .producer
+                    .as_ref()
+                    .and_then(|p| dumps.get(&dump_key(run, p)).cloned());
+                async move { (run, judge_repeated(&ctx, run, dump).await) }
+            })
+            .buffer_unordered(options.jobs.max(1) * 4);
+        while let Some((run, record)) = stream.next().await {
+            let notices = std::mem::take(&mut *ctx.notices.lock().unwrap());
+            for text in notices {
+                on_event(Event::Notice { text: &text });
+            }
+            let Some(record) = record else { continue };
+            on_event(Event::Finished {
+                run,
+                record: &record,
+            });
+            let fails = record.verdict.fails_run();
+            slots[run.index] = Some(record);
+            if fails && options.exit_first && stop_reason.is_none() {
+                let reason = "stopped after the first failing verdict (-x)".to_string();
+                on_event(Event::Stopping { reason: &reason });
+                stop_reason = Some(reason);
+                cancel.cancel();
+            }
         }
-        let Some(record) = record else { continue };
-        on_event(Event::Finished {
-            run,
-            record: &record,
-        });
-        let fails = record.verdict.fails_run();
-        slots[run.index] = Some(record);
-        if fails && options.exit_first && stop_reason.is_none() {
-            let reason = "stopped after the first failing verdict (-x)".to_string();
-            on_event(Event::Stopping { reason: &reason });
-            stop_reason = Some(reason);
-            cancel.cancel();
+        if cancel.is_cancelled() {
+            break;
         }
     }
-    drop(stream);
     let duration_s = started.elapsed().as_secs_f64();
     ctx.servers.shutdown().await;
     Ok(Executed {

@@ -43,6 +43,27 @@ impl PlannedRun {
         }
     }
 
+    /// The environments this run needs, if it is executed: (interpreter, requirements with
+    /// placeholders replaced) for each side whose case asks for packages.
+    pub fn environments(&self) -> Vec<(&Interpreter, Vec<String>)> {
+        if !matches!(self.disposition, Disposition::Execute) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (interpreter, phase) in self.sides() {
+            if interpreter.is_recorded() {
+                // Its dump is a recorded file: nothing of its runs.
+                continue;
+            }
+            let requires = self.case.requires_for(phase);
+            if !requires.is_empty() {
+                let requirements = crate::env::resolve_requirements(&requires, &self.params);
+                out.push((interpreter, requirements));
+            }
+        }
+        out
+    }
+
     /// The packages each side's environment is made from (requirements with placeholders
     /// replaced): the producer's and the consumer's of a round trip, the interpreter's of a
     /// plain run (as the consumer's); empty where the case asks for none.
@@ -165,23 +186,9 @@ impl Plan {
     /// (interpreter, requirements with placeholders replaced), for both sides of a round trip,
     /// each side with its own.
     pub fn environments(&self) -> Vec<(&Interpreter, Vec<String>)> {
-        let mut out = Vec::new();
-        for run in &self.runs {
-            if !matches!(run.disposition, Disposition::Execute) {
-                continue;
-            }
-            for (interpreter, phase) in run.sides() {
-                if interpreter.is_recorded() {
-                    // Its dump is a recorded file: nothing of its runs.
-                    continue;
-                }
-                let requires = run.case.requires_for(phase);
-                if !requires.is_empty() {
-                    let requirements = crate::env::resolve_requirements(&requires, &run.params);
-                    out.push((interpreter, requirements));
-                }
-            }
-        }
-        out
+        self.runs
+            .iter()
+            .flat_map(PlannedRun::environments)
+            .collect()
     }
 }

@@ -699,3 +699,167 @@ fn a_package_bisect_starts_at_the_cases_own_release() -> TestResult {
         format!("1.4 -> 2.0: {b:?}\n{}", run.stdout),
     )
 }
+
+trial!(
+    a_package_bisect_tries_only_what_installs_here,
+    needs = &["3.8"]
+);
+/// A real package with a real Requires-Python history, from the index pip is configured with:
+/// attrs 25.4.0 and later need Python 3.9, so on 3.8 they are no candidates and the report says
+/// how many were left out and why. From the case's own 25.1.0, three releases: three installs.
+fn a_package_bisect_tries_only_what_installs_here() -> TestResult {
+    let dir = folder(&[(
+        "cases/attrs.yaml",
+        "title: which attrs\nparams:\n  attrs: [\"25.1.0\"]\nrequires: [\"attrs=={attrs}\"]\ncode: |\n  from importlib.metadata import version\n  assert version('attrs') < '25.3', 'attrs ' + version('attrs')\n",
+    )]);
+    let cache = tempfile::tempdir()?;
+    let (run, report) = bisect_json(
+        dir.path(),
+        cache.path(),
+        &[],
+        &[
+            "bisect",
+            "attrs",
+            "--package",
+            "attrs",
+            "--python",
+            "cpython3.8",
+        ],
+    );
+    run.expect_code(0)?;
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let candidates = strings(&report["candidates"]);
+    check(
+        candidates == ["25.1.0", "25.2.0", "25.3.0"],
+        format!("25.3.0 is the newest attrs for 3.8: {candidates:?}"),
+    )?;
+    let left = strings(&report["left_out"]["releases"]);
+    check(
+        ["25.4.0", "26.1.0"]
+            .iter()
+            .all(|r| left.iter().any(|l| l == r)),
+        format!(
+            "the releases that need 3.9 are left out: {}",
+            report["left_out"]
+        ),
+    )?;
+    let why = report["left_out"]["why"].as_str().unwrap_or("");
+    check(
+        why.contains("Requires-Python excludes cpython-3.8."),
+        format!("why: {why}"),
+    )?;
+    let said = format!("{} releases left out: {}", left.len(), left.join(", "));
+    check(
+        run.stdout.contains(&said),
+        format!("`{said}` in:\n{}", run.stdout),
+    )?;
+    check(
+        steps(&report).len() == 3,
+        format!("three installs: {:?}", steps(&report)),
+    )?;
+    let b = boundaries(&report);
+    check(
+        b.len() == 1
+            && label(&b[0]["last_old"]) == "25.2.0"
+            && label(&b[0]["first_new"]) == "25.3.0",
+        format!("25.2.0 -> 25.3.0: {b:?}"),
+    )?;
+    // A release that cannot install here is refused as an end, with the ones that can.
+    let (run, _) = bisect_json(
+        dir.path(),
+        cache.path(),
+        &[],
+        &[
+            "bisect",
+            "attrs",
+            "--package",
+            "attrs",
+            "--python",
+            "cpython3.8",
+            "--bad",
+            "25.4.0",
+        ],
+    );
+    run.expect_code(2)?;
+    check(
+        run.stderr
+            .contains("--bad 25.4.0: its Requires-Python excludes cpython-3.8.")
+            && run.stderr.contains("25.3.0"),
+        run.stderr.clone(),
+    )
+}
+
+/// The case's code runs on tinypkg 1.2 and later only (an ImportError before, as a package too
+/// old for the interpreter would give): two changes, 1.1 -> 1.2 and 1.4 -> 2.0.
+const TOO_OLD_HERE: &str = "title: tinypkg's value\nrequires: [\"tinypkg>=1\"]\ncode: |\n  from importlib.metadata import version\n  if version('tinypkg') in ('1.0', '1.1'):\n      raise ImportError('too old for this Python')\n  import tinypkg\n  assert tinypkg.VALUE == 1, 'the value changed'\n";
+
+trial!(a_package_bisect_lists_the_flip_first, needs = &["3.8"]);
+/// Of two changes, the one that flips the outcome into the newest release's (1.4 -> 2.0, pass
+/// to fail) is listed first, in the JSON, the conclusion and the summary; the earlier one
+/// (1.1 -> 1.2, out of an ImportError) follows.
+fn a_package_bisect_lists_the_flip_first() -> TestResult {
+    let python = python("3.8").expect("3.8");
+    let dir = folder(&[
+        ("cases/value.yaml", TOO_OLD_HERE),
+        ("make_wheels.py", MAKE_WHEELS),
+    ]);
+    let wheels = dir.path().join("wheels");
+    std::fs::create_dir_all(&wheels)?;
+    let made = Command::new(&python)
+        .arg(dir.path().join("make_wheels.py"))
+        .arg(&wheels)
+        .status()?;
+    check(made.success(), "the wheels are made")?;
+    let cache = tempfile::tempdir()?;
+    let env = [("PIP_NO_INDEX", "1"), ("PIP_CONFIG_FILE", "/dev/null")];
+    let wheels_arg = path_str(&wheels);
+    // Four releases, four installs: 1.1 (ImportError), 1.2 and 1.4 (pass), 2.0 (fail).
+    let (run, report) = bisect_json(
+        dir.path(),
+        cache.path(),
+        &env,
+        &[
+            "bisect",
+            "value",
+            "--package",
+            "tinypkg",
+            "--find-links",
+            &wheels_arg,
+            "--python",
+            "cpython3.8",
+            "--versions",
+            "1.1,1.2,1.4,2.0",
+        ],
+    );
+    run.expect_code(0)?;
+    let b = boundaries(&report);
+    let pairs: Vec<(String, String)> = b
+        .iter()
+        .map(|b| (label(&b["last_old"]), label(&b["first_new"])))
+        .collect();
+    let want = [("1.4", "2.0"), ("1.1", "1.2")].map(|(a, b)| (a.to_string(), b.to_string()));
+    check(
+        pairs == want,
+        format!("the flip first: {pairs:?}\n{}", run.stdout),
+    )?;
+    let conclusion = report["conclusion"].as_str().unwrap_or("");
+    check(
+        conclusion.starts_with("the outcome flipped to fail: AssertionError at 2.0 (from pass at 1.4), after 1 earlier change: at 1.2"),
+        conclusion,
+    )?;
+    let summary = run.stdout.split("\n\n").last().unwrap_or("");
+    check(summary.contains("(2 changes, the flip first):"), summary)?;
+    let (flip, earlier) = (summary.find("1.4 -> 2.0"), summary.find("1.1 -> 1.2"));
+    check(
+        flip.is_some() && earlier.is_some() && flip < earlier,
+        format!("the summary lists 1.4 -> 2.0 before 1.1 -> 1.2:\n{summary}"),
+    )
+}

@@ -1,6 +1,7 @@
 //! What a newcomer meets around a run (issue 23): version ranges that match no interpreter of
 //! the machine, environments built for minutes, a matrix wider than the terminal, a package
-//! bisect that crosses several changes, tooling failures that must not pass for verdicts.
+//! bisect that crosses several changes, tooling failures that must not pass for verdicts; and
+//! (issue 34) the standard library's cases run before any environment is made.
 
 use std::path::Path;
 
@@ -287,7 +288,13 @@ fn three_environments(
     let py = python("3.8").expect("3.8");
     let links = crate::requires::wheels(
         &py,
-        &[("tinypkg", "1.0"), ("tinypkg", "2.0"), ("tinypkg", "3.0")],
+        &[
+            ("tinypkg", "1.0"),
+            ("tinypkg", "2.0"),
+            ("tinypkg", "3.0"),
+            ("tinypkg", "4.0"),
+            ("tinypkg", "5.0"),
+        ],
     )?;
     let cache = crate::requires::cache();
     let case = "title: one environment per version\nparams:\n  v: [\"1.0\", \"2.0\", \"3.0\"]\nrequires: [\"tinypkg=={v}\"]\ncode: |\n  import tinypkg\n  assert tinypkg.__version__ == v\n";
@@ -405,19 +412,22 @@ fn a_package_bisect_names_every_change_it_crossed() -> TestResult {
         })
         .collect();
     check(
-        found == [("1.1".into(), "1.2".into()), ("1.3".into(), "1.4".into())],
-        format!("both changes: {found:?}\n{}", run.stdout),
+        found == [("1.3".into(), "1.4".into()), ("1.1".into(), "1.2".into())],
+        format!(
+            "both changes, the flip into the newest's outcome first: {found:?}\n{}",
+            run.stdout
+        ),
     )?;
     let conclusion = report["conclusion"].as_str().unwrap_or("");
     check(
-        conclusion.starts_with("the outcome changed 2 times: at 1.2 (")
-            && conclusion.contains("ValueError")
-            && conclusion.contains(", then at 1.4 (")
-            && conclusion.contains("TypeError"),
+        conclusion.starts_with("the outcome flipped to error: ")
+            && conclusion.contains("TypeError at 1.4 (from error: ")
+            && conclusion
+                .contains("ValueError at 1.3), after 1 earlier change: at 1.2 (pass -> error: "),
         format!("the conclusion: {conclusion}"),
     )?;
     check(
-        run.stdout.contains("(2 changes):")
+        run.stdout.contains("(2 changes, the flip first):")
             && run.stdout.contains("1.1 -> 1.2: ")
             && run.stdout.contains("1.3 -> 1.4: "),
         format!("the summary: {}", run.stdout),
@@ -610,4 +620,115 @@ fn docs_bisect_md_examples_run_as_printed_and_print_what_it_shows() -> TestResul
         }
     }
     check(ran >= 5, format!("{ran} commands run"))
+}
+
+trial!(
+    the_standard_librarys_cases_run_before_any_environment_is_made,
+    needs = &["3.8"]
+);
+/// Issue 34: the cases without `requires` all run before the first environment is made, though
+/// the case with `requires` comes first in the folder (`a-needs`, 4 environments, as many as
+/// the runs `-j 1` keeps under way, then `b-std`, 10 runs): on main the first runs waited for
+/// their environments and the others for them. A case with `requires` that `-k` leaves out
+/// gets no environment. Each run writes its name and the time to a log.
+fn the_standard_librarys_cases_run_before_any_environment_is_made() -> TestResult {
+    let py = python("3.8").expect("3.8");
+    let links = crate::requires::wheels(
+        &py,
+        &[
+            ("tinypkg", "1.0"),
+            ("tinypkg", "2.0"),
+            ("tinypkg", "3.0"),
+            ("tinypkg", "4.0"),
+            ("tinypkg", "5.0"),
+        ],
+    )?;
+    let cache = crate::requires::cache();
+    let log = tempfile::NamedTempFile::new()?;
+    let logged = |what: &str| {
+        format!("  import time\n  with open({:?}, 'a') as f:\n      f.write('{what} %r\\n' % time.time())\n", path_str(log.path()))
+    };
+    let needs = format!(
+        "title: needs tinypkg\nparams:\n  v: [\"1.0\", \"2.0\", \"3.0\", \"4.0\"]\nrequires: [\"tinypkg=={{v}}\"]\ncode: |\n{}  import tinypkg\n  assert tinypkg.__version__ == v\n",
+        logged("pkg")
+    );
+    let std = format!(
+        "title: standard library\nparams:\n  n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\ncode: |\n{}  import pickle\n  assert pickle.loads(pickle.dumps(n)) == n\n",
+        logged("std")
+    );
+    let unselected =
+        "title: not selected\nrequires: [\"tinypkg==5.0\"]\ncode: |\n  import tinypkg\n";
+    let dir = folder(&[
+        ("cases/a-needs.yaml", needs.as_str()),
+        ("cases/b-std.yaml", std.as_str()),
+        ("cases/c-unselected.yaml", unselected),
+    ]);
+    let mut args = crate::requires::args(cache.path(), links.path(), "3.8");
+    args.extend(["-j", "1", "-k", "not unselected", "cases"].map(String::from));
+    let (run, _) = run_json(dir.path(), &args);
+    run.expect_code(0)?;
+    let lines = std::fs::read_to_string(log.path())?;
+    let order: Vec<&str> = lines.lines().filter_map(|l| l.split(' ').next()).collect();
+    let last_std = order.iter().rposition(|w| *w == "std");
+    let first_pkg = order.iter().position(|w| *w == "pkg");
+    check(
+        order.len() == 14 && last_std == Some(9) && first_pkg == Some(10),
+        format!("the 10 standard-library runs first, then the 4 others: {order:?}"),
+    )?;
+    let std_done: f64 = lines
+        .lines()
+        .filter(|l| l.starts_with("std "))
+        .filter_map(|l| l[4..].trim().parse().ok())
+        .fold(0.0, f64::max);
+    let envs = crate::requires::envs(cache.path());
+    check(
+        envs.len() == 4,
+        format!("environments for the selected case's 4 runs only: {envs:?}"),
+    )?;
+    for env in &envs {
+        let made = std::fs::metadata(env.join("crosspickle-env.json"))?
+            .modified()?
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_secs_f64();
+        check(
+            made > std_done,
+            format!(
+                "{} made at {made}, before the last standard-library run ended at {std_done}",
+                env.display()
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+trial!(
+    the_corpus_files_of_a_checkout_bring_no_warning,
+    needs = &["3.8"]
+);
+/// Issue 34: `crosspickle run` in a checkout of crosspickle ran the project's own cases, and its
+/// first lines were warnings about their version ranges (written for interpreters this machine
+/// lacks). A case file that is the corpus's own, byte for byte, is not warned about; the same
+/// file changed by one line is a case of the user's and still is.
+fn the_corpus_files_of_a_checkout_bring_no_warning() -> TestResult {
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("cases/threads/pickler-dump-race.yaml"),
+    )?;
+    let edited = format!("{shipped}# changed here\n");
+    for (text, warned) in [(shipped.as_str(), false), (edited.as_str(), true)] {
+        let dir = folder(&[("cases/threads/pickler-dump-race.yaml", text)]);
+        let (run, _) = run_json(dir.path(), &["-p", "3.8", "cases"]);
+        run.expect_code(0)?;
+        let warning = "warning: cases/threads/pickler-dump-race.yaml:";
+        check(
+            run.stderr.contains(warning) == warned,
+            format!("warned: {warned}, stderr:\n{}", run.stderr),
+        )?;
+        if !warned {
+            check(
+                !run.stderr.contains("warning") && !run.stderr.contains("match no interpreter"),
+                format!("nothing about the corpus's own file:\n{}", run.stderr),
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -227,6 +227,7 @@ pub async fn bisect(
         steps: found.steps,
         boundaries,
         conclusion: found.conclusion,
+        left_out: None,
         builds: Some(builder.builds),
         duration_s: started.elapsed().as_secs_f64(),
     };
