@@ -229,7 +229,8 @@ fn implied_by(earlier: &Rule, rule: &Rule) -> bool {
     side(&earlier.on, &rule.on)
         && side(&earlier.dump, &rule.dump)
         && side(&earlier.load, &rule.load)
-        && (earlier.phase.is_none() || earlier.phase == rule.phase)
+        && (earlier.phase.is_none() && rule.phase != Some(super::Phase::Compare)
+            || earlier.phase == rule.phase)
         && (earlier.relations.is_empty()
             || earlier.relations.describe() == rule.relations.describe())
 }

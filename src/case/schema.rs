@@ -165,7 +165,9 @@ pub(super) struct RawRule {
     /// requests on each side's Python version).
     #[schemars(length(min = 1))]
     pub pairs: Option<Vec<(VersionRequests, VersionRequests)>>,
-    /// Round trips: the phase that decided the outcome.
+    /// Round trips: the phase that decided the outcome; `compare` selects the runs that hold a
+    /// live dump against the bytes recorded by the same interpreter (only rules naming it
+    /// decide those).
     pub phase: Option<Phase>,
     /// What the run must show, or `skip`: the run is not executed; or a list of two or more
     /// outcomes (no `skip`) when it sometimes shows one, sometimes another: every attempt
@@ -371,6 +373,10 @@ impl Isolation {
 pub enum Phase {
     Dump,
     Load,
+    // A live producer's dump held against the bytes a recorded producer with its facts and
+    // packages made (docs/record.md): `fail` when they differ, the dump changed in place. (A
+    // comment, not a doc comment: the schema keeps the phases one plain enum.)
+    Compare,
 }
 
 impl fmt::Display for Phase {
@@ -378,6 +384,7 @@ impl fmt::Display for Phase {
         f.write_str(match self {
             Phase::Dump => "dump",
             Phase::Load => "load",
+            Phase::Compare => "compare",
         })
     }
 }

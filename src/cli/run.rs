@@ -37,6 +37,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     let mut options = execute_options(&args, &settings)?;
     options.recorded = Arc::new(super::record::files_of(&plan, &recorded));
     options.twins = Arc::new(super::record::twins_of(&plan, &recorded));
+    plan.add_comparisons(&options.twins);
     let to_make = announce_environments(&plan, &options.environments);
     let mut bars = None;
     if to_make > 0 {
