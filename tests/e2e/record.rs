@@ -474,3 +474,58 @@ fn a_dump_changed_in_place_is_a_verdict() -> TestResult {
     )?;
     check(snapshot(&pickles) == before, "record kept what it recorded")
 }
+
+trial!(the_corpus_ships_its_pickles, needs = &["3.12"]);
+/// `run --corpus` on 3.12 alone loads the pickles recorded from the corpus's round trips on
+/// every interpreter of crosspickle's CI machine and embedded in the binary (2.7 to 3.15 and
+/// PyPy), written once into the cache folder: every one as its rules expect.
+fn the_corpus_ships_its_pickles() -> TestResult {
+    let dir = folder(&[]);
+    let cache = dir.path().join("cache");
+    let (run, json) = run_json(
+        dir.path(),
+        &args_on(
+            &["3.12"],
+            &[
+                "--corpus",
+                "-k",
+                "datetime-py2-latin1",
+                "--cache-dir",
+                &path_str(&cache),
+            ],
+        ),
+    );
+    run.expect_code(0)?;
+    let all = runs(&json);
+    let producers: std::collections::BTreeSet<&str> = all
+        .iter()
+        .filter_map(|r| r["dump_python"].as_str())
+        .filter(|p| p.starts_with("recorded:"))
+        .collect();
+    check(
+        producers.contains("recorded:cpython-2.7.18")
+            && producers
+                .iter()
+                .any(|p| p.starts_with("recorded:cpython-3.15."))
+            && producers
+                .iter()
+                .any(|p| p.starts_with("recorded:pypy-3.9."))
+            && producers.len() >= 15,
+        format!("the recorded producers: {producers:#?}"),
+    )?;
+    let consumers: std::collections::BTreeSet<&str> =
+        all.iter().filter_map(|r| r["python"].as_str()).collect();
+    check(
+        consumers.iter().all(|c| c.contains("cpython-3.12.")),
+        format!("3.12 alone loads them: {consumers:?}"),
+    )?;
+    let written = cache.join("corpus-pickles");
+    let folders: Vec<_> = std::fs::read_dir(&written)?.flatten().collect();
+    check(
+        folders.len() == 1 && folders[0].path().join("manifest.json").is_file(),
+        format!(
+            "one folder of the corpus's pickles in {}",
+            written.display()
+        ),
+    )
+}
