@@ -529,3 +529,49 @@ fn the_corpus_ships_its_pickles() -> TestResult {
         ),
     )
 }
+
+trial!(
+    numpy_2_pickles_recorded_then_judged_on_numpy_1,
+    needs = &["3.12"]
+);
+/// The corpus's NumPy case (numpy#28340): pickles recorded once by NumPy 2.0.2 on 3.12, then
+/// judged with the recorded producer alone (`--dump-python recorded:…`): only the consumers'
+/// environments (NumPy 1.26.0 and 1.26.4) are used, the producer's packages are told from the
+/// manifest, and every verdict is the live run's (sides.rs): 1.26.0 loads neither protocol,
+/// 1.26.4 loads protocol 4 and not 5. The environments are shared with that trial's cache.
+fn numpy_2_pickles_recorded_then_judged_on_numpy_1() -> TestResult {
+    const CASE: &str =
+        include_str!("../../cases/thirdparty/numpy-28340-numpy2-pickle-on-numpy1.yaml");
+    let dir = folder(&[("cases/numpy.yaml", CASE)]);
+    record(dir.path(), &["3.12"], &[]).expect_code(0)?;
+    let (run, json) = run_json(
+        dir.path(),
+        &args_on(&["3.12"], &["--dump-python", "recorded:cpython-3.12.1"]),
+    );
+    run.expect_code(0)?;
+    let mut got: Vec<String> = runs(&json)
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {:?} {:?}={}",
+                r["params"],
+                r["dump_python"].as_str().unwrap_or("?"),
+                r["dump_packages"],
+                r["message"].as_str().unwrap_or(""),
+                r["verdict"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    got.sort();
+    let want = [
+        r#"{"protocol":4,"numpy_release":"1.26.0"} recorded:cpython-3.12.1 Array [String("numpy==2.0.2")] "No module named 'numpy._core'"=xfail"#,
+        r#"{"protocol":4,"numpy_release":"1.26.4"} recorded:cpython-3.12.1 Array [String("numpy==2.0.2")] ""=ok"#,
+        r#"{"protocol":5,"numpy_release":"1.26.0"} recorded:cpython-3.12.1 Array [String("numpy==2.0.2")] "No module named 'numpy._core'"=xfail"#,
+        r#"{"protocol":5,"numpy_release":"1.26.4"} recorded:cpython-3.12.1 Array [String("numpy==2.0.2")] "No module named 'numpy._core.numeric'"=xfail"#,
+    ];
+    check(got == want, format!("{got:#?}"))?;
+    check(
+        !run.stderr.contains("with numpy==2.0.2"),
+        format!("no producer environment: {}", run.stderr),
+    )
+}
