@@ -23,6 +23,12 @@ include!(concat!(env!("OUT_DIR"), "/corpus.rs"));
 /// file's stem stays the case's default id, also for a file at the top of `cases/`).
 pub const PREFIX: &str = "corpus:cases/";
 
+/// The folder below `cases/` that holds the pickles recorded from the corpus's round trips
+/// (`crosspickle record cases/roundtrip --pickles cases/corpus-pickles` on every interpreter
+/// of crosspickle's CI machine): embedded with the cases, read by `run --corpus`. Not
+/// `cases/pickles`, which `run cases` would read in crosspickle's own checkout.
+pub const PICKLES: &str = "corpus-pickles";
+
 /// Every embedded file: its path below `cases/` (`/`-separated) and its bytes, sorted by path.
 pub fn files() -> &'static [(&'static str, &'static [u8])] {
     FILES
@@ -77,6 +83,56 @@ pub fn is_shipped(path: &Path) -> bool {
         text.ends_with(&format!("cases/{relative}"))
             && std::fs::read(path).is_ok_and(|on_disk| on_disk == *bytes)
     })
+}
+
+/// The recorded pickles of the corpus, as a folder `run` can open: written once under
+/// `cache_dir/corpus-pickles/<the manifest's digest>/` (written in a folder beside it, then
+/// renamed), then checked as any folder of recorded pickles.
+/// None when this build embeds none.
+pub fn pickles_in(cache_dir: &Path) -> Result<Option<PathBuf>, Error> {
+    let prefix = format!("{PICKLES}/");
+    let files: Vec<(&str, &[u8])> = FILES
+        .iter()
+        .filter_map(|(r, bytes)| Some((r.strip_prefix(&prefix)?, *bytes)))
+        .collect();
+    let Some((_, manifest)) = files
+        .iter()
+        .find(|(name, _)| *name == crate::record::MANIFEST)
+    else {
+        return Ok(None);
+    };
+    let dir = cache_dir
+        .join(PICKLES)
+        .join(crate::sys::hash::short_hex(manifest, 16));
+    if dir.join(crate::record::MANIFEST).is_file() {
+        return Ok(Some(dir));
+    }
+    let io = |e| {
+        Error::io(
+            format!("cannot write the corpus's pickles to {}", dir.display()),
+            e,
+        )
+    };
+    // Written in a folder of its own, then renamed whole: an interrupted write leaves no
+    // partial folder for the next run to refuse.
+    let parent = cache_dir.join(PICKLES);
+    std::fs::create_dir_all(&parent).map_err(io)?;
+    let staging = tempfile::Builder::new()
+        .prefix(".writing-")
+        .tempdir_in(&parent)
+        .map_err(io)?;
+    for (name, bytes) in &files {
+        std::fs::write(staging.path().join(name), bytes).map_err(io)?;
+    }
+    let written = staging.keep();
+    if let Err(e) = std::fs::rename(&written, &dir) {
+        let _ = std::fs::remove_dir_all(&written);
+        if !dir.join(crate::record::MANIFEST).is_file() {
+            return Err(io(e));
+        }
+        // Another run wrote it meanwhile.
+    }
+    Ok(Some(dir))
 }
 
 /// The embedded text of a corpus case's path (`corpus:…`), if it is one.

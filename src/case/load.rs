@@ -718,9 +718,13 @@ impl Validator<'_> {
             .map(|(i, r)| self.rule(i, r, params, round_trip))
             .collect();
         if let Some(first) = rules.iter().position(Rule::selects_everything) {
-            if first + 1 < rules.len() {
-                let at = self.find(&[Key("expect"), Item(first + 1)]);
-                self.err(at, format!("expect[{}] can never be chosen: expect[{first}] has no selector and decides every run (rules are tried in order)", first + 1));
+            // A rule for the comparison with recorded bytes (`phase: compare`) is not a rule
+            // the one without selectors decides for.
+            let compare = |r: &Rule| r.phase == Some(super::schema::Phase::Compare);
+            let shadowed = (first + 1..rules.len()).find(|&i| !compare(&rules[i]));
+            if let Some(later) = shadowed {
+                let at = self.find(&[Key("expect"), Item(later)]);
+                self.err(at, format!("expect[{later}] can never be chosen: expect[{first}] has no selector and decides every run (rules are tried in order)"));
             }
         }
         rules
@@ -1431,6 +1435,35 @@ mod tests {
         let e = first_error("title: t\ncode: pass\nexpect:\n  - outcome: fail\n  - python: '3.8'\n    outcome: error\n");
         assert!(
             e.contains("cases/x.yaml:5:") && e.contains("expect[1] can never be chosen"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn compare_rules_are_theirs_alone() {
+        use super::super::model::RunSide;
+        use super::super::params::Params;
+        use super::super::schema::Phase;
+        // A rule for the comparison with recorded bytes may follow one without selectors (which
+        // does not decide it), and only it decides comparisons.
+        let text = "title: t\ndump: data = b''\nload: pass\nexpect:\n  - outcome: fail\n  - phase: compare\n    outcome: fail\n";
+        let case = parse(text).unwrap();
+        let i =
+            crate::python::Interpreter::for_tests(crate::python::Implementation::Cpython, "3.12.1");
+        let params = Params::default();
+        let decides = |phase| case.deciding_rule(&params, RunSide::pair(&i, &i, phase));
+        assert_eq!(decides(Phase::Load), Some(0));
+        assert_eq!(decides(Phase::Dump), Some(0));
+        assert_eq!(decides(Phase::Compare), Some(1));
+        let bare =
+            parse("title: t\ndump: data = b''\nload: pass\nexpect:\n  - outcome: fail\n").unwrap();
+        assert_eq!(
+            bare.deciding_rule(&params, RunSide::pair(&i, &i, Phase::Compare)),
+            None
+        );
+        let e = first_error(&format!("{text}  - python: '3.8'\n    outcome: error\n"));
+        assert!(
+            e.contains("cases/x.yaml:8:") && e.contains("expect[2] can never be chosen"),
             "{e}"
         );
     }

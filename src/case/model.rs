@@ -208,7 +208,7 @@ impl RunSide<'_> {
     ) -> RunSide<'a> {
         RunSide {
             deciding: match phase {
-                Phase::Dump => producer,
+                Phase::Dump | Phase::Compare => producer,
                 Phase::Load => consumer,
             },
             dump: Some(producer),
@@ -227,7 +227,7 @@ impl Case {
     /// `requires`, then for a round trip's dump `dump_requires`, for its load `load_requires`.
     pub fn requires_for(&self, phase: Option<Phase>) -> Vec<String> {
         let own = match phase {
-            Some(Phase::Dump) => &self.dump_requires,
+            Some(Phase::Dump | Phase::Compare) => &self.dump_requires,
             Some(Phase::Load) => &self.load_requires,
             None => &[][..],
         };
@@ -272,7 +272,7 @@ impl Case {
         let other = match phase {
             Some(Phase::Dump) => &self.side_params.1,
             Some(Phase::Load) => &self.side_params.0,
-            None => return params.clone(),
+            None | Some(Phase::Compare) => return params.clone(),
         };
         Params(
             params
@@ -414,7 +414,12 @@ impl Rule {
                 || matches!((side.dump, side.load), (Some(d), Some(l)) if self.relations.holds_for(d, l)))
             && (self.ends.is_empty()
                 || matches!((side.dump, side.load), (Some(d), Some(l)) if self.ends.holds_for(d, l)))
-            && self.phase.is_none_or(|p| Some(p) == side.phase)
+            && match self.phase {
+                // A comparison with recorded bytes is decided by the rules that name it only:
+                // the rules written for dumps and loads say nothing of it.
+                None => side.phase != Some(Phase::Compare),
+                Some(p) => Some(p) == side.phase,
+            }
     }
 
     /// Whether the `where` of this rule holds for `params`.

@@ -209,7 +209,9 @@ pub(super) struct RawRule {
     pub newer_features: Option<Features>,
     /// Round trips: features one end at least has (true) or lacks (false), all on that end.
     pub either_features: Option<Features>,
-    /// Round trips: the phase that decided the outcome.
+    /// Round trips: the phase that decided the outcome; `compare` selects the runs that hold a
+    /// live dump against the bytes recorded by the same interpreter (only rules naming it
+    /// decide those).
     pub phase: Option<Phase>,
     /// What the run must show, or `skip`: the run is not executed; or a list of two or more
     /// outcomes (no `skip`) when it sometimes shows one, sometimes another: every attempt
@@ -425,6 +427,10 @@ impl Isolation {
 pub enum Phase {
     Dump,
     Load,
+    // A live producer's dump held against the bytes a recorded producer with its facts and
+    // packages made (docs/record.md): `fail` when they differ, the dump changed in place. (A
+    // comment, not a doc comment: the schema keeps the phases one plain enum.)
+    Compare,
 }
 
 impl fmt::Display for Phase {
@@ -432,6 +438,7 @@ impl fmt::Display for Phase {
         f.write_str(match self {
             Phase::Dump => "dump",
             Phase::Load => "load",
+            Phase::Compare => "compare",
         })
     }
 }

@@ -33,7 +33,8 @@ pub struct ListArgs {
     #[arg(long)]
     pub json: bool,
     /// With --expected: the folder of recorded pickles whose producers are shown beside the
-    /// live ones [default: cases/pickles, when it is there]
+    /// live ones [default: cases/pickles, when it is there; with --corpus and no path, the
+    /// corpus's own]
     #[arg(long, value_name = "DIR")]
     pub pickles: Option<PathBuf>,
     #[command(flatten)]
@@ -152,7 +153,7 @@ pub struct RunArgs {
     pub last_failed: bool,
     /// The folder of recorded pickles (`crosspickle record`): each producer recorded there is a
     /// producer of the round trips beside the live ones, labelled `recorded:cpython-2.7.18`
-    /// [default: cases/pickles, when it is there]
+    /// [default: cases/pickles, when it is there; with --corpus and no path, the corpus's own]
     #[arg(long, value_name = "DIR")]
     pub pickles: Option<PathBuf>,
     #[command(flatten)]

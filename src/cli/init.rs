@@ -1,7 +1,8 @@
 //! `crosspickle init`: a starter project in a folder (the current one by default): `cases/`
 //! with one example case that passes on every interpreter (`init/example.yaml`), and the
 //! GitHub Actions workflow of `docs/github-actions.yml` as `.github/workflows/crosspickle.yml`,
-//! both embedded with `include_str!` so that what init writes is what the repository ships.
+//! both embedded with `include_str!` so that what init writes is what the repository ships;
+//! and says how to record the pickles that workflow's `recorded` job loads.
 //! It never overwrites: when one of its files (or a folder on the way to one) exists as
 //! something else, it names it and writes nothing (exit 2); when a write fails half-way it
 //! takes back what it wrote, so a folder is left as it was or holds every file whole.
@@ -32,6 +33,10 @@ const FILES: [(&str, &str, &str); 2] = [
     ),
 ];
 
+/// What init says last: how to keep the pickles of round trips for the workflow's `recorded`
+/// job.
+const RECORD_HINT: &str = "to check pickles made by interpreters CI cannot set up: run `crosspickle record` where they are installed (it keeps each round trip's pickles in cases/pickles/), commit that folder, and the workflow's `recorded` job loads them on one Python\n";
+
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// The folder to write into (it must exist)
@@ -57,6 +62,7 @@ pub fn init(args: &InitArgs) -> Result<i32, Failure> {
     for (relative, _, what) in FILES {
         out.push_str(&format!("wrote {}: {what}\n", shown(dir, relative)));
     }
+    out.push_str(RECORD_HINT);
     crate::sys::stdout::emit(&out);
     Ok(EXIT_OK)
 }

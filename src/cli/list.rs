@@ -74,7 +74,7 @@ async fn expected_matrix(
     super::ranges::warn_unmatched(cases.iter(), &machine, true);
     let labels: Vec<String> = interpreters.iter().map(|i| i.label.clone()).collect();
     let cases: Vec<std::sync::Arc<Case>> = cases.into_iter().map(std::sync::Arc::new).collect();
-    let recorded = super::record::for_run(args.pickles.as_deref())?;
+    let recorded = super::record::for_run(args.pickles.as_deref(), settings)?;
     let mut matrices = super::expected::matrices(&cases, interpreters, &recorded);
     if let Some(k) = args.keyword.as_deref().map(Keyword::parse).transpose()? {
         // -k selects runs by their params, as `run -k` does.

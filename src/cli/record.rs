@@ -280,8 +280,23 @@ fn prune(folder: &mut Folder, cases: &[Arc<Case>]) -> Result<usize, Failure> {
 }
 
 /// The folder of recorded pickles a run reads, checked: `--pickles DIR` (which must be there),
-/// else `cases/pickles` when it is there.
-pub(super) fn for_run(given: Option<&std::path::Path>) -> Result<Option<Folder>, Error> {
+/// else with `--corpus` and no path the corpus's own (see [`crate::corpus::pickles_in`]), else
+/// `cases/pickles` when it is there.
+pub(super) fn for_run(
+    given: Option<&std::path::Path>,
+    settings: &Settings,
+) -> Result<Option<Folder>, Error> {
+    if let (None, true, true, Some(cache)) = (
+        given,
+        settings.corpus,
+        settings.paths.is_empty(),
+        settings.cache_dir.as_deref(),
+    ) {
+        return match crate::corpus::pickles_in(cache)? {
+            Some(dir) => Folder::open(&dir),
+            None => Ok(None),
+        };
+    }
     // Absolute: the loads that read its files run in folders of their own.
     let given = given
         .map(std::path::absolute)

@@ -29,7 +29,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     let (interpreters, machine) =
         super::interpreters::for_running_on_machine(&args.pythons, &settings, None).await?;
     super::ranges::warn_unmatched(cases.iter().map(|c| &**c), &machine, false);
-    let recorded = super::record::for_run(args.pickles.as_deref())?;
+    let recorded = super::record::for_run(args.pickles.as_deref(), &settings)?;
     let (mut plan, shard) = plan(&args, &cases, interpreters, &recorded, keyword.as_ref())?;
     if args.last_failed {
         super::last_failed::narrow(&mut plan, settings.cache_dir.as_deref());
@@ -37,6 +37,7 @@ pub async fn run(args: RunArgs) -> Result<i32, Failure> {
     let mut options = execute_options(&args, &settings)?;
     options.recorded = Arc::new(super::record::files_of(&plan, &recorded));
     options.twins = Arc::new(super::record::twins_of(&plan, &recorded));
+    plan.add_comparisons(&options.twins);
     let to_make = announce_environments(&plan, &options.environments);
     let mut bars = None;
     if to_make > 0 {

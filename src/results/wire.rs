@@ -352,6 +352,7 @@ wire_enum!(WireScheme <-> Scheme {
 wire_enum!(WirePhase <-> Phase {
     "dump": Dump = Dump,
     "load": Load = Load,
+    "compare": Compare = Compare,
 });
 
 wire_enum!(WireImplementation <-> Implementation {

@@ -424,12 +424,6 @@ fn dump_future(
         .recorded
         .get(&recorded_key(run, &producer))
         .cloned();
-    let twin = ctx
-        .options
-        .twins
-        .get(&recorded_key(run, &producer))
-        .cloned();
-    let name = crate::case::run_name(&case.id, &params, None, None);
     let fut = async move {
         if let Some(file) = recorded {
             // A recorded producer's dump: what it made then, read by the load as it is.
@@ -445,20 +439,6 @@ fn dump_future(
         let r = run_python(&ctx, &producer, &case, &code, &params, phase)
             .await
             .map(|observed| DumpResult { observed, data });
-        if let (Some((label, sha)), Ok(d)) = (twin, &r) {
-            if d.observed.outcome == OutcomeKind::Pass {
-                if let Ok(bytes) = std::fs::read(&d.data) {
-                    let fresh = crate::sys::hash::short_hex(&bytes, 64);
-                    if fresh != sha {
-                        ctx.notices.lock().unwrap().push(format!(
-                            "{name}: the dump on {} made other bytes (SHA-256 {fresh}, {} bytes) than {label} recorded ({sha}): the dump changed in place",
-                            producer.label,
-                            bytes.len()
-                        ));
-                    }
-                }
-            }
-        }
         Arc::new(r)
     };
     fut.boxed().shared()
@@ -593,7 +573,7 @@ fn record(
 /// The interpreters whose versions the rules of `run` look at, once `phase` decided it.
 fn side(run: &PlannedRun, phase: Option<Phase>) -> RunSide<'_> {
     match (&run.producer, phase) {
-        (Some(p), Some(Phase::Dump)) => RunSide {
+        (Some(p), Some(Phase::Dump | Phase::Compare)) => RunSide {
             deciding: p,
             dump: Some(p),
             load: Some(&run.interpreter),
@@ -709,6 +689,13 @@ async fn observe_run(
                 }
                 Ok(d) => d,
             };
+            if run.interpreter.is_recorded() {
+                // Not a load: the live dump held against what its twin recorded.
+                return Ok(Observation::Ran(
+                    compare(ctx, run, d)?,
+                    Some(d.observed.duration_s),
+                ));
+            }
             let rule = case.expected_for(params, side(run, Some(Phase::Load)));
             if rule.outcome == OutcomeKind::Skip {
                 return Ok(Observation::SkippedByRule(rule));
@@ -719,6 +706,31 @@ async fn observe_run(
         }
         (Body::RoundTrip { .. }, None) => Err(SetupError::NoDump.into()),
     }
+}
+
+/// A comparison run (`producer -> recorded:…`, see [`crate::run::Plan::add_comparisons`]):
+/// `pass` when the producer's fresh dump `d` is the bytes its recorded twin made, `fail` with
+/// both digests when the dump changed in place.
+fn compare(ctx: &Context, run: &PlannedRun, d: &DumpResult) -> Result<Observed, RunFailure> {
+    let producer = run.producer.as_ref().expect("a comparison has a producer");
+    let key = recorded_key(run, producer);
+    let Some((label, sha)) = ctx.options.twins.get(&key) else {
+        return Err(SetupError::NoDump.into());
+    };
+    let bytes =
+        std::fs::read(&d.data).map_err(setup_io(format!("cannot read {}", d.data.display())))?;
+    let fresh = crate::sys::hash::short_hex(&bytes, 64);
+    let mut observed = Observed::new(OutcomeKind::Pass, 0.0);
+    observed.phase = Some(Phase::Compare);
+    if &fresh != sha {
+        observed.outcome = OutcomeKind::Fail;
+        observed.message = Some(format!(
+            "the dump on {} made other bytes (SHA-256 {fresh}, {} bytes) than {label} recorded (SHA-256 {sha}): the dump changed in place",
+            producer.label,
+            bytes.len()
+        ));
+    }
+    Ok(observed)
 }
 
 /// One Python process running `code` under the driver: forked from a server, or started for
@@ -809,7 +821,7 @@ fn prepare(
         .run_dirs()
         .map_err(setup_io("cannot make a temporary folder".into()))?;
     let file_name = match phase {
-        Some((Phase::Dump, _)) => "dump.py",
+        Some((Phase::Dump | Phase::Compare, _)) => "dump.py",
         Some((Phase::Load, _)) => "load.py",
         None => "case.py",
     };

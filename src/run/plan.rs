@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::case::{run_name, Case, Expected, Params, Phase};
+use crate::case::{run_name, Case, Expected, OutcomeKind, Params, Phase, RunSide};
 use crate::python::Interpreter;
 
 /// What will happen to one planned run.
@@ -84,6 +84,33 @@ impl PlannedRun {
             self.producer.as_deref().map(|p| p.label.as_str()),
             Some(&self.interpreter.label),
         )
+    }
+}
+
+/// The comparison of `pair`'s producer's dump with what `twin` recorded: executed where the
+/// producer runs and the case applies to it, unless a `phase: compare` rule skips it.
+fn comparison(pair: &PlannedRun, twin: Arc<Interpreter>) -> PlannedRun {
+    let producer = pair.producer.clone().expect("a pair of a round trip");
+    let (case, params) = (&pair.case, &pair.params);
+    let skip = case
+        .skip_reason(&producer)
+        .or_else(|| case.gil_skip_reason(params, &producer));
+    let rule = case.expected_for(params, RunSide::pair(&producer, &twin, Phase::Compare));
+    let disposition = match (&producer.unusable, skip) {
+        (Some(u), _) => {
+            Disposition::EnvError(format!("interpreter {} unusable: {u}", producer.label))
+        }
+        (None, Some(s)) => Disposition::Skip(format!("producer {}: {s}", producer.label)),
+        (None, None) if rule.outcome == OutcomeKind::Skip => Disposition::SkipRule(rule),
+        (None, None) => Disposition::Execute,
+    };
+    PlannedRun {
+        index: pair.index,
+        case: case.clone(),
+        params: params.clone(),
+        interpreter: twin,
+        producer: Some(producer),
+        disposition,
     }
 }
 
@@ -180,6 +207,47 @@ impl Plan {
             interpreters: interpreters.to_vec(),
             runs,
         }
+    }
+
+    /// Beside the pairs of each live producer that a recorded producer has a twin of (`twins`:
+    /// by case id, params and live label, the recorded producer's label), one run that holds
+    /// its fresh dump against the recorded bytes: `producer -> recorded:…`, phase `compare`,
+    /// placed after that producer's last pair. The recorded producer must be in the plan.
+    pub fn add_comparisons(&mut self, twins: &super::Twins) {
+        let recorded: Vec<Arc<Interpreter>> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.producer.clone().filter(|p| p.is_recorded()))
+            .collect();
+        let key = |run: &PlannedRun| {
+            let producer = run.producer.as_ref()?;
+            let key = (
+                run.case.id.clone(),
+                run.params.to_string(),
+                producer.label.clone(),
+            );
+            (!producer.is_recorded()).then_some(key)
+        };
+        let mut last = std::collections::HashMap::new();
+        for (i, run) in self.runs.iter().enumerate() {
+            if let Some(k) = key(run) {
+                last.insert(k, i);
+            }
+        }
+        let mut runs = Vec::with_capacity(self.runs.len());
+        for (i, run) in std::mem::take(&mut self.runs).into_iter().enumerate() {
+            let comparison = key(&run)
+                .filter(|k| last.get(k) == Some(&i))
+                .and_then(|k| twins.get(&k))
+                .and_then(|(label, _)| recorded.iter().find(|r| &r.label == label))
+                .map(|twin| comparison(&run, twin.clone()));
+            runs.push(run);
+            runs.extend(comparison);
+        }
+        for (index, run) in runs.iter_mut().enumerate() {
+            run.index = index;
+        }
+        self.runs = runs;
     }
 
     /// The environments the runs to execute need, for cases with `requires` (or a side's):

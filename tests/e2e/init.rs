@@ -142,7 +142,16 @@ fn never_overwrites() -> TestResult {
     out.expect_code(2)?;
     check(out.stderr.contains("project: no such folder"), &out.stderr)?;
     std::fs::create_dir(&target).unwrap();
-    init(dir.path(), &["project"]).expect_code(0)?;
+    let made = init(dir.path(), &["project"]);
+    made.expect_code(0)?;
+    check(
+        made.stdout.lines().last().is_some_and(|l| {
+            l.starts_with(
+                "to check pickles made by interpreters CI cannot set up: run `crosspickle record`",
+            ) && l.ends_with("the workflow's `recorded` job loads them on one Python")
+        }),
+        format!("init says how to record: {}", made.stdout),
+    )?;
     check(
         target.join("cases/example.yaml").is_file(),
         "written in project/",

@@ -353,40 +353,116 @@ fn prune_removes_what_no_case_refers_to() -> TestResult {
     )
 }
 
-trial!(a_dump_changed_in_place_is_reported, needs = &["3.12"]);
+trial!(a_dump_changed_in_place_is_a_verdict, needs = &["3.12"]);
 /// Pickles recorded on 3.12, then 3.12's dump makes other bytes (the case's dump sends another
-/// value; a new release of a package would do the same): `run` warns, naming the run, the
-/// recorded producer and both digests, and `record` says so and keeps what it recorded.
-fn a_dump_changed_in_place_is_reported() -> TestResult {
+/// value; a new release of a package would do the same): each (params, 3.12) gets a run of
+/// its own, `cpython-3.12.1 -> recorded:cpython-3.12.1` of phase `compare`, `ok` while the bytes
+/// are the same, a `regression` naming both digests once they differ, `xfail` under a rule
+/// `phase: compare, outcome: fail`, which no other rule (not even one without selectors)
+/// decides for; `record` says so and keeps what it recorded.
+fn a_dump_changed_in_place_is_a_verdict() -> TestResult {
     let dir = folder(&[("cases/major.yaml", MAJOR)]);
     let pickles = dir.path().join("cases/pickles");
     record(dir.path(), &["3.12"], &[]).expect_code(0)?;
-    let (run, _) = run_json(dir.path(), &args_on(&["3.12"], &[]));
+    let comparisons = |json: &serde_json::Value| -> Vec<String> {
+        runs(json)
+            .iter()
+            .filter(|r| r["phase"] == "compare" || r["python"] == "recorded:cpython-3.12.1")
+            .map(|r| {
+                format!(
+                    "{} {} -> {} {}: {}",
+                    r["params"]["protocol"],
+                    r["dump_python"].as_str().unwrap_or("?"),
+                    r["python"].as_str().unwrap_or("?"),
+                    r["phase"].as_str().unwrap_or("?"),
+                    r["verdict"].as_str().unwrap_or("?")
+                )
+            })
+            .collect()
+    };
+    let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &[]));
     run.expect_code(0)?;
+    let same = comparisons(&json);
     check(
-        !run.stderr.contains("changed in place"),
-        format!("the same bytes are no news: {}", run.stderr),
+        same == [
+            "0 cpython-3.12.1 -> recorded:cpython-3.12.1 compare: ok",
+            "2 cpython-3.12.1 -> recorded:cpython-3.12.1 compare: ok",
+        ],
+        format!("the same bytes are ok: {same:#?}"),
     )?;
     let before = snapshot(&pickles);
     // A dump that now pickles the major version as a float (3.0 == 3): other bytes, same load.
-    std::fs::write(
-        dir.path().join("cases/major.yaml"),
-        MAJOR.replace(
-            "dumps(sys.version_info[0],",
-            "dumps(float(sys.version_info[0]),",
-        ),
+    let changed = MAJOR.replace(
+        "dumps(sys.version_info[0],",
+        "dumps(float(sys.version_info[0]),",
+    );
+    std::fs::write(dir.path().join("cases/major.yaml"), &changed)?;
+    let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &[]));
+    run.expect_code(1)?;
+    let other = comparisons(&json);
+    check(
+        other
+            == [
+                "0 cpython-3.12.1 -> recorded:cpython-3.12.1 compare: regression",
+                "2 cpython-3.12.1 -> recorded:cpython-3.12.1 compare: regression",
+            ],
+        format!("other bytes are a regression: {other:#?}"),
     )?;
-    let (run, _) = run_json(dir.path(), &args_on(&["3.12"], &[]));
+    let first = runs(&json)
+        .into_iter()
+        .find(|r| r["phase"] == "compare")
+        .ok_or("a comparison")?;
+    let message = first["message"].as_str().unwrap_or("");
+    check(
+        message.starts_with("the dump on cpython-3.12.1 made other bytes (SHA-256 ")
+            && message.ends_with("): the dump changed in place")
+            && message.contains("than recorded:cpython-3.12.1 recorded (SHA-256 "),
+        format!("the message names both digests: {first}"),
+    )?;
+    check(
+        run.stdout
+            .contains("major[protocol=0] cpython-3.12.1 -> recorded:cpython-3.12.1"),
+        format!("the terminal names the run:\n{}", run.stdout),
+    )?;
+    // Expected: a rule for the comparison (after one without selectors, which does not
+    // decide it) makes it an xfail, and the pairs keep their verdicts.
+    let expected = changed.replace(
+        "expect:\n",
+        "expect:\n  - phase: compare\n    outcome: fail\n    match: the dump changed in place\n    reason: 3.12 now sends a float\n",
+    );
+    std::fs::write(dir.path().join("cases/major.yaml"), &expected)?;
+    let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &[]));
     run.expect_code(0)?;
-    for protocol in ["0", "2"] {
-        let name =
-            format!("major[protocol={protocol}]: the dump on cpython-3.12.1 made other bytes");
-        check(
-            run.stderr.contains(&name)
-                && run.stderr.contains("than recorded:cpython-3.12.1 recorded"),
-            format!("run warns about {name}: {}", run.stderr),
-        )?;
-    }
+    let known = comparisons(&json);
+    check(
+        known
+            == [
+                "0 cpython-3.12.1 -> recorded:cpython-3.12.1 compare: xfail",
+                "2 cpython-3.12.1 -> recorded:cpython-3.12.1 compare: xfail",
+            ],
+        format!("an expected change is an xfail: {known:#?}"),
+    )?;
+    let catch_all = format!("{expected}  - outcome: fail\n");
+    std::fs::write(dir.path().join("cases/major.yaml"), catch_all)?;
+    let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &[]));
+    run.expect_code(1)?;
+    // Per protocol: the live pair, the comparison, the recorded producer's pair.
+    let pairs: Vec<String> = runs(&json)
+        .iter()
+        .map(|r| format!("{} {}", r["python"], r["verdict"]))
+        .collect();
+    check(
+        pairs
+            == [
+                r#""cpython-3.12.1" "fixed""#,
+                r#""recorded:cpython-3.12.1" "xfail""#,
+                r#""cpython-3.12.1" "fixed""#,
+                r#""cpython-3.12.1" "fixed""#,
+                r#""recorded:cpython-3.12.1" "xfail""#,
+                r#""cpython-3.12.1" "fixed""#,
+            ],
+        format!("a rule without selectors decides the pairs, not the comparisons: {pairs:#?}"),
+    )?;
     let again = record(dir.path(), &["3.12"], &[]);
     again.expect_code(0)?;
     check(
@@ -397,4 +473,105 @@ fn a_dump_changed_in_place_is_reported() -> TestResult {
         format!("record says so: {}", again.stderr),
     )?;
     check(snapshot(&pickles) == before, "record kept what it recorded")
+}
+
+trial!(the_corpus_ships_its_pickles, needs = &["3.12"]);
+/// `run --corpus` on 3.12 alone loads the pickles recorded from the corpus's round trips on
+/// every interpreter of crosspickle's CI machine and embedded in the binary (2.7 to 3.15 and
+/// PyPy), written once into the cache folder: every one as its rules expect.
+fn the_corpus_ships_its_pickles() -> TestResult {
+    let dir = folder(&[]);
+    let cache = dir.path().join("cache");
+    let (run, json) = run_json(
+        dir.path(),
+        &args_on(
+            &["3.12"],
+            &[
+                "--corpus",
+                "-k",
+                "datetime-py2-latin1",
+                "--cache-dir",
+                &path_str(&cache),
+            ],
+        ),
+    );
+    run.expect_code(0)?;
+    let all = runs(&json);
+    let producers: std::collections::BTreeSet<&str> = all
+        .iter()
+        .filter_map(|r| r["dump_python"].as_str())
+        .filter(|p| p.starts_with("recorded:"))
+        .collect();
+    check(
+        producers.contains("recorded:cpython-2.7.18")
+            && producers
+                .iter()
+                .any(|p| p.starts_with("recorded:cpython-3.15."))
+            && producers
+                .iter()
+                .any(|p| p.starts_with("recorded:pypy-3.9."))
+            && producers.len() >= 15,
+        format!("the recorded producers: {producers:#?}"),
+    )?;
+    let consumers: std::collections::BTreeSet<&str> =
+        all.iter().filter_map(|r| r["python"].as_str()).collect();
+    check(
+        consumers.iter().all(|c| c.contains("cpython-3.12.")),
+        format!("3.12 alone loads them: {consumers:?}"),
+    )?;
+    let written = cache.join("corpus-pickles");
+    let folders: Vec<_> = std::fs::read_dir(&written)?.flatten().collect();
+    check(
+        folders.len() == 1 && folders[0].path().join("manifest.json").is_file(),
+        format!(
+            "one folder of the corpus's pickles in {}",
+            written.display()
+        ),
+    )
+}
+
+trial!(
+    numpy_2_pickles_recorded_then_judged_on_numpy_1,
+    needs = &["3.12"]
+);
+/// The corpus's NumPy case (numpy#28340): pickles recorded once by NumPy 2.0.2 on 3.12, then
+/// judged with the recorded producer alone (`--dump-python recorded:…`): only the consumers'
+/// environments (NumPy 1.26.0 and 1.26.4) are used, the producer's packages are told from the
+/// manifest, and every verdict is the live run's (sides.rs): 1.26.0 loads neither protocol,
+/// 1.26.4 loads protocol 4 and not 5. The environments are shared with that trial's cache.
+fn numpy_2_pickles_recorded_then_judged_on_numpy_1() -> TestResult {
+    const CASE: &str =
+        include_str!("../../cases/thirdparty/numpy-28340-numpy2-pickle-on-numpy1.yaml");
+    let dir = folder(&[("cases/numpy.yaml", CASE)]);
+    record(dir.path(), &["3.12"], &[]).expect_code(0)?;
+    let (run, json) = run_json(
+        dir.path(),
+        &args_on(&["3.12"], &["--dump-python", "recorded:cpython-3.12.1"]),
+    );
+    run.expect_code(0)?;
+    let mut got: Vec<String> = runs(&json)
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {:?} {:?}={}",
+                r["params"],
+                r["dump_python"].as_str().unwrap_or("?"),
+                r["dump_packages"],
+                r["message"].as_str().unwrap_or(""),
+                r["verdict"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    got.sort();
+    let want = [
+        r#"{"protocol":4,"numpy_release":"1.26.0"} recorded:cpython-3.12.1 Array [String("numpy==2.0.2")] "No module named 'numpy._core'"=xfail"#,
+        r#"{"protocol":4,"numpy_release":"1.26.4"} recorded:cpython-3.12.1 Array [String("numpy==2.0.2")] ""=ok"#,
+        r#"{"protocol":5,"numpy_release":"1.26.0"} recorded:cpython-3.12.1 Array [String("numpy==2.0.2")] "No module named 'numpy._core'"=xfail"#,
+        r#"{"protocol":5,"numpy_release":"1.26.4"} recorded:cpython-3.12.1 Array [String("numpy==2.0.2")] "No module named 'numpy._core.numeric'"=xfail"#,
+    ];
+    check(got == want, format!("{got:#?}"))?;
+    check(
+        !run.stderr.contains("with numpy==2.0.2"),
+        format!("no producer environment: {}", run.stderr),
+    )
 }

@@ -607,3 +607,98 @@ fn shards_run_every_python_here_and_merge() -> TestResult {
     )?;
     check_results(&runner, &json, &stdout)
 }
+
+trial!(
+    the_recorded_job_loads_on_one_python,
+    needs = &["2.7", "3.8", "3.13"]
+);
+/// The workflow's `recorded` job: without cases/pickles/ it says how to record and passes; with
+/// the round trip recorded on 2.7 and 3.8, it runs on the one Python it sets up (3.13 here, as
+/// the job's `CROSSPICKLE_RECORDED_PYTHON`), every recorded producer's pickle loaded by it and
+/// no other consumer, the summary written, and the failing case fails the job.
+fn the_recorded_job_loads_on_one_python() -> TestResult {
+    let mut job = workflow("github-actions.yml")["jobs"]["recorded"].clone();
+    check(
+        job["needs"].as_str() == Some("build")
+            && job["env"]["CROSSPICKLE_RECORDED_PYTHON"].as_str() == Some("3.12"),
+        format!("the job: {job:?}"),
+    )?;
+    job["env"]["CROSSPICKLE_RECORDED_PYTHON"] = Value::String("3.13".into());
+    let setups = job["steps"]
+        .as_sequence()
+        .ok_or("no steps")?
+        .iter()
+        .filter(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/setup-python"))
+        })
+        .count();
+    check(setups == 1, format!("one setup-python, not {setups}"))?;
+    let runner = Runner::new();
+    let summary = runner.temp.join("step-summary.md");
+    std::fs::write(&summary, "").unwrap();
+    // Without the folder: the notice, and nothing to upload (so the upload is left out here).
+    let mut bare = job.clone();
+    if let Some(steps) = bare["steps"].as_sequence_mut() {
+        steps.retain(|s| {
+            !s["uses"]
+                .as_str()
+                .is_some_and(|u| u.contains("upload-artifact"))
+        });
+    }
+    let steps = run_job(&runner, &bare, &BTreeMap::new(), &summary, &mut |_| {})?;
+    let load = step(&steps, "Load the recorded pickles")?;
+    check(
+        load.code == 0
+            && load
+                .stdout
+                .starts_with("::notice::no recorded pickles (cases/pickles/manifest.json): run `crosspickle record`"),
+        format!("exit {}\n{}\n{}", load.code, load.stdout, load.stderr),
+    )?;
+    let record = Run::from(
+        crosspickle(&runner.workspace)
+            .args(["record", "cases"])
+            .args(python_args(&["2.7", "3.8"]))
+            .output()?,
+    );
+    record.expect_code(0)?;
+    let steps = run_job(&runner, &job, &BTreeMap::new(), &summary, &mut |_| {})?;
+    let load = step(&steps, "Load the recorded pickles")?;
+    check(
+        load.code == 1,
+        format!("exit {}\n{}\n{}", load.code, load.stdout, load.stderr),
+    )?;
+    let json = json_at(&runner.workspace.join("crosspickle-recorded.json"));
+    let all = runs(&json);
+    let consumers: std::collections::BTreeSet<&str> =
+        all.iter().filter_map(|r| r["python"].as_str()).collect();
+    check(
+        consumers.len() == 1 && consumers.iter().all(|c| c.starts_with("cpython-3.13.")),
+        format!("one consumer: {consumers:?}"),
+    )?;
+    let loaded: Vec<String> = all
+        .iter()
+        .filter(|r| r["case"] == "round-trip")
+        .map(|r| {
+            format!(
+                "{}: {}",
+                r["dump_python"].as_str().unwrap_or("?"),
+                r["verdict"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    check(
+        loaded.len() == 3
+            && loaded[0].starts_with("cpython-3.13.")
+            && loaded[1] == "recorded:cpython-2.7.18: ok"
+            && loaded[2].starts_with("recorded:cpython-3.8.")
+            && loaded.iter().all(|l| l.ends_with(": ok")),
+        format!("the round trip's producers: {loaded:#?}"),
+    )?;
+    let markdown = std::fs::read_to_string(&summary)?;
+    check(
+        markdown.contains("recorded:cpython-2.7.18"),
+        format!("the summary: {markdown}"),
+    )
+}
