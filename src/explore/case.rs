@@ -188,7 +188,7 @@ fn round_trip_rules(
     for c in (0..pythons.len()).filter(|&i| applies(&pythons[i], value_version)) {
         let results: Vec<(usize, Expected)> = dumped
             .iter()
-            .filter_map(|&p| obs.loads.get(&(p, protocol, k, c, u)).map(|o| (p, o)))
+            .filter_map(|&p| obs.load((p, protocol, k, c, u)).map(|o| (p, o)))
             .map(|(p, o)| (p, failed(o, obs).map(|o| (outcome(o), exception(o)))))
             .collect();
         let not_asked = not_asked(&pythons[c], protocol, u, "consumer");
@@ -213,8 +213,8 @@ fn unpickler_parity_rules(
         let results: Vec<(usize, Expected)> = dumped
             .iter()
             .filter_map(|&p| {
-                let c_out = obs.loads.get(&(p, protocol, k, c, Pickler::C))?;
-                let py_out = obs.loads.get(&(p, protocol, k, c, Pickler::Py))?;
+                let c_out = obs.load((p, protocol, k, c, Pickler::C))?;
+                let py_out = obs.load((p, protocol, k, c, Pickler::Py))?;
                 let differ = super::oracle::unpickler_disagreement(c_out, py_out);
                 Some((p, differ.map(|_| parity_outcome(c_out, py_out))))
             })
@@ -510,7 +510,7 @@ mod tests {
             (1, Pickler::Py, loaded.clone()),
             (2, Pickler::Py, loaded.clone()),
         ] {
-            obs.loads.insert((0, 0, Pickler::C, c, u), o);
+            obs.insert_load((0, 0, Pickler::C, c, u), o);
         }
         let finding = super::super::oracle::findings(&obs)
             .into_iter()
