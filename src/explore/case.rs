@@ -103,6 +103,7 @@ pub fn write(
         for &p in &combos.protocols {
             parity_rules(&mut out, p, obs, pythons, version);
         }
+        general_rules(&mut out, combos, &[""], Some(""), None);
         return out;
     }
     let _ = writeln!(out, "  pickler: [{}]", names(&combos.picklers));
@@ -119,6 +120,13 @@ pub fn write(
                 unpickler_parity_rules(&mut out, (p, k), obs, pythons, version);
             }
         }
+        general_rules(
+            &mut out,
+            combos,
+            &["dump_", "load_"],
+            Some("dump_"),
+            Some(""),
+        );
         return out;
     }
     let unpickler = if combos.unpicklers.is_empty() {
@@ -148,7 +156,81 @@ pub fn write(
             }
         }
     }
+    let unpickler = combos
+        .unpicklers
+        .contains(&Pickler::C)
+        .then_some("unpickler");
+    general_rules(
+        &mut out,
+        combos,
+        &["dump_", "load_"],
+        Some("dump_"),
+        unpickler,
+    );
     out
+}
+
+/// The rules for the interpreters explore did not see, after those for the ones it saw (the
+/// first rule that matches wins): by version range and feature, what cannot run is skipped,
+/// so the file also passes on interpreters beside those. A protocol is skipped on the Pythons
+/// before it (`sides`: the prefixes of the ends that pickle or unpickle); the C pickler on a
+/// Python 3 without `_pickle` (PyPy before 8: 2.7 has `cPickle`) on the end that pickles
+/// (`c_pickler`: its prefix), and the C unpickler on the end that loads (`c_unpickler`: the
+/// `where` param naming it, or `""` when the load runs both unpicklers).
+fn general_rules(
+    out: &mut String,
+    combos: &Combos,
+    sides: &[&str],
+    c_pickler: Option<&str>,
+    c_unpickler: Option<&str>,
+) {
+    let mut rule = |selectors: &[String], where_: Option<String>, reason: &str| {
+        let mut lines = selectors.to_vec();
+        lines.extend(where_.map(|w| format!("where: {w}")));
+        lines.push("outcome: skip".into());
+        lines.push(format!("reason: {}", quote(reason)));
+        for (i, line) in lines.iter().enumerate() {
+            let _ = writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " });
+        }
+    };
+    for &protocol in &combos.protocols {
+        let Some(since) = protocol_since(protocol) else {
+            continue;
+        };
+        for side in sides {
+            rule(
+                &[format!("{side}python: \"<{since}\"")],
+                Some(format!("{{protocol: {protocol}}}")),
+                &format!("protocol {protocol} needs Python {since} or later"),
+            );
+        }
+    }
+    let no_c = |side: &str| {
+        [
+            format!("{side}python: \">=3\""),
+            format!("{side}features: {{c_pickle: false}}"),
+        ]
+    };
+    if let Some(side) = c_pickler.filter(|_| combos.picklers.contains(&Pickler::C)) {
+        // A plain (parity) case runs both picklers: no `where`.
+        let where_ = (!side.is_empty()).then(|| "{pickler: c}".to_string());
+        rule(&no_c(side), where_, "no C pickler (_pickle) here");
+    }
+    if let Some(param) = c_unpickler {
+        let where_ = (!param.is_empty()).then(|| format!("{{{param}: c}}"));
+        rule(&no_c("load_"), where_, "no C unpickler (_pickle) here");
+    }
+}
+
+/// The first Python that has a protocol, where 2.7 has not: 3 came with 3.0, 4 with 3.4, 5
+/// with 3.8.
+fn protocol_since(protocol: u32) -> Option<&'static str> {
+    match protocol {
+        3 => Some("3"),
+        4 => Some("3.4"),
+        5 => Some("3.8"),
+        _ => None,
+    }
 }
 
 /// The load of an unpickler-parity case: what each unpickler makes of the same bytes, an

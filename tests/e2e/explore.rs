@@ -571,3 +571,55 @@ fn one_finding_per_cause() -> TestResult {
         format!("--all-groups lists all {groups}: {}", run.stdout),
     )
 }
+
+trial!(
+    cases_pass_beside_the_explored,
+    needs = &["2.7", "3.12", "pypy"]
+);
+/// The case files of 2.7 and 3.12 run on PyPy 3.9, which explore did not see and which has
+/// no `_pickle`: the runs with the C pickler or unpickler are skipped by the files' general
+/// rules (they were errors, `No module named '_pickle'`), the others pass.
+fn cases_pass_beside_the_explored() -> TestResult {
+    let dir = folder(&[]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(
+        &["2.7", "3.12"],
+        &["--seed", "1", "--count", "60", "--out", "cases", "-j", "2"],
+    ));
+    let explored = Run::from(
+        crosspickle(d)
+            .args(&args)
+            .output()
+            .expect("crosspickle runs"),
+    );
+    explored.expect_code(1)?;
+    let mut args = vec!["run".to_string()];
+    args.extend(args_on(&["pypy"], &["cases"]));
+    let (run, results) = run_json(d, &args);
+    run.expect_code(0)?;
+    let all = runs(&results);
+    let name = |r: &serde_json::Value| format!("{} {}", r["case"], r["params"]);
+    // A parity case has no pickler param: it runs both.
+    let with_c = |r: &serde_json::Value| {
+        let p = &r["params"];
+        p["pickler"] == "c" || p["unpickler"] == "c" || p["pickler"].is_null()
+    };
+    let skipped: Vec<&serde_json::Value> =
+        all.iter().filter(|r| r["verdict"] == "skipped").collect();
+    check(
+        !skipped.is_empty()
+            && skipped
+                .iter()
+                .all(|r| with_c(r) && r["reason"].as_str().is_some_and(|w| w.contains("_pickle"))),
+        format!(
+            "skipped: {:?}",
+            skipped.iter().map(|r| name(r)).collect::<Vec<_>>()
+        ),
+    )?;
+    check(
+        all.iter().any(|r| r["verdict"] == "ok" && !with_c(r)),
+        "the runs with the Python pickler and unpickler ran",
+    )?;
+    Ok(())
+}
