@@ -500,15 +500,19 @@ fn rule(
         } else {
             format!("{side}_")
         };
-        line(out, format!("{prefix}python: \"=={}\"", p.version));
+        if let Some(versions) = version_request(pythons, i) {
+            line(out, format!("{prefix}python: \"{versions}\""));
+        }
         line(out, format!("{prefix}implementation: {}", p.implementation));
-        line(
-            out,
-            format!(
-                "{prefix}features: {{c_pickle: {}, debug: {}, free_threaded: {}}}",
-                p.c_pickle_used, p.debug, p.free_threaded
-            ),
-        );
+        let (debug, free_threaded) = told_apart(pythons, p);
+        let mut features = format!("c_pickle: {}", p.c_pickle_used);
+        if debug {
+            let _ = write!(features, ", debug: {}", p.debug);
+        }
+        if free_threaded {
+            let _ = write!(features, ", free_threaded: {}", p.free_threaded);
+        }
+        line(out, format!("{prefix}features: {{{features}}}"));
     }
     line(out, format!("where: {where_}"));
     if let Some(phase) = phase {
@@ -532,6 +536,72 @@ fn rule(
             ))
         ),
     );
+}
+
+/// Whether the rules of `p` name its `debug` and its `free_threaded` feature: only where
+/// another interpreter of its implementation and C pickler differs in it. Else a debug build
+/// (or a free-threaded one) explore did not see behaves as the release build it saw, and the
+/// other way round.
+fn told_apart(pythons: &[Interpreter], p: &Interpreter) -> (bool, bool) {
+    let mut same = pythons
+        .iter()
+        .filter(|q| (q.implementation, q.c_pickle_used) == (p.implementation, p.c_pickle_used));
+    let debug = same.clone().any(|q| q.debug != p.debug);
+    (debug, same.any(|q| q.free_threaded != p.free_threaded))
+}
+
+/// The versions a rule names for `pythons[i]`, as the interpreters explored bound them. The
+/// interpreters of one implementation and features (what the rule's other selectors match,
+/// [`told_apart`])
+/// share out every version between them, in the order of their versions: each has the series
+/// after the one before it up to its own (`>=3.9,<3.13` for 3.12 after 3.8), the first
+/// everything before, the last everything after. So a file written from a few interpreters
+/// also speaks for those between and around them, as if each behaved as the nearest explored
+/// one above it (the last: below it); where that is not so, the file fails there. Two of one
+/// series are told apart by their exact versions (`>3.11.2,<=3.11.7`). `None`: the only one of
+/// its kind, every version.
+fn version_request(pythons: &[Interpreter], i: usize) -> Option<String> {
+    let p = &pythons[i];
+    let (debug, free_threaded) = told_apart(pythons, p);
+    let kind = |q: &Interpreter| {
+        (
+            q.implementation,
+            q.c_pickle_used,
+            debug && q.debug,
+            free_threaded && q.free_threaded,
+        )
+    };
+    let series = |q: &Interpreter| {
+        let r = q.version.release();
+        (r[0], r.get(1).copied().unwrap_or(0))
+    };
+    let mut kin: Vec<&Interpreter> = pythons.iter().filter(|q| kind(q) == kind(p)).collect();
+    kin.sort_by(|a, b| a.version.cmp(&b.version));
+    kin.dedup_by(|a, b| a.version == b.version);
+    let at = kin.iter().position(|q| q.version == p.version)?;
+    let mut bounds = Vec::new();
+    if let Some(prev) = at.checked_sub(1).map(|j| kin[j]) {
+        let pre = p
+            .version
+            .to_string()
+            .chars()
+            .any(|c| c.is_ascii_alphabetic());
+        if series(prev) == series(p) || pre {
+            bounds.push(format!(">{}", prev.version));
+        } else {
+            let (major, minor) = series(prev);
+            bounds.push(format!(">={major}.{}", minor + 1));
+        }
+    }
+    if let Some(next) = kin.get(at + 1) {
+        if series(next) == series(p) {
+            bounds.push(format!("<={}", p.version));
+        } else {
+            let (major, minor) = series(p);
+            bounds.push(format!("<{major}.{}", minor + 1));
+        }
+    }
+    (!bounds.is_empty()).then(|| bounds.join(","))
 }
 
 fn block(out: &mut String, key: &str, text: &str) {
@@ -562,6 +632,49 @@ mod tests {
         p.c_pickle_used = c;
         p.pickle_highest_protocol = Some(5);
         p
+    }
+
+    /// The interpreters of one kind share out the versions between them; two of one series
+    /// are told apart by their exact versions; one alone of its kind is every version.
+    #[test]
+    fn rules_name_version_ranges_bounded_by_the_interpreters_explored() {
+        let c = |v: &str| python(Implementation::Cpython, v, true, v);
+        let mut debug = c("3.11.2");
+        debug.debug = true;
+        let pythons = vec![
+            c("3.12.1"),
+            c("3.8.18"),
+            c("3.11.2"),
+            c("3.11.7"),
+            c("3.15.0a2"),
+            debug,
+            python(Implementation::Cpython, "2.7.18", false, "2.7"),
+        ];
+        let got: Vec<Option<String>> = (0..pythons.len())
+            .map(|i| version_request(&pythons, i))
+            .collect();
+        let want = [
+            Some(">=3.12,<3.13"),
+            Some("<3.9"),
+            Some(">=3.9,<=3.11.2"),
+            Some(">3.11.2,<3.12"),
+            Some(">3.12.1"),
+            None,
+            None,
+        ];
+        assert_eq!(got, want.map(|w| w.map(str::to_string)));
+        let contains = |req: &str, v: &str| {
+            req.parse::<crate::version::VersionRequest>()
+                .expect("a version request")
+                .contains(&crate::version::PythonVersion::parse(v).expect("a version"))
+        };
+        assert!(contains(">3.12.1", "3.15.0a2") && contains(">3.12.1", "3.14.0"));
+        assert!(contains(">=3.9,<=3.11.2", "3.10.13") && !contains(">=3.9,<=3.11.2", "3.11.7"));
+        assert!(!contains(">=3.12,<3.13", "3.13.0"));
+        // The debug build is told apart where a release build of its kind was explored too.
+        assert_eq!(told_apart(&pythons, &pythons[5]), (true, false));
+        assert_eq!(told_apart(&pythons[..5], &pythons[0]), (false, false));
+        assert_eq!(told_apart(&pythons[5..], &pythons[5]), (false, false));
     }
 
     /// CPython 3.12 pickles; PyPy 8's C unpickler refuses what its Python one loads; PyPy 3.9
@@ -613,7 +726,7 @@ mod tests {
         // PyPy 8 fails; CPython passes (no rule); PyPy 3.9 is skipped; 3.12's Python pickler
         // and the other producers were not asked.
         assert!(
-            rules.contains("load_python: \"==3.11.17\"")
+            rules.contains("load_implementation: pypy\n    load_features: {c_pickle: true")
                 && rules.contains("outcome: fail")
                 && rules.contains("(pypy-3.11.17)"),
             "{rules}"
@@ -622,7 +735,7 @@ mod tests {
             rules.contains("this consumer has no C pickler (pypy-3.9.16)"),
             "{rules}"
         );
-        assert!(!rules.contains("load_python: \"==3.12.1\""), "{rules}");
+        assert!(!rules.contains("load_implementation: cpython"), "{rules}");
         assert_eq!(rules.matches("outcome: fail").count(), 1, "{rules}");
     }
 }
