@@ -340,14 +340,17 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
         .map(|((i, ..), o)| json!({"producer": pythons[*i].label, "result": outcome_json(o)}))
         .collect();
     let reference = crate::explore::oracle::reference(obs);
-    let loads: Vec<Json> = obs
-        .loads
-        .iter()
+    let mut loads: Vec<_> = obs
+        .each_load()
         .filter(|((_, p, k, _, u), _)| {
             // An unpickler-parity finding names no unpickler: both are shown.
             let parity = f.oracle == Oracle::UnpicklerParity;
             *p == f.protocol && *k == f.pickler && (parity || Some(*u) == f.unpickler)
         })
+        .collect();
+    loads.sort_by_key(|(key, _)| *key);
+    let loads: Vec<Json> = loads
+        .into_iter()
         .map(|((i, _, _, c, u), o)| {
             let result = match o {
                 Outcome::Ok(canon, _) if Some(&**canon) == reference => {
@@ -356,7 +359,7 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
                 Outcome::Ok(canon, _) => json!({"outcome": "value differs", "loaded": &**canon}),
                 other => outcome_json(other),
             };
-            json!({"producer": pythons[*i].label, "consumer": pythons[*c].label, "unpickler": u.as_str(), "result": result})
+            json!({"producer": pythons[i].label, "consumer": pythons[c].label, "unpickler": u.as_str(), "result": result})
         })
         .collect();
     json!({

@@ -103,6 +103,7 @@ pub fn write(
         for &p in &combos.protocols {
             parity_rules(&mut out, p, obs, pythons, version);
         }
+        general_rules(&mut out, combos, &[""], Some(""), None);
         return out;
     }
     let _ = writeln!(out, "  pickler: [{}]", names(&combos.picklers));
@@ -119,6 +120,13 @@ pub fn write(
                 unpickler_parity_rules(&mut out, (p, k), obs, pythons, version);
             }
         }
+        general_rules(
+            &mut out,
+            combos,
+            &["dump_", "load_"],
+            Some("dump_"),
+            Some(""),
+        );
         return out;
     }
     let unpickler = if combos.unpicklers.is_empty() {
@@ -149,7 +157,81 @@ pub fn write(
             }
         }
     }
+    let unpickler = combos
+        .unpicklers
+        .contains(&Pickler::C)
+        .then_some("unpickler");
+    general_rules(
+        &mut out,
+        combos,
+        &["dump_", "load_"],
+        Some("dump_"),
+        unpickler,
+    );
     out
+}
+
+/// The rules for the interpreters explore did not see, after those for the ones it saw (the
+/// first rule that matches wins): by version range and feature, what cannot run is skipped,
+/// so the file also passes on interpreters beside those. A protocol is skipped on the Pythons
+/// before it (`sides`: the prefixes of the ends that pickle or unpickle); the C pickler on a
+/// Python 3 without `_pickle` (PyPy before 8: 2.7 has `cPickle`) on the end that pickles
+/// (`c_pickler`: its prefix), and the C unpickler on the end that loads (`c_unpickler`: the
+/// `where` param naming it, or `""` when the load runs both unpicklers).
+fn general_rules(
+    out: &mut String,
+    combos: &Combos,
+    sides: &[&str],
+    c_pickler: Option<&str>,
+    c_unpickler: Option<&str>,
+) {
+    let mut rule = |selectors: &[String], where_: Option<String>, reason: &str| {
+        let mut lines = selectors.to_vec();
+        lines.extend(where_.map(|w| format!("where: {w}")));
+        lines.push("outcome: skip".into());
+        lines.push(format!("reason: {}", quote(reason)));
+        for (i, line) in lines.iter().enumerate() {
+            let _ = writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " });
+        }
+    };
+    for &protocol in &combos.protocols {
+        let Some(since) = protocol_since(protocol) else {
+            continue;
+        };
+        for side in sides {
+            rule(
+                &[format!("{side}python: \"<{since}\"")],
+                Some(format!("{{protocol: {protocol}}}")),
+                &format!("protocol {protocol} needs Python {since} or later"),
+            );
+        }
+    }
+    let no_c = |side: &str| {
+        [
+            format!("{side}python: \">=3\""),
+            format!("{side}features: {{c_pickle: false}}"),
+        ]
+    };
+    if let Some(side) = c_pickler.filter(|_| combos.picklers.contains(&Pickler::C)) {
+        // A plain (parity) case runs both picklers: no `where`.
+        let where_ = (!side.is_empty()).then(|| "{pickler: c}".to_string());
+        rule(&no_c(side), where_, "no C pickler (_pickle) here");
+    }
+    if let Some(param) = c_unpickler {
+        let where_ = (!param.is_empty()).then(|| format!("{{{param}: c}}"));
+        rule(&no_c("load_"), where_, "no C unpickler (_pickle) here");
+    }
+}
+
+/// The first Python that has a protocol, where 2.7 has not: 3 came with 3.0, 4 with 3.4, 5
+/// with 3.8.
+fn protocol_since(protocol: u32) -> Option<&'static str> {
+    match protocol {
+        3 => Some("3"),
+        4 => Some("3.4"),
+        5 => Some("3.8"),
+        _ => None,
+    }
 }
 
 /// The load of an unpickler-parity case: what each unpickler makes of the same bytes, an
@@ -189,7 +271,7 @@ fn round_trip_rules(
     for c in (0..pythons.len()).filter(|&i| applies(&pythons[i], value_version)) {
         let results: Vec<(usize, Expected)> = dumped
             .iter()
-            .filter_map(|&p| obs.loads.get(&(p, protocol, k, c, u)).map(|o| (p, o)))
+            .filter_map(|&p| obs.load((p, protocol, k, c, u)).map(|o| (p, o)))
             .map(|(p, o)| (p, failed(o, obs).map(|o| (outcome(o), exception(o)))))
             .collect();
         let not_asked = not_asked(&pythons[c], protocol, u, "consumer");
@@ -214,8 +296,8 @@ fn unpickler_parity_rules(
         let results: Vec<(usize, Expected)> = dumped
             .iter()
             .filter_map(|&p| {
-                let c_out = obs.loads.get(&(p, protocol, k, c, Pickler::C))?;
-                let py_out = obs.loads.get(&(p, protocol, k, c, Pickler::Py))?;
+                let c_out = obs.load((p, protocol, k, c, Pickler::C))?;
+                let py_out = obs.load((p, protocol, k, c, Pickler::Py))?;
                 let differ = super::oracle::unpickler_disagreement(c_out, py_out);
                 Some((p, differ.map(|_| parity_outcome(c_out, py_out))))
             })
@@ -419,15 +501,19 @@ fn rule(
         } else {
             format!("{side}_")
         };
-        line(out, format!("{prefix}python: \"=={}\"", p.version));
+        if let Some(versions) = version_request(pythons, i) {
+            line(out, format!("{prefix}python: \"{versions}\""));
+        }
         line(out, format!("{prefix}implementation: {}", p.implementation));
-        line(
-            out,
-            format!(
-                "{prefix}features: {{c_pickle: {}, debug: {}, free_threaded: {}}}",
-                p.c_pickle_used, p.debug, p.free_threaded
-            ),
-        );
+        let (debug, free_threaded) = told_apart(pythons, p);
+        let mut features = format!("c_pickle: {}", p.c_pickle_used);
+        if debug {
+            let _ = write!(features, ", debug: {}", p.debug);
+        }
+        if free_threaded {
+            let _ = write!(features, ", free_threaded: {}", p.free_threaded);
+        }
+        line(out, format!("{prefix}features: {{{features}}}"));
     }
     line(out, format!("where: {where_}"));
     if let Some(phase) = phase {
@@ -451,6 +537,72 @@ fn rule(
             ))
         ),
     );
+}
+
+/// Whether the rules of `p` name its `debug` and its `free_threaded` feature: only where
+/// another interpreter of its implementation and C pickler differs in it. Else a debug build
+/// (or a free-threaded one) explore did not see behaves as the release build it saw, and the
+/// other way round.
+fn told_apart(pythons: &[Interpreter], p: &Interpreter) -> (bool, bool) {
+    let mut same = pythons
+        .iter()
+        .filter(|q| (q.implementation, q.c_pickle_used) == (p.implementation, p.c_pickle_used));
+    let debug = same.clone().any(|q| q.debug != p.debug);
+    (debug, same.any(|q| q.free_threaded != p.free_threaded))
+}
+
+/// The versions a rule names for `pythons[i]`, as the interpreters explored bound them. The
+/// interpreters of one implementation and features (what the rule's other selectors match,
+/// [`told_apart`])
+/// share out every version between them, in the order of their versions: each has the series
+/// after the one before it up to its own (`>=3.9,<3.13` for 3.12 after 3.8), the first
+/// everything before, the last everything after. So a file written from a few interpreters
+/// also speaks for those between and around them, as if each behaved as the nearest explored
+/// one above it (the last: below it); where that is not so, the file fails there. Two of one
+/// series are told apart by their exact versions (`>3.11.2,<=3.11.7`). `None`: the only one of
+/// its kind, every version.
+fn version_request(pythons: &[Interpreter], i: usize) -> Option<String> {
+    let p = &pythons[i];
+    let (debug, free_threaded) = told_apart(pythons, p);
+    let kind = |q: &Interpreter| {
+        (
+            q.implementation,
+            q.c_pickle_used,
+            debug && q.debug,
+            free_threaded && q.free_threaded,
+        )
+    };
+    let series = |q: &Interpreter| {
+        let r = q.version.release();
+        (r[0], r.get(1).copied().unwrap_or(0))
+    };
+    let mut kin: Vec<&Interpreter> = pythons.iter().filter(|q| kind(q) == kind(p)).collect();
+    kin.sort_by(|a, b| a.version.cmp(&b.version));
+    kin.dedup_by(|a, b| a.version == b.version);
+    let at = kin.iter().position(|q| q.version == p.version)?;
+    let mut bounds = Vec::new();
+    if let Some(prev) = at.checked_sub(1).map(|j| kin[j]) {
+        let pre = p
+            .version
+            .to_string()
+            .chars()
+            .any(|c| c.is_ascii_alphabetic());
+        if series(prev) == series(p) || pre {
+            bounds.push(format!(">{}", prev.version));
+        } else {
+            let (major, minor) = series(prev);
+            bounds.push(format!(">={major}.{}", minor + 1));
+        }
+    }
+    if let Some(next) = kin.get(at + 1) {
+        if series(next) == series(p) {
+            bounds.push(format!("<={}", p.version));
+        } else {
+            let (major, minor) = series(p);
+            bounds.push(format!("<{major}.{}", minor + 1));
+        }
+    }
+    (!bounds.is_empty()).then(|| bounds.join(","))
 }
 
 fn block(out: &mut String, key: &str, text: &str) {
@@ -483,6 +635,49 @@ mod tests {
         p
     }
 
+    /// The interpreters of one kind share out the versions between them; two of one series
+    /// are told apart by their exact versions; one alone of its kind is every version.
+    #[test]
+    fn rules_name_version_ranges_bounded_by_the_interpreters_explored() {
+        let c = |v: &str| python(Implementation::Cpython, v, true, v);
+        let mut debug = c("3.11.2");
+        debug.debug = true;
+        let pythons = vec![
+            c("3.12.1"),
+            c("3.8.18"),
+            c("3.11.2"),
+            c("3.11.7"),
+            c("3.15.0a2"),
+            debug,
+            python(Implementation::Cpython, "2.7.18", false, "2.7"),
+        ];
+        let got: Vec<Option<String>> = (0..pythons.len())
+            .map(|i| version_request(&pythons, i))
+            .collect();
+        let want = [
+            Some(">=3.12,<3.13"),
+            Some("<3.9"),
+            Some(">=3.9,<=3.11.2"),
+            Some(">3.11.2,<3.12"),
+            Some(">3.12.1"),
+            None,
+            None,
+        ];
+        assert_eq!(got, want.map(|w| w.map(str::to_string)));
+        let contains = |req: &str, v: &str| {
+            req.parse::<crate::version::VersionRequest>()
+                .expect("a version request")
+                .contains(&crate::version::PythonVersion::parse(v).expect("a version"))
+        };
+        assert!(contains(">3.12.1", "3.15.0a2") && contains(">3.12.1", "3.14.0"));
+        assert!(contains(">=3.9,<=3.11.2", "3.10.13") && !contains(">=3.9,<=3.11.2", "3.11.7"));
+        assert!(!contains(">=3.12,<3.13", "3.13.0"));
+        // The debug build is told apart where a release build of its kind was explored too.
+        assert_eq!(told_apart(&pythons, &pythons[5]), (true, false));
+        assert_eq!(told_apart(&pythons[..5], &pythons[0]), (false, false));
+        assert_eq!(told_apart(&pythons[5..], &pythons[5]), (false, false));
+    }
+
     /// CPython 3.12 pickles; PyPy 8's C unpickler refuses what its Python one loads; PyPy 3.9
     /// has no C unpickler.
     #[test]
@@ -511,7 +706,7 @@ mod tests {
             (1, Pickler::Py, loaded.clone()),
             (2, Pickler::Py, loaded.clone()),
         ] {
-            obs.loads.insert((0, 0, Pickler::C, c, u), o);
+            obs.insert_load((0, 0, Pickler::C, c, u), o);
         }
         let finding = super::super::oracle::findings(&obs)
             .into_iter()
@@ -532,7 +727,7 @@ mod tests {
         // PyPy 8 fails; CPython passes (no rule); PyPy 3.9 is skipped; 3.12's Python pickler
         // and the other producers were not asked.
         assert!(
-            rules.contains("load_python: \"==3.11.17\"")
+            rules.contains("load_implementation: pypy\n    load_features: {c_pickle: true")
                 && rules.contains("outcome: fail")
                 && rules.contains("(pypy-3.11.17)"),
             "{rules}"
@@ -541,7 +736,7 @@ mod tests {
             rules.contains("this consumer has no C pickler (pypy-3.9.16)"),
             "{rules}"
         );
-        assert!(!rules.contains("load_python: \"==3.12.1\""), "{rules}");
+        assert!(!rules.contains("load_implementation: cpython"), "{rules}");
         assert_eq!(rules.matches("outcome: fail").count(), 1, "{rules}");
     }
 }

@@ -73,20 +73,80 @@ impl Outcome {
 
 /// Which dump: producer (index in the selection), protocol, pickler.
 pub type DumpKey = (usize, u32, Pickler);
-/// A distinct pickle and the dumps that wrote it (value, dump).
-type Blob<'a> = (&'a Vec<u8>, &'a Vec<(usize, DumpKey)>);
+/// A distinct pickle's hex, and for each value that it is a pickle of, the protocol and the
+/// pickle's number in the value's [`Observation::pickles`].
+type Users = (Arc<str>, Vec<(usize, u32, usize)>);
+/// The distinct pickles of a batch, by their bytes.
+type Blobs = BTreeMap<Vec<u8>, Users>;
+type Blob<'a> = (&'a Vec<u8>, &'a Users);
 
 /// Which load: the dump, then consumer and unpickler.
 pub type LoadKey = (usize, u32, Pickler, usize, Pickler);
 
-/// Everything that happened to one value.
+/// Which load of a distinct pickle: the pickle (its number in [`Observation::pickles`]),
+/// consumer, unpickler.
+pub type PickleLoad = (usize, usize, Pickler);
+
+/// Everything that happened to one value. A load is kept once per distinct pickle (its bytes
+/// and protocol), consumer and unpickler, not once per producer that wrote those bytes: the
+/// dumps of one protocol and pickler on most producers are the same bytes, so a value has
+/// tens of loads where the pairs of producer and consumer are thousands.
 #[derive(Debug, Clone, Default)]
 pub struct Observation {
-    /// Each producer's canonical description of the value it built (`None`: it could not build
-    /// it, the build's error besides).
-    pub canon: BTreeMap<usize, Result<String, String>>,
+    /// Each producer's canonical description of the value it built (the text shared by every
+    /// producer that built the same), or the build's error.
+    pub canon: BTreeMap<usize, Result<Arc<str>, String>>,
     pub dumps: BTreeMap<DumpKey, Outcome>,
-    pub loads: BTreeMap<LoadKey, Outcome>,
+    /// The distinct pickles, each with the dumps that wrote it.
+    pub pickles: Vec<Vec<DumpKey>>,
+    /// Which of `pickles` each dump that pickled wrote.
+    pickle_of: BTreeMap<DumpKey, usize>,
+    /// What each consumer's unpicklers did with each distinct pickle.
+    pub loads: BTreeMap<PickleLoad, Outcome>,
+}
+
+impl Observation {
+    /// What a consumer's unpickler did with what a dump wrote.
+    pub fn load(&self, (p, protocol, k, c, u): LoadKey) -> Option<&Outcome> {
+        let &pickle = self.pickle_of.get(&(p, protocol, k))?;
+        self.loads.get(&(pickle, c, u))
+    }
+
+    /// Every load with each dump that wrote its pickle: a pair of producer and consumer at a
+    /// time, in no particular order.
+    pub fn each_load(&self) -> impl Iterator<Item = (LoadKey, &Outcome)> {
+        self.loads
+            .iter()
+            .flat_map(move |(&(pickle, c, u), outcome)| {
+                self.pickles[pickle]
+                    .iter()
+                    .map(move |&(p, protocol, k)| ((p, protocol, k, c, u), outcome))
+            })
+    }
+
+    /// The number of the distinct pickle `dump` wrote, given the pickle's number among those
+    /// of the value seen so far (`None`: new, numbered next).
+    fn wrote(&mut self, dump: DumpKey, pickle: Option<usize>) -> usize {
+        let n = pickle.unwrap_or_else(|| {
+            self.pickles.push(Vec::new());
+            self.pickles.len() - 1
+        });
+        self.pickles[n].push(dump);
+        self.pickle_of.insert(dump, n);
+        n
+    }
+
+    /// A load as the tests write it: the dump wrote a pickle of its own unless it already has
+    /// one.
+    #[cfg(test)]
+    pub fn insert_load(&mut self, (p, protocol, k, c, u): LoadKey, outcome: Outcome) {
+        let dump = (p, protocol, k);
+        let pickle = match self.pickle_of.get(&dump) {
+            Some(&n) => n,
+            None => self.wrote(dump, None),
+        };
+        self.loads.insert((pickle, c, u), outcome);
+    }
 }
 
 /// The interpreters and the worker a batch runs on.
@@ -158,8 +218,13 @@ impl Bench<'_> {
         .buffer_unordered(self.jobs.max(1))
         .collect::<Vec<_>>()
         .await;
-        // The distinct pickles, with the dumps that wrote them; the text of each hash.
-        let mut blobs: BTreeMap<Vec<u8>, Vec<(usize, DumpKey)>> = BTreeMap::new();
+        // In the order of the producers, whichever answered first: the pickles are numbered
+        // the same way on every run.
+        let mut dumps = dumps;
+        dumps.sort_by_key(|(p, ..)| *p);
+        // The distinct pickles, each with its hex and the values it is a pickle of; the text
+        // of each hash.
+        let mut blobs: Blobs = BTreeMap::new();
         let mut texts: HashMap<String, Arc<str>> = HashMap::new();
         // Per value, the hash of its description on the first producer that built it.
         let mut expected: BTreeMap<usize, String> = BTreeMap::new();
@@ -169,10 +234,10 @@ impl Bench<'_> {
                 let Ok(v) = id.parse::<usize>() else { continue };
                 match built {
                     Ok((canon, hash)) => {
-                        obs[v].canon.insert(p, Ok(canon.clone()));
-                        texts
+                        let text = texts
                             .entry(hash.clone())
                             .or_insert_with(|| canon.as_str().into());
+                        obs[v].canon.insert(p, Ok(text.clone()));
                         expected.entry(v).or_insert_with(|| hash.clone());
                     }
                     Err((t, m)) => {
@@ -194,9 +259,20 @@ impl Bench<'_> {
                             Pickler::C => c.clone(),
                             Pickler::Py => py.clone(),
                         });
-                        let outcome = Outcome::Ok(hex(&bytes), opt);
-                        blobs.entry(bytes).or_default().push((v, (p, proto, k)));
-                        outcome
+                        let (text, users) = blobs
+                            .entry(bytes)
+                            .or_insert_with_key(|bytes| (hex(bytes), Vec::new()));
+                        let dump = (p, proto, k);
+                        match users.iter().find(|&&(w, q, _)| (w, q) == (v, proto)) {
+                            Some(&(_, _, n)) => {
+                                obs[v].wrote(dump, Some(n));
+                            }
+                            None => {
+                                let n = obs[v].wrote(dump, None);
+                                users.push((v, proto, n));
+                            }
+                        }
+                        Outcome::Ok(text.clone(), opt)
                     }
                     Done::Loaded { .. } => Outcome::Crash("a load's answer to a dump".into()),
                     Done::Error(t, m) => Outcome::Error(t, m),
@@ -215,7 +291,7 @@ impl Bench<'_> {
         &self,
         values: &[Value],
         on: &[usize],
-        blobs: &BTreeMap<Vec<u8>, Vec<(usize, DumpKey)>>,
+        blobs: &Blobs,
         texts: &HashMap<String, Arc<str>>,
         expected: &BTreeMap<usize, String>,
         obs: &mut [Observation],
@@ -228,8 +304,8 @@ impl Bench<'_> {
             let mut tasks = Vec::new();
             let mut keys = Vec::new();
             let mut parts: Vec<&[u8]> = Vec::new();
-            for (b, (bytes, users)) in uses.iter().enumerate() {
-                let wanted = users.iter().any(|(v, (_, proto, _))| {
+            for (b, (bytes, (_, users))) in uses.iter().enumerate() {
+                let wanted = users.iter().any(|(v, proto, _)| {
                     *proto <= protocols(python) && values[*v].min_version() <= version
                 });
                 if !wanted {
@@ -238,7 +314,7 @@ impl Bench<'_> {
                 parts.push(bytes.as_slice());
                 let hash = users
                     .iter()
-                    .find_map(|(v, _)| expected.get(v))
+                    .find_map(|(v, ..)| expected.get(v))
                     .cloned()
                     .unwrap_or_default();
                 for u in Pickler::of(python) {
@@ -276,12 +352,9 @@ impl Bench<'_> {
                         Outcome::Crash("the worker said nothing of the task".into())
                     }
                 };
-                for (v, (p, proto, k)) in uses[b].1 {
-                    if *proto <= protocols(&self.pythons[c]) && values[*v].min_version() <= version
-                    {
-                        obs[*v]
-                            .loads
-                            .insert((*p, *proto, *k, c, u), outcome.clone());
+                for &(v, proto, n) in &uses[b].1 .1 {
+                    if proto <= protocols(&self.pythons[c]) && values[v].min_version() <= version {
+                        obs[v].loads.insert((n, c, u), outcome.clone());
                     }
                 }
             }
@@ -293,4 +366,36 @@ impl Bench<'_> {
 /// The message of a failure to observe.
 pub fn describe(e: ObserveError) -> String {
     error_text(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three producers, two of them writing the same bytes: two distinct pickles, so a
+    /// consumer's unpickler is kept twice, not three times, and every pair still reads it.
+    #[test]
+    fn a_load_is_kept_once_per_distinct_pickle_and_read_by_every_pair() {
+        let mut obs = Observation::default();
+        let same = obs.wrote((0, 2, Pickler::C), None);
+        assert_eq!(obs.wrote((1, 2, Pickler::C), Some(same)), same);
+        let other = obs.wrote((2, 2, Pickler::C), None);
+        assert_ne!(same, other);
+        let loaded = Outcome::Ok("[\"int\",\"1\"]".into(), None);
+        let refused = Outcome::Error("ValueError".into(), "unsupported".into());
+        for c in 0..3 {
+            obs.loads.insert((same, c, Pickler::Py), loaded.clone());
+            obs.loads.insert((other, c, Pickler::Py), refused.clone());
+        }
+        assert_eq!(obs.loads.len(), 6);
+        assert_eq!(obs.each_load().count(), 9);
+        assert_eq!(obs.load((1, 2, Pickler::C, 2, Pickler::Py)), Some(&loaded));
+        assert_eq!(obs.load((2, 2, Pickler::C, 0, Pickler::Py)), Some(&refused));
+        assert_eq!(obs.load((2, 2, Pickler::C, 0, Pickler::C)), None);
+        assert_eq!(obs.load((0, 1, Pickler::C, 0, Pickler::Py)), None);
+        assert_eq!(
+            obs.pickles[same],
+            vec![(0, 2, Pickler::C), (1, 2, Pickler::C)]
+        );
+    }
 }

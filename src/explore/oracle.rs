@@ -85,12 +85,11 @@ impl Finding {
 
 /// A producer and a consumer that show a load, value or unpickler-parity finding together
 /// (its producers and consumers are those of every pair that shows it, so not every producer
-/// and consumer of them do).
+/// and consumer of them do): the first by producer, then consumer.
 pub fn pair(finding: &Finding, obs: &Observation) -> Option<(usize, usize)> {
     let reference = reference(obs);
-    obs.loads
-        .iter()
-        .find_map(|(&(p, protocol, k, c, u), outcome)| {
+    obs.each_load()
+        .filter_map(|((p, protocol, k, c, u), outcome)| {
             let this = (protocol, k) == (finding.protocol, finding.pickler)
                 && finding.producers.contains(&p)
                 && finding.consumers.contains(&c);
@@ -105,8 +104,7 @@ pub fn pair(finding: &Finding, obs: &Observation) -> Option<(usize, usize)> {
                 Oracle::UnpicklerParity => {
                     u == Pickler::C
                         && obs
-                            .loads
-                            .get(&(p, protocol, k, c, Pickler::Py))
+                            .load((p, protocol, k, c, Pickler::Py))
                             .and_then(|py| unpickler_disagreement(outcome, py))
                             .as_deref()
                             == Some(finding.observed.as_str())
@@ -115,6 +113,7 @@ pub fn pair(finding: &Finding, obs: &Observation) -> Option<(usize, usize)> {
             };
             (this && shows).then_some((p, c))
         })
+        .min()
 }
 
 /// The bytes for one protocol and pickler, by the producers that wrote them.
@@ -131,7 +130,7 @@ pub struct Stability {
 pub fn reference(obs: &Observation) -> Option<&str> {
     let mut built = obs.canon.values().filter_map(|c| c.as_ref().ok());
     let first = built.next()?;
-    built.all(|c| c == first).then_some(first.as_str())
+    built.all(|c| c == first).then_some(&**first)
 }
 
 pub fn findings(obs: &Observation) -> Vec<Finding> {
@@ -187,7 +186,7 @@ fn dump_findings(obs: &Observation) -> Vec<Finding> {
 
 fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
     let mut groups: BTreeMap<(Oracle, u32, Pickler, Pickler, String), Finding> = BTreeMap::new();
-    for (&(p, protocol, pickler, c, u), outcome) in &obs.loads {
+    for (&(pickle, c, u), outcome) in &obs.loads {
         let (oracle, observed, detail) = match outcome {
             Outcome::Ok(canon, _) if &**canon == reference => continue,
             Outcome::Ok(canon, _) => (
@@ -197,21 +196,23 @@ fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
             ),
             other => (Oracle::LoadDiffers, other.label(), detail(other)),
         };
-        let f = groups
-            .entry((oracle, protocol, pickler, u, observed.clone()))
-            .or_insert_with(|| Finding {
-                oracle,
-                protocol,
-                pickler,
-                unpickler: Some(u),
-                observed,
-                producers: BTreeSet::new(),
-                consumers: BTreeSet::new(),
-                witness: None,
-                detail,
-            });
-        f.producers.insert(p);
-        f.consumers.insert(c);
+        for &(p, protocol, pickler) in &obs.pickles[pickle] {
+            let f = groups
+                .entry((oracle, protocol, pickler, u, observed.clone()))
+                .or_insert_with(|| Finding {
+                    oracle,
+                    protocol,
+                    pickler,
+                    unpickler: Some(u),
+                    observed: observed.clone(),
+                    producers: BTreeSet::new(),
+                    consumers: BTreeSet::new(),
+                    witness: None,
+                    detail: detail.clone(),
+                });
+            f.producers.insert(p);
+            f.consumers.insert(c);
+        }
     }
     groups.into_values().collect()
 }
@@ -265,11 +266,11 @@ pub fn unpickler_disagreement(c: &Outcome, py: &Outcome) -> Option<String> {
 /// builds differently on different producers is still one pickle to its two unpicklers.
 fn unpickler_parity_findings(obs: &Observation) -> Vec<Finding> {
     let mut by: BTreeMap<(u32, Pickler, String), Finding> = BTreeMap::new();
-    for (&(p, protocol, pickler, c, u), c_out) in &obs.loads {
+    for (&(pickle, c, u), c_out) in &obs.loads {
         if u != Pickler::C {
             continue;
         }
-        let Some(py_out) = obs.loads.get(&(p, protocol, pickler, c, Pickler::Py)) else {
+        let Some(py_out) = obs.loads.get(&(pickle, c, Pickler::Py)) else {
             continue;
         };
         let Some(observed) = unpickler_disagreement(c_out, py_out) else {
@@ -279,25 +280,27 @@ fn unpickler_parity_findings(obs: &Observation) -> Vec<Finding> {
             Outcome::Ok(canon, _) => format!("loaded {canon}"),
             other => detail(other),
         };
-        let f = by
-            .entry((protocol, pickler, observed.clone()))
-            .or_insert_with(|| Finding {
-                oracle: Oracle::UnpicklerParity,
-                protocol,
-                pickler,
-                unpickler: None,
-                observed,
-                producers: BTreeSet::new(),
-                consumers: BTreeSet::new(),
-                witness: None,
-                detail: format!(
-                    "C unpickler: {}; Python unpickler: {}",
-                    describe(c_out),
-                    describe(py_out)
-                ),
-            });
-        f.producers.insert(p);
-        f.consumers.insert(c);
+        for &(p, protocol, pickler) in &obs.pickles[pickle] {
+            let f = by
+                .entry((protocol, pickler, observed.clone()))
+                .or_insert_with(|| Finding {
+                    oracle: Oracle::UnpicklerParity,
+                    protocol,
+                    pickler,
+                    unpickler: None,
+                    observed: observed.clone(),
+                    producers: BTreeSet::new(),
+                    consumers: BTreeSet::new(),
+                    witness: None,
+                    detail: format!(
+                        "C unpickler: {}; Python unpickler: {}",
+                        describe(c_out),
+                        describe(py_out)
+                    ),
+                });
+            f.producers.insert(p);
+            f.consumers.insert(c);
+        }
     }
     by.into_values().collect()
 }
@@ -359,7 +362,7 @@ mod tests {
             Outcome::Ok("46".into(), Some("46".into())),
         );
         for (c, u, o) in by {
-            obs.loads.insert((0, 0, Pickler::C, *c, *u), o.clone());
+            obs.insert_load((0, 0, Pickler::C, *c, *u), o.clone());
         }
         obs
     }
@@ -430,8 +433,7 @@ mod tests {
                 .insert((p, 0, Pickler::C), Outcome::Ok(format!("{p}").into(), None));
             for c in 0..2 {
                 let got = if p == c { "r" } else { "other" };
-                obs.loads
-                    .insert((p, 0, Pickler::C, c, Pickler::Py), ok(got));
+                obs.insert_load((p, 0, Pickler::C, c, Pickler::Py), ok(got));
             }
         }
         let f = findings(&obs)

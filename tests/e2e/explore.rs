@@ -711,3 +711,74 @@ fn the_users_own_values() -> TestResult {
         format!("a file without a builder: {}", run.stderr),
     )
 }
+
+trial!(
+    cases_pass_beside_the_explored,
+    needs = &["2.7", "3.12", "pypy", "3.6"]
+);
+/// The case files of 2.7 and 3.12 run on PyPy 3.9, which explore did not see and which has
+/// no `_pickle`: the runs with the C pickler or unpickler are skipped by the files' general
+/// rules (they were errors, `No module named '_pickle'`), the others pass. And on 2.7 and 3.6:
+/// 3.12's rules stand for every CPython 3 (they named 3.12.1 alone, and 3.6 failed to load
+/// 2.7's pickles where the files expected it to pass).
+fn cases_pass_beside_the_explored() -> TestResult {
+    let dir = folder(&[]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(
+        &["2.7", "3.12"],
+        &["--seed", "1", "--count", "60", "--out", "cases", "-j", "2"],
+    ));
+    let explored = Run::from(
+        crosspickle(d)
+            .args(&args)
+            .output()
+            .expect("crosspickle runs"),
+    );
+    explored.expect_code(1)?;
+    let mut args = vec!["run".to_string()];
+    args.extend(args_on(&["pypy"], &["cases"]));
+    let (run, results) = run_json(d, &args);
+    run.expect_code(0)?;
+    let all = runs(&results);
+    let name = |r: &serde_json::Value| format!("{} {}", r["case"], r["params"]);
+    // A parity case has no pickler param: it runs both.
+    let with_c = |r: &serde_json::Value| {
+        let p = &r["params"];
+        p["pickler"] == "c" || p["unpickler"] == "c" || p["pickler"].is_null()
+    };
+    let skipped: Vec<&serde_json::Value> =
+        all.iter().filter(|r| r["verdict"] == "skipped").collect();
+    check(
+        !skipped.is_empty()
+            && skipped
+                .iter()
+                .all(|r| with_c(r) && r["reason"].as_str().is_some_and(|w| w.contains("_pickle"))),
+        format!(
+            "skipped: {:?}",
+            skipped.iter().map(|r| name(r)).collect::<Vec<_>>()
+        ),
+    )?;
+    check(
+        all.iter().any(|r| r["verdict"] == "ok" && !with_c(r)),
+        "the runs with the Python pickler and unpickler ran",
+    )?;
+
+    let mut args = vec!["run".to_string()];
+    args.extend(args_on(&["2.7", "3.6"], &["cases"]));
+    let (run, results) = run_json(d, &args);
+    run.expect_code(0)?;
+    check(
+        runs(&results).iter().any(|r| {
+            r["verdict"] == "xfail"
+                && r["dump_python"]
+                    .as_str()
+                    .is_some_and(|p| p.starts_with("cpython-2.7"))
+                && r["load_python"]
+                    .as_str()
+                    .is_some_and(|p| p.starts_with("cpython-3.6"))
+        }),
+        "3.6 expected to fail on 2.7's pickles as 3.12 did",
+    )?;
+    Ok(())
+}
