@@ -7,7 +7,7 @@ _f=_d=_c=None
 try:
  _f=open(@CACHE@,'rb');_d=_f.read();_f.close();_c=_d[:len(_v)]==_v and _m.loads(_d[len(_v):])
 except Exception:pass
-if not _c:exec(@FALLBACK@)
+if not _c:_f=open(@FALLBACK@,'rb');exec(_f.read());_f.close()
 del _h,_m,_v,_f,_d
 exec(_c)
 del _c
