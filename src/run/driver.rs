@@ -41,9 +41,9 @@ pub const DRIVER_PARTS: [&str; 8] = [
 /// behind the interpreter's `sys.version` and the file's name (compiling it from source costs
 /// a few milliseconds a run), and runs it. It is short because every process compiles it.
 const BOOT_TEMPLATE: &str = include_str!("boot.py");
-/// What the boot program runs, as a string it holds, when the driver's compiled form is
-/// missing or not this interpreter's: a child of its own compiles it, so that this process
-/// too starts from the loaded form, as every other process does.
+/// What the boot program runs, from a file beside the driver's source that it names, when the
+/// driver's compiled form is missing or not this interpreter's: a child of its own compiles
+/// it, so that this process too starts from the loaded form, as every other process does.
 const BOOT_FALLBACK: &str = include_str!("boot_fallback.py");
 
 /// The driver on disk, its compiled forms, and a folder for each run's files.
@@ -277,6 +277,10 @@ impl Workspace {
         self.boot_compiling(program, &self.driver)
     }
 
+    /// The boot program that compiles `source` when it finds no compiled form: its fallback
+    /// is a file beside `source`, written here, which the boot program names (every process
+    /// compiles the boot program, and the fallback as a string literal in it was a tenth of a
+    /// trivial exec'd run's instructions over `python -c pass` on 3.12).
     fn boot_compiling(&self, program: &Path, source: &Path) -> std::io::Result<[OsString; 2]> {
         let key = crate::sys::hash::short_hex(program.as_os_str().as_encoded_bytes(), 16);
         let name = format!("{key}.bin");
@@ -284,10 +288,15 @@ impl Workspace {
         let fallback = BOOT_FALLBACK
             .replace("@CACHE@", &cache)
             .replace("@SOURCE@", &python_path_literal(source)?);
+        let dir = source.parent().unwrap_or(Path::new("."));
+        let fallback_file = dir.join(format!("{key}-fallback.py"));
+        if std::fs::read(&fallback_file).ok().as_deref() != Some(fallback.as_bytes()) {
+            crate::sys::fs::write_atomic(&fallback_file, fallback.as_bytes())?;
+        }
         let boot = BOOT_TEMPLATE
             .replace("@CACHE@", &cache)
             .replace("@NAME@", &name)
-            .replace("@FALLBACK@", &python_unicode_literal(&fallback));
+            .replace("@FALLBACK@", &python_path_literal(&fallback_file)?);
         Ok(["-c".into(), boot.into()])
     }
 }

@@ -143,11 +143,13 @@ def _compile(path, cache):
     case starts in), so the compiled form is kept per (interpreter, environment, code) at
     `cache`, behind the interpreter's sys.version and the file's name, and every run loads it
     as importlib loads a .pyc: unmarshalled, then its file name set to this run's
-    (_imp._fix_co_filename). The run that finds no compiled form has a child of its own
-    compile it, so that it too starts the code from what it loaded. Code
+    (_imp._fix_co_filename; on 2.7, _refile). The run that finds no compiled form has a
+    child of its own compile it, so that it too starts the code from what it loaded. Code
     whose compiling says anything (a SyntaxWarning) or fails is compiled by every run, so that
     every run says it. The source is read only to be compiled."""
     fix = getattr(sys.modules.get("_imp"), "_fix_co_filename", None)
+    if fix is None and _PY2:
+        fix = _refile
     if not cache or fix is None:
         return compile(_read(path), path, "exec", 0, True)
     marshal = _import_unseen("marshal")
@@ -168,8 +170,20 @@ def _compile(path, cache):
         code = _load_code(cache, marshal.loads)
     if code is None:
         return compile(_read(path), path, "exec", 0, True)
-    fix(code, path)
-    return code
+    return fix(code, path) or code
+
+
+def _refile(code, path):
+    # Python 2's _imp._fix_co_filename (which it lacks): the code object and those it holds
+    # with `path` as their file name, made anew (a code object cannot be changed there).
+    # Without it every run compiled its code, and 2.7's first compile() builds the classes of
+    # the ast module: 6.6 M instructions, two thirds of a trivial exec'd run's over `python
+    # -c pass` (callgrind).
+    kind = type(code)
+    consts = tuple([_refile(c, path) if type(c) is kind else c for c in code.co_consts])
+    return kind(code.co_argcount, code.co_nlocals, code.co_stacksize, code.co_flags, code.co_code, consts,
+                code.co_names, code.co_varnames, path, code.co_name, code.co_firstlineno, code.co_lnotab,
+                code.co_freevars, code.co_cellvars)
 
 
 def _write_atomic(path, data):
