@@ -193,7 +193,7 @@ fn round_trip_script(
             out,
             "    ({}, {params}, {}),",
             python_text(producer),
-            bytes_literal(bytes)
+            crate::explore::source::bytes(bytes)
         );
     }
     out.push_str("]\n");
@@ -231,23 +231,6 @@ fn header(case: &Case) -> String {
 /// A Python text literal that reads the same on 2.7 and 3 (`u'...'`, escaped).
 fn python_text(s: &str) -> String {
     ParamValue::Str(s.to_string()).python_literal()
-}
-
-/// Bytes as a `b'...'` literal, printable ASCII as it is.
-fn bytes_literal(b: &[u8]) -> String {
-    let mut out = String::from("b'");
-    for &c in b {
-        match c {
-            b'\\' => out.push_str("\\\\"),
-            b'\'' => out.push_str("\\'"),
-            b' '..=b'~' => out.push(c as char),
-            _ => {
-                let _ = write!(out, "\\x{c:02x}");
-            }
-        }
-    }
-    out.push('\'');
-    out
 }
 
 /// The script's output on each interpreter (stdout, then stderr when it is not empty).

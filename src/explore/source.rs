@@ -457,8 +457,9 @@ fn text(s: &str) -> String {
     out
 }
 
-/// Bytes as a `b''` literal.
-fn bytes(b: &[u8]) -> String {
+/// Bytes as a `b''` literal, printable ASCII as it is: the same on Python 2.7 and 3 (also
+/// what `crosspickle repro` writes its pickles as).
+pub fn bytes(b: &[u8]) -> String {
     let mut out = String::from("b'");
     for &c in b {
         match c {
