@@ -143,7 +143,7 @@ pub async fn repro(args: ReproArgs) -> Result<i32, Failure> {
         }
     };
     if let Some(out) = &args.out {
-        std::fs::write(out, &script)
+        crate::sys::fs::write_atomic(out, script.as_bytes())
             .map_err(|e| Error::io(format!("cannot write {}", out.display()), e))?;
     }
     let outputs = run_everywhere(&script, &consumers, limit).await;
@@ -233,43 +233,50 @@ fn python_text(s: &str) -> String {
     ParamValue::Str(s.to_string()).python_literal()
 }
 
-/// The script's output on each interpreter (stdout, then stderr when it is not empty).
+/// The script's output on each interpreter (stdout, then stderr when it is not empty), each
+/// run as crosspickle runs every process (`sys::process`): its group killed at the time limit,
+/// its output bounded.
 async fn run_everywhere(
     script: &str,
     on: &[Arc<Interpreter>],
     limit: Duration,
 ) -> Vec<(String, String)> {
+    use crate::sys::process::{self, Exit, Output, ProcessSpec};
     let dir = tempfile::tempdir().ok();
     let path = dir.as_ref().map(|d| d.path().join("repro.py"));
     let mut outputs = Vec::new();
     let Some(path) = path.filter(|p| std::fs::write(p, script).is_ok()) else {
         return outputs;
     };
+    let never = tokio_util::sync::CancellationToken::new();
     for python in on {
-        let mut command = tokio::process::Command::new(&python.executable);
-        command
+        let spec = ProcessSpec::new(&python.executable, Some(limit))
             .arg(&path)
-            .env_remove("PYTHONPATH")
-            .env_remove("PYTHONHOME")
-            .env("PYTHONHASHSEED", "0")
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true);
-        let text = match tokio::time::timeout(limit, command.output()).await {
-            Ok(Ok(o)) => {
-                let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
-                let err = String::from_utf8_lossy(&o.stderr);
+            .remove_env("PYTHONPATH")
+            .remove_env("PYTHONHOME")
+            .set_env("PYTHONHASHSEED", "0")
+            .output(Output::Capture(REPRO_OUTPUT));
+        let text = match process::run(&spec, &never).await {
+            Ok(done) if done.exit == Exit::TimedOut => {
+                format!("no answer within {} s\n", limit.as_secs_f64())
+            }
+            Ok(done) => {
+                let mut text = done.stdout.text();
+                let err = done.stderr.text();
                 if !err.trim().is_empty() {
                     text.push_str(&err);
                 }
                 text
             }
-            Ok(Err(e)) => format!("could not start: {e}\n"),
-            Err(_) => format!("no answer within {} s\n", limit.as_secs_f64()),
+            Err(e) => format!("could not start: {e}\n"),
         };
         outputs.push((python.label.clone(), text));
     }
     outputs
 }
+
+/// Bytes kept of each stream of the script's run, at its start and at its end.
+const REPRO_OUTPUT: usize = 64 * 1024;
 
 /// The script and its outputs, those that are the same grouped, as Markdown.
 fn markdown(case: &Case, script: &str, outputs: &[(String, String)]) -> String {
