@@ -87,14 +87,20 @@ impl PlannedRun {
     }
 }
 
+/// Why `case` with `params` does not run on `interpreter`: the case does not apply to it, its
+/// `gil` value needs another build, or its protocol is above the interpreter's highest.
+fn skip_reason(case: &Case, params: &Params, interpreter: &Interpreter) -> Option<String> {
+    case.skip_reason(interpreter)
+        .or_else(|| case.gil_skip_reason(params, interpreter))
+        .or_else(|| case.protocol_skip_reason(params, interpreter))
+}
+
 /// The comparison of `pair`'s producer's dump with what `twin` recorded: executed where the
 /// producer runs and the case applies to it, unless a `phase: compare` rule skips it.
 fn comparison(pair: &PlannedRun, twin: Arc<Interpreter>) -> PlannedRun {
     let producer = pair.producer.clone().expect("a pair of a round trip");
     let (case, params) = (&pair.case, &pair.params);
-    let skip = case
-        .skip_reason(&producer)
-        .or_else(|| case.gil_skip_reason(params, &producer));
+    let skip = skip_reason(case, params, &producer);
     let rule = case.expected_for(params, RunSide::pair(&producer, &twin, Phase::Compare));
     let disposition = match (&producer.unusable, skip) {
         (Some(u), _) => {
@@ -146,15 +152,10 @@ impl Plan {
                                     .as_ref()
                                     .map(|u| format!("interpreter {} unusable: {u}", i.label))
                             });
-                            let skip_reason = |i: &Interpreter| {
-                                case.skip_reason(i)
-                                    .or_else(|| case.gil_skip_reason(&params, i))
-                                    .or_else(|| case.protocol_skip_reason(&params, i))
-                            };
-                            let skip = skip_reason(producer)
+                            let skip = skip_reason(case, &params, producer)
                                 .map(|r| format!("producer {}: {r}", producer.label))
                                 .or_else(|| {
-                                    skip_reason(consumer)
+                                    skip_reason(case, &params, consumer)
                                         .map(|r| format!("consumer {}: {r}", consumer.label))
                                 });
                             let rule = || case.skip_rule(&params, Some(producer), consumer);
@@ -177,10 +178,7 @@ impl Plan {
                     }
                 } else {
                     for interpreter in interpreters {
-                        let skip = case
-                            .skip_reason(interpreter)
-                            .or_else(|| case.gil_skip_reason(&params, interpreter))
-                            .or_else(|| case.protocol_skip_reason(&params, interpreter));
+                        let skip = skip_reason(case, &params, interpreter);
                         let disposition = match (&interpreter.unusable, skip) {
                             (Some(broken), _) => {
                                 Disposition::EnvError(format!("interpreter unusable: {broken}"))
