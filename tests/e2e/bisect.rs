@@ -136,18 +136,7 @@ for version, value, broken in [("1.0", 1, 0), ("1.1", 1, 0), ("1.2", 1, 0), ("1.
 
 trial!(package_releases_with_a_broken_one, needs = &["3.8"]);
 fn package_releases_with_a_broken_one() -> TestResult {
-    let python = python("3.8").expect("3.8");
-    let dir = folder(&[
-        ("cases/value.yaml", "title: tinypkg's value\nrequires: [\"tinypkg>=1\"]\ncode: |\n  import tinypkg\n  assert tinypkg.VALUE == 1, 'the value changed'\n"),
-        ("make_wheels.py", MAKE_WHEELS),
-    ]);
-    let wheels = dir.path().join("wheels");
-    std::fs::create_dir_all(&wheels)?;
-    let made = Command::new(&python)
-        .arg(dir.path().join("make_wheels.py"))
-        .arg(&wheels)
-        .status()?;
-    check(made.success(), "the wheels are made")?;
+    let (dir, wheels) = with_tinypkg_wheels("title: tinypkg's value\nrequires: [\"tinypkg>=1\"]\ncode: |\n  import tinypkg\n  assert tinypkg.VALUE == 1, 'the value changed'\n")?;
     let cache = tempfile::tempdir()?;
     // No index at all: pip sees only the folder (as a user's offline configuration would say).
     let env = [("PIP_NO_INDEX", "1"), ("PIP_CONFIG_FILE", "/dev/null")];
@@ -642,18 +631,7 @@ trial!(
 /// (`tinypkg=={tinypkg}` with 1.2 and 2.1), not at the package's oldest (1.0): the releases
 /// before it are neither candidates nor installed, and the change is still found.
 fn a_package_bisect_starts_at_the_cases_own_release() -> TestResult {
-    let python = python("3.8").expect("3.8");
-    let dir = folder(&[
-        ("cases/value.yaml", "title: tinypkg's value\nparams:\n  tinypkg: [\"1.2\", \"2.1\"]\nrequires: [\"tinypkg=={tinypkg}\"]\ncode: |\n  import tinypkg\n  assert tinypkg.VALUE == 1, 'the value changed'\n"),
-        ("make_wheels.py", MAKE_WHEELS),
-    ]);
-    let wheels = dir.path().join("wheels");
-    std::fs::create_dir_all(&wheels)?;
-    let made = Command::new(&python)
-        .arg(dir.path().join("make_wheels.py"))
-        .arg(&wheels)
-        .status()?;
-    check(made.success(), "the wheels are made")?;
+    let (dir, wheels) = with_tinypkg_wheels("title: tinypkg's value\nparams:\n  tinypkg: [\"1.2\", \"2.1\"]\nrequires: [\"tinypkg=={tinypkg}\"]\ncode: |\n  import tinypkg\n  assert tinypkg.VALUE == 1, 'the value changed'\n")?;
     let cache = tempfile::tempdir()?;
     let env = [("PIP_NO_INDEX", "1"), ("PIP_CONFIG_FILE", "/dev/null")];
     let wheels_arg = path_str(&wheels);
@@ -806,18 +784,7 @@ trial!(a_package_bisect_lists_the_flip_first, needs = &["3.8"]);
 /// to fail) is listed first, in the JSON, the conclusion and the summary; the earlier one
 /// (1.1 -> 1.2, out of an ImportError) follows.
 fn a_package_bisect_lists_the_flip_first() -> TestResult {
-    let python = python("3.8").expect("3.8");
-    let dir = folder(&[
-        ("cases/value.yaml", TOO_OLD_HERE),
-        ("make_wheels.py", MAKE_WHEELS),
-    ]);
-    let wheels = dir.path().join("wheels");
-    std::fs::create_dir_all(&wheels)?;
-    let made = Command::new(&python)
-        .arg(dir.path().join("make_wheels.py"))
-        .arg(&wheels)
-        .status()?;
-    check(made.success(), "the wheels are made")?;
+    let (dir, wheels) = with_tinypkg_wheels(TOO_OLD_HERE)?;
     let cache = tempfile::tempdir()?;
     let env = [("PIP_NO_INDEX", "1"), ("PIP_CONFIG_FILE", "/dev/null")];
     let wheels_arg = path_str(&wheels);
@@ -862,4 +829,21 @@ fn a_package_bisect_lists_the_flip_first() -> TestResult {
         flip.is_some() && earlier.is_some() && flip < earlier,
         format!("the summary lists 1.4 -> 2.0 before 1.1 -> 1.2:\n{summary}"),
     )
+}
+
+/// A folder holding `case` as `cases/value.yaml` and tinypkg's local wheels (`MAKE_WHEELS`,
+/// made by 3.8) in `wheels/`.
+fn with_tinypkg_wheels(
+    case: &str,
+) -> Result<(tempfile::TempDir, std::path::PathBuf), libtest_mimic::Failed> {
+    let python = python("3.8").expect("3.8");
+    let dir = folder(&[("cases/value.yaml", case), ("make_wheels.py", MAKE_WHEELS)]);
+    let wheels = dir.path().join("wheels");
+    std::fs::create_dir_all(&wheels)?;
+    let made = Command::new(&python)
+        .arg(dir.path().join("make_wheels.py"))
+        .arg(&wheels)
+        .status()?;
+    check(made.success(), "the wheels are made")?;
+    Ok((dir, wheels))
 }
