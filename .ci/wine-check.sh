@@ -3,7 +3,8 @@
 # sid's Rust with `-Zbuild-std`, as .ci/cross-check.sh installs it, linked by Debian's
 # mingw-w64), its unit tests (`cargo test --lib`, Wine as the target's runner), and the commands
 # that need no Python, each compared with what the Linux build prints: `--version`, `schema`,
-# `init` in a fresh folder, `list` on the folder init wrote, `merge` of two results files.
+# `init` in a fresh folder, `list` on the folder init wrote, `merge` of two results files,
+# `record --check` on the corpus's recorded pickles and on a copy with one pickle changed.
 # No Python runs here: there is no Windows Python on this machine, so no case is run on Windows.
 #
 # Debian 12's Wine (8.0) has no bcryptprimitives.dll, from which Rust's standard library takes
@@ -71,6 +72,7 @@ same() {
   [ -d "$work/input" ] && cp -r "$work/input/." "$w/" && cp -r "$work/input/." "$l/"
   (cd "$w" && wine "$exe" "$@" >"$work/$name.out" 2>"$work/$name.err") || wcode=$?
   (cd "$l" && "$linux" "$@" >"$work/$name.linux.out" 2>"$work/$name.linux.err") || lcode=$?
+  code="$wcode"
   sed -i "$sed" "$work/$name.out" "$work/$name.err"
   if [ "$wcode" != "$lcode" ] || ! cmp -s "$work/$name.out" "$work/$name.linux.out"; then
     echo "wine-check: \`crosspickle $*\` on Windows (exit $wcode) is not the Linux one's (exit $lcode):" >&2
@@ -97,5 +99,19 @@ cp tests/fixtures/results-v1/fixture.json "$work/input/a.json"
 cp tests/fixtures/results-v1/fixture.json "$work/input/b.json"
 same list 's|\\|/|g' list cases
 same merge "" merge a.json b.json --json merged.json
+# record --check runs no Python: the corpus's shipped folder of recorded pickles checked against
+# the embedded corpus (exit 0), then a copy with one pickle changed (exit 2, naming that file).
+rm -rf "$work/input" && mkdir -p "$work/input"
+cp -r cases/corpus-pickles "$work/input/pickles"
+same record-check 's|\\|/|g' record --check --corpus --pickles pickles
+[ "$code" = 0 ] || { echo "wine-check: record --check refused the corpus's folder (exit $code)" >&2; failed=1; }
+for f in "$work/input/pickles"/*.pickle; do tampered="$(basename "$f")" && break; done
+printf 'x' >>"$work/input/pickles/$tampered"
+same record-check-tampered 's|\\|/|g' record --check --corpus --pickles pickles
+if [ "$code" != 2 ] || ! grep -q "$tampered" "$work/record-check-tampered.err"; then
+  echo "wine-check: record --check on a changed $tampered: exit $code, not 2 naming it:" >&2
+  head -5 "$work/record-check-tampered.err" >&2
+  failed=1
+fi
 [ "$failed" = 0 ] || { echo "wine-check: FAILED" >&2; exit 1; }
 echo "wine-check: the Windows build's unit tests and Python-free commands pass under Wine ($((SECONDS - start)) s)"

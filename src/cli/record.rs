@@ -45,6 +45,11 @@ pub struct RecordArgs {
     /// are gone), and every file no entry names
     #[arg(long)]
     pub prune: bool,
+    /// Run no Python: check the folder against its manifest (digests, files it does not name,
+    /// its format, paths outside it) and the cases (entries of a case, params or packages that
+    /// are gone); exit 2 when it is refused, 1 when entries are stale
+    #[arg(long, conflicts_with = "prune")]
+    pub check: bool,
     /// Time limit of each dump in seconds, instead of the cases' own
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
@@ -73,6 +78,9 @@ pub async fn record(args: RecordArgs) -> Result<i32, Failure> {
         probe_timeout: args.pythons.probe_timeout,
         verbose: false,
     })?;
+    if args.check {
+        return check(args.pickles.as_deref(), &settings);
+    }
     let dir = args
         .pickles
         .clone()
@@ -243,12 +251,80 @@ fn write_manifest(folder: &mut Folder) -> Result<(), Failure> {
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e).into())
 }
 
-/// Drop the entries no case of `cases` refers to (its id, one of its param combinations, and
-/// the producer's packages those params give), then the files no entry names: how many
-/// entries went.
-fn prune(folder: &mut Folder, cases: &[Arc<Case>]) -> Result<usize, Failure> {
+/// `record --check`: the folder checked as `run` checks it (a refusal is exit 2, naming the
+/// file), then its entries against the cases: each one no case refers to any more is named,
+/// and makes the exit 1. No interpreter is looked for and no Python runs.
+fn check(given: Option<&std::path::Path>, settings: &Settings) -> Result<i32, Failure> {
+    let folder = for_run(given, settings)?;
+    let shown = match (given, &folder) {
+        (Some(dir), _) => dir.display().to_string(),
+        (None, Some(f)) if settings.corpus && settings.paths.is_empty() => {
+            format!("the corpus's folder {}", f.dir.display())
+        }
+        (None, _) => crate::record::DEFAULT_FOLDER.to_string(),
+    };
+    let Some(folder) = folder else {
+        return Err(Error::Usage(format!(
+            "no recorded pickles in {shown}: nothing to check (record them with `crosspickle record`, or name the folder with --pickles)"
+        ))
+        .into());
+    };
+    let cases = settings.load_cases()?;
+    let wanted = wanted(cases.iter());
+    let stale: Vec<&Entry> = folder
+        .entries
+        .iter()
+        .filter(|e| !wanted.contains(&want_key(e)))
+        .collect();
+    let producers: BTreeSet<String> = folder.entries.iter().map(|e| e.producer.label()).collect();
+    let files: BTreeSet<&str> = folder.entries.iter().map(|e| e.file.as_str()).collect();
+    let mut out = String::new();
+    for e in &stale {
+        let packages = if e.packages.is_empty() {
+            String::new()
+        } else {
+            format!(" with {}", e.packages.join(", "))
+        };
+        out.push_str(&format!(
+            "stale: {}{packages} ({}): no loaded case has this case, params and packages any more; `crosspickle record --prune` removes it\n",
+            crate::record::describe(e),
+            e.file
+        ));
+    }
+    out.push_str(&format!(
+        "checked {} ({}, {}) in {}: every file is the one its entry names, by its SHA-256; {}\n",
+        crate::report::text::count(folder.entries.len(), "recorded pickle", "recorded pickles"),
+        crate::report::text::count(files.len(), "file", "files"),
+        crate::report::text::count(producers.len(), "producer", "producers"),
+        shown,
+        if stale.is_empty() {
+            "every entry is of a loaded case".to_string()
+        } else {
+            format!(
+                "{} of no loaded case",
+                crate::report::text::count(stale.len(), "entry is", "entries are")
+            )
+        }
+    ));
+    crate::sys::stdout::emit(&out);
+    Ok(if stale.is_empty() {
+        super::failure::EXIT_OK
+    } else {
+        super::failure::EXIT_FAILED
+    })
+}
+
+/// What a recorded pickle is of, as the cases give it: case id, params and producer packages.
+type WantKey = (String, String, Vec<String>);
+
+fn want_key(e: &Entry) -> WantKey {
+    (e.case.clone(), e.params.clone(), e.packages.clone())
+}
+
+/// Every (case id, params, producer packages) the round trips of `cases` can record.
+fn wanted<'a>(cases: impl Iterator<Item = &'a Case>) -> BTreeSet<WantKey> {
     let mut wanted = BTreeSet::new();
-    for case in cases.iter().filter(|c| c.is_round_trip()) {
+    for case in cases.filter(|c| c.is_round_trip()) {
         for params in case.param_combinations() {
             let packages = crate::env::resolve_requirements(
                 &case.requires_for(Some(crate::case::Phase::Dump)),
@@ -257,10 +333,16 @@ fn prune(folder: &mut Folder, cases: &[Arc<Case>]) -> Result<usize, Failure> {
             wanted.insert((case.id.clone(), params.to_string(), packages));
         }
     }
+    wanted
+}
+
+/// Drop the entries no case of `cases` refers to (its id, one of its param combinations, and
+/// the producer's packages those params give), then the files no entry names: how many
+/// entries went.
+fn prune(folder: &mut Folder, cases: &[Arc<Case>]) -> Result<usize, Failure> {
+    let wanted = wanted(cases.iter().map(|c| &**c));
     let before = folder.entries.len();
-    folder
-        .entries
-        .retain(|e| wanted.contains(&(e.case.clone(), e.params.clone(), e.packages.clone())));
+    folder.entries.retain(|e| wanted.contains(&want_key(e)));
     let named: BTreeSet<&str> = folder.entries.iter().map(|e| e.file.as_str()).collect();
     let listing = match std::fs::read_dir(&folder.dir) {
         Ok(l) => l,

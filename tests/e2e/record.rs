@@ -50,6 +50,23 @@ fn record(dir: &Path, needs: &[&str], extra: &[&str]) -> Run {
     )
 }
 
+/// `record --check ARGS` where no Python can be found: no PATH, an empty home and cache.
+fn check_without_python(dir: &Path, extra: &[&str]) -> Run {
+    let empty = tempfile::tempdir().expect("tempdir");
+    Run::from(
+        crosspickle(dir)
+            .args(["record", "--check"])
+            .args(extra)
+            .env("PATH", "")
+            .env("HOME", empty.path())
+            .env("CROSSPICKLE_CACHE_DIR", empty.path())
+            .env_remove("PYENV_ROOT")
+            .env_remove("CROSSPICKLE_NEWEST_PYTHONS")
+            .output()
+            .expect("crosspickle runs"),
+    )
+}
+
 fn manifest(pickles: &Path) -> serde_json::Value {
     json_at(&pickles.join("manifest.json"))
 }
@@ -239,11 +256,24 @@ type Tampering<'a> = (&'a str, Box<dyn Fn() + 'a>, String, &'a str);
 trial!(a_folder_tampered_with_is_refused_by_name, needs = &["3.12"]);
 /// A file changed after it was recorded, a file the manifest does not name, a manifest of a
 /// newer format and an entry naming a path outside the folder: `run` and `record` each exit 2
-/// naming the file, and nothing runs.
+/// naming the file, and nothing runs; `record --check`, where no Python can be found, exits 2
+/// naming it too, and 0 on the folder as recorded.
 fn a_folder_tampered_with_is_refused_by_name() -> TestResult {
     let dir = folder(&[("cases/major.yaml", MAJOR)]);
     let pickles = dir.path().join("cases/pickles");
     record(dir.path(), &["3.12"], &[]).expect_code(0)?;
+    let checked = check_without_python(dir.path(), &[]);
+    check(
+        checked.code == 0
+            && checked
+                .stdout
+                .contains("checked 2 recorded pickles (2 files, 1 producer) in cases/pickles")
+            && checked.stdout.contains("every entry is of a loaded case"),
+        format!(
+            "record --check passes the folder as recorded, with no Python: {} {} {}",
+            checked.code, checked.stdout, checked.stderr
+        ),
+    )?;
     let good = snapshot(&pickles);
     let restore = || {
         for item in std::fs::read_dir(&pickles).unwrap() {
@@ -317,6 +347,16 @@ fn a_folder_tampered_with_is_refused_by_name() -> TestResult {
             snapshot(&pickles) == before,
             format!("{what}: record wrote nothing"),
         )?;
+        let checked = check_without_python(dir.path(), &[]);
+        check(
+            checked.code == 2
+                && checked.stderr.contains(name.as_str())
+                && checked.stderr.contains(why),
+            format!(
+                "{what}: record --check exits 2 naming {name}: {} {}",
+                checked.code, checked.stderr
+            ),
+        )?;
     }
     restore();
     run_json(dir.path(), &args_on(&["3.12"], &[]))
@@ -326,7 +366,8 @@ fn a_folder_tampered_with_is_refused_by_name() -> TestResult {
 
 trial!(prune_removes_what_no_case_refers_to, needs = &["3.12"]);
 /// A param value dropped from the case: its recorded pickle stays until `--prune`, which
-/// removes its entry and file and keeps the rest.
+/// removes its entry and file and keeps the rest. Meanwhile `record --check` (no Python) names
+/// the stale entry and exits 1; after the prune it exits 0.
 fn prune_removes_what_no_case_refers_to() -> TestResult {
     let dir = folder(&[("cases/major.yaml", MAJOR)]);
     let pickles = dir.path().join("cases/pickles");
@@ -334,6 +375,19 @@ fn prune_removes_what_no_case_refers_to() -> TestResult {
     std::fs::write(
         dir.path().join("cases/major.yaml"),
         MAJOR.replace("protocol: [0, 2]", "protocol: [2]"),
+    )?;
+    let checked = check_without_python(dir.path(), &[]);
+    check(
+        checked.code == 1
+            && checked
+                .stdout
+                .contains("stale: major[protocol=0] by recorded:cpython-3.12")
+            && !checked.stdout.contains("protocol=2] by")
+            && checked.stdout.contains("1 entry is of no loaded case"),
+        format!(
+            "record --check names the stale entry: {} {} {}",
+            checked.code, checked.stdout, checked.stderr
+        ),
     )?;
     record(dir.path(), &["3.12"], &[]).expect_code(0)?;
     check(
@@ -350,6 +404,15 @@ fn prune_removes_what_no_case_refers_to() -> TestResult {
     check(
         after.len() == 2 && params == ["protocol=2"],
         format!("protocol=0's pickle pruned: {:?} {params:?}", after.keys()),
+    )?;
+    check_without_python(dir.path(), &[]).expect_code(0)?;
+    let missing = check_without_python(dir.path(), &["--pickles", "elsewhere"]);
+    check(
+        missing.code == 2 && missing.stderr.contains("elsewhere"),
+        format!(
+            "record --check on a folder that is not there exits 2 naming it: {} {}",
+            missing.code, missing.stderr
+        ),
     )
 }
 
