@@ -23,6 +23,10 @@ pub struct Cell {
     pub dump_python: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_python: Option<String>,
+    /// `compare` for the run that holds a live producer's fresh dump against the bytes its
+    /// recorded twin made (docs/record.md), decided by the rules of `phase: compare`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<&'static str>,
     /// `run`, `skipped` (the case does not apply, or a `skip` rule decides it before
     /// anything runs) or `env-error` (an interpreter that cannot run).
     pub disposition: &'static str,
@@ -71,6 +75,8 @@ pub fn matrices(
     producers.extend(super::record::producers(recorded));
     let mut plan = Plan::build(cases, &interpreters, Some(&producers), None, &|_, _| true);
     super::record::keep_recorded_runs(&mut plan, recorded);
+    // And the comparisons of live producers with their recorded twins, as `run` adds them.
+    plan.add_comparisons(&super::record::twins_of(&plan, recorded));
     cases
         .iter()
         .map(|case| CaseMatrix {
@@ -101,6 +107,7 @@ fn cell(run: &PlannedRun) -> Cell {
         python: run.interpreter.label.clone(),
         dump_python: run.producer.as_ref().map(|p| p.label.clone()),
         load_python: run.producer.as_ref().map(|_| run.interpreter.label.clone()),
+        phase: run.is_comparison().then_some("compare"),
         disposition,
         reason,
         rule: None,
@@ -122,7 +129,12 @@ fn cell(run: &PlannedRun) -> Cell {
             (cell.rule, cell.expected) = (Some(rule), Some(expected));
         }
         Some(producer) => {
-            let (rule, expected) = decide(RunSide::pair(producer, &run.interpreter, Phase::Load));
+            let phase = if run.is_comparison() {
+                Phase::Compare
+            } else {
+                Phase::Load
+            };
+            let (rule, expected) = decide(RunSide::pair(producer, &run.interpreter, phase));
             (cell.rule, cell.expected) = (Some(rule), Some(expected));
             let (rule, expected) = decide(RunSide::pair(producer, &run.interpreter, Phase::Dump));
             (cell.dump_rule, cell.dump_expected) = (Some(rule), Some(expected));
@@ -263,6 +275,15 @@ fn render_pairs(out: &mut String, m: &CaseMatrix, interpreters: &[String], lette
             }
             out.push_str(&format!("{}\n", row.trim_end()));
         }
+        // The comparisons of live dumps with their recorded twins: no column of their own.
+        for c in cells.iter().filter(|c| c.phase == Some("compare")) {
+            let producer = c.dump_python.as_deref().unwrap_or("");
+            out.push_str(&format!(
+                "    compare  {producer} -> {}  {}\n",
+                c.python,
+                c.symbol()
+            ));
+        }
     }
 }
 
@@ -289,6 +310,7 @@ mod tests {
             python: "x".into(),
             dump_python: None,
             load_python: None,
+            phase: None,
             disposition,
             reason: None,
             rule,

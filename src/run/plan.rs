@@ -43,6 +43,12 @@ impl PlannedRun {
         }
     }
 
+    /// The run that holds a live producer's fresh dump against its recorded twin's bytes
+    /// ([`Plan::add_comparisons`]): its "consumer" is the recorded producer.
+    pub fn is_comparison(&self) -> bool {
+        self.producer.is_some() && self.interpreter.is_recorded()
+    }
+
     /// The environments this run needs, if it is executed: (interpreter, requirements with
     /// placeholders replaced) for each side whose case asks for packages.
     pub fn environments(&self) -> Vec<(&Interpreter, Vec<String>)> {

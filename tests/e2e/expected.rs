@@ -115,6 +115,71 @@ fn corpus_matrix_is_what_a_run_decides() -> TestResult {
     Ok(())
 }
 
+trial!(recorded_producers_are_listed_as_run, needs = &["3.12"]);
+/// The corpus's round trips on 3.12 alone with its shipped recorded pickles (`--corpus` reads
+/// them), for two cases: `list --json` lists each recorded producer's pair and the comparison
+/// of 3.12's fresh dump with its recorded twin (`phase: compare`), and the run then makes
+/// exactly those runs, each expected as listed. The text form names the comparison.
+fn recorded_producers_are_listed_as_run() -> TestResult {
+    let dir = folder(&[]);
+    let mut args = python_args(&["3.12"]);
+    args.extend(["--corpus", "-k", "union or default-protocol"].map(String::from));
+    let list = Run::from(
+        crosspickle(dir.path())
+            .arg("list")
+            .args(&args)
+            .arg("--json")
+            .output()?,
+    );
+    list.expect_code(0)?;
+    let listed: Value = serde_json::from_str(&list.stdout)?;
+    let cells: Vec<&Value> = listed["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["runs"].as_array().into_iter().flatten())
+        .collect();
+    let recorded = |v: &Value| v.as_str().is_some_and(|s| s.starts_with("recorded:"));
+    let pairs = cells.iter().filter(|c| recorded(&c["dump_python"])).count();
+    let comparisons: Vec<&&Value> = cells.iter().filter(|c| c["phase"] == "compare").collect();
+    check(
+        pairs >= 20
+            && !comparisons.is_empty()
+            && comparisons
+                .iter()
+                .all(|c| recorded(&c["python"]) && !recorded(&c["dump_python"])),
+        format!(
+            "{pairs} pairs of recorded producers and {} comparisons listed: {comparisons:?}",
+            comparisons.len()
+        ),
+    )?;
+    let (run, json) = run_json(dir.path(), &args);
+    run.expect_code(0)?;
+    let ran = runs(&json);
+    check(
+        ran.iter().filter(|r| r["phase"] == "compare").count() == comparisons.len(),
+        "the run compares what list listed",
+    )?;
+    let judged = compare(&listed, &json)?;
+    check(judged >= pairs, format!("only {judged} runs judged"))?;
+    let text = Run::from(
+        crosspickle(dir.path())
+            .arg("list")
+            .args(&args)
+            .arg("--expected")
+            .output()?,
+    );
+    text.expect_code(0)?;
+    let line = text
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("compare  cpython-3.12"));
+    check(
+        line.is_some_and(|l| l.contains("-> recorded:cpython-3.12")),
+        format!("the text form names the comparison:\n{}", text.stdout),
+    )
+}
+
 /// The run CI made of the whole corpus on every interpreter it has (`.ci/run` names its JSON
 /// and the arguments it ran with): ignored, saying so, where they are not given.
 fn ci_corpus_gate(name: &str, test: fn() -> TestResult) -> libtest_mimic::Trial {
