@@ -615,9 +615,18 @@ trial!(
 /// The workflow's `recorded` job: without cases/pickles/ it says how to record and passes; with
 /// the round trip recorded on 2.7 and 3.8, it runs on the one Python it sets up (3.13 here, as
 /// the job's `CROSSPICKLE_RECORDED_PYTHON`), every recorded producer's pickle loaded by it and
-/// no other consumer, the summary written, and the failing case fails the job.
+/// no other consumer, the summary written, and the failing case fails the job. The same for
+/// the shards workflow's `recorded` job.
 fn the_recorded_job_loads_on_one_python() -> TestResult {
-    let mut job = workflow("github-actions.yml")["jobs"]["recorded"].clone();
+    for file in ["github-actions.yml", "github-actions-shards.yml"] {
+        recorded_job_loads_on_one_python(file)
+            .map_err(|e| format!("{file}: {}", e.message().unwrap_or("")))?;
+    }
+    Ok(())
+}
+
+fn recorded_job_loads_on_one_python(file: &str) -> TestResult {
+    let mut job = workflow(file)["jobs"]["recorded"].clone();
     check(
         job["needs"].as_str() == Some("build")
             && job["env"]["CROSSPICKLE_RECORDED_PYTHON"].as_str() == Some("3.12"),
