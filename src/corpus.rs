@@ -24,8 +24,9 @@ include!(concat!(env!("OUT_DIR"), "/corpus.rs"));
 pub const PREFIX: &str = "corpus:cases/";
 
 /// The folder below `cases/` that holds the pickles recorded from the corpus's round trips
-/// (`crosspickle record cases/roundtrip --pickles cases/corpus-pickles` on every interpreter
-/// of crosspickle's CI machine): embedded with the cases, read by `run --corpus`. Not
+/// (`crosspickle record cases/roundtrip cases/thirdparty -k "not cloudpickle" --pickles
+/// cases/corpus-pickles` on every interpreter of crosspickle's CI machine; docs/record.md
+/// says why not cloudpickle's): embedded with the cases, read by `run --corpus`. Not
 /// `cases/pickles`, which `run cases` would read in crosspickle's own checkout.
 pub const PICKLES: &str = "corpus-pickles";
 

@@ -594,6 +594,73 @@ fn the_corpus_ships_its_pickles() -> TestResult {
 }
 
 trial!(
+    the_corpus_ships_pickles_made_with_packages,
+    needs = &["3.12"]
+);
+/// The corpus's round trips whose sides have packages of their own are shipped too: `run
+/// --corpus` on 3.12 alone with the recorded 3.12 producer judges the pickles NumPy 2.0.2 and
+/// two attrs releases made, with only the consumer's environments made (none with NumPy 2.0.2),
+/// each as its rules expect: NumPy 1.26.4 loads protocol 4 and not 5, 1.26.0 neither.
+fn the_corpus_ships_pickles_made_with_packages() -> TestResult {
+    let dir = folder(&[]);
+    let (run, json) = run_json(
+        dir.path(),
+        &args_on(
+            &["3.12"],
+            &[
+                "--corpus",
+                "-k",
+                "numpy-28340 or attrs-1085",
+                "--dump-python",
+                "recorded:cpython-3.12.1",
+            ],
+        ),
+    );
+    run.expect_code(0)?;
+    let all = runs(&json);
+    let mut numpy: Vec<String> = all
+        .iter()
+        .filter(|r| r["case"] == "numpy-28340-numpy2-pickle-on-numpy1")
+        .map(|r| {
+            format!(
+                "{} {:?}={}",
+                r["params"],
+                r["dump_packages"],
+                r["verdict"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    numpy.sort();
+    let want = [
+        r#"{"protocol":4,"numpy_release":"1.26.0"} Array [String("numpy==2.0.2")]=xfail"#,
+        r#"{"protocol":4,"numpy_release":"1.26.4"} Array [String("numpy==2.0.2")]=ok"#,
+        r#"{"protocol":5,"numpy_release":"1.26.0"} Array [String("numpy==2.0.2")]=xfail"#,
+        r#"{"protocol":5,"numpy_release":"1.26.4"} Array [String("numpy==2.0.2")]=xfail"#,
+    ];
+    check(numpy == want, format!("NumPy's recorded pairs: {numpy:#?}"))?;
+    let attrs: Vec<&serde_json::Value> = all
+        .iter()
+        .filter(|r| r["case"] == "attrs-1085-slotted-state-across-releases")
+        .collect();
+    check(
+        attrs.len() == 6
+            && all
+                .iter()
+                .all(|r| r["dump_python"] == "recorded:cpython-3.12.1")
+            && attrs.iter().all(|r| {
+                r["dump_packages"].as_array().is_some_and(|p| {
+                    p.len() == 1 && p[0].as_str().is_some_and(|p| p.starts_with("attrs=="))
+                })
+            }),
+        format!("attrs's 6 recorded pairs, and no live producer: {all:#?}"),
+    )?;
+    check(
+        !run.stderr.contains("with numpy==2.0.2"),
+        format!("no producer environment: {}", run.stderr),
+    )
+}
+
+trial!(
     numpy_2_pickles_recorded_then_judged_on_numpy_1,
     needs = &["3.12"]
 );
