@@ -922,6 +922,7 @@ fn build_rule(
         },
         where_,
         phase: raw.phase,
+        check: raw.check,
         expected: Expected {
             outcome: raw.outcome.first,
             also: raw.outcome.also,

@@ -172,7 +172,7 @@ impl Results {
     }
 
     pub fn failed(&self) -> bool {
-        self.runs.iter().any(|r| r.verdict.fails_run()) || !self.conflicts.is_empty()
+        self.runs.iter().any(RunRecord::fails) || !self.conflicts.is_empty()
     }
 
     /// The conflict `merge` found about `run`, if any.

@@ -1,6 +1,7 @@
 //! The record of one judged run: what the run loop hands to reporters as each run finishes,
 //! and what [`crate::results`] gathers into the results of a whole run.
 
+use super::checks::CheckRecord;
 use crate::case::{run_name, Expected, Params};
 use crate::outcome::Observed;
 use crate::verdict::Verdict;
@@ -29,6 +30,9 @@ pub struct RunRecord {
     pub attempts: Vec<Attempt>,
     /// The packages of the environments the run had (none for a skipped run).
     pub packages: Packages,
+    /// The named checks its code made (`check(name)`), each judged on its own, in the order
+    /// they ended (a round trip's dump's first).
+    pub checks: Vec<CheckRecord>,
 }
 
 /// The packages each side's environment was made from: requirements with the params put in,
@@ -86,6 +90,7 @@ impl RunRecord {
             reason: None,
             attempts: Vec::new(),
             packages: Packages::default(),
+            checks: Vec::new(),
         }
     }
 
@@ -98,6 +103,11 @@ impl RunRecord {
             dump_duration_s: self.dump_duration_s,
             reason: self.reason.clone(),
         }
+    }
+
+    /// Whether the run fails the whole run: its own verdict, or one of its checks'.
+    pub fn fails(&self) -> bool {
+        self.verdict.fails_run() || self.checks.iter().any(|c| c.verdict.fails_run())
     }
 
     /// `id[params]`, and ` producer -> consumer` for a round trip (see [`run_name`]).
