@@ -199,6 +199,17 @@ impl Results {
             .collect()
     }
 
+    /// The named checks of every run counted per verdict, in the order of [`Verdict::ALL`],
+    /// zero counts left out (empty when no run made a check).
+    pub fn check_counts(&self) -> Vec<(Verdict, usize)> {
+        let checks = || self.runs.iter().flat_map(|r| &r.checks);
+        Verdict::ALL
+            .iter()
+            .map(|v| (*v, checks().filter(|c| c.verdict == *v).count()))
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
     /// Runs in a stable order: case, params as written, then interpreter order.
     pub fn sort_runs(&mut self) {
         let order: BTreeMap<&str, usize> = self
