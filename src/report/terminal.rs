@@ -129,8 +129,8 @@ impl TerminalReporter {
             Event::Finished { record, .. } => {
                 if let Some(bar) = &self.progress {
                     bar.inc(1);
-                    if record.verdict.fails_run() {
-                        bar.set_message(self.style.verdict(record.verdict, "failures"));
+                    if record.fails() {
+                        bar.set_message(self.style.verdict(record.shown_verdict(), "failures"));
                     }
                 }
                 if self.verbose {
@@ -406,12 +406,8 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
     }
     let total_rows = grid.rows.len();
     if layout.failures_only.is_some() {
-        grid.rows.retain(|r| {
-            r.cells
-                .iter()
-                .flatten()
-                .any(|&i| results.runs[i].verdict.fails_run())
-        });
+        grid.rows
+            .retain(|r| r.cells.iter().flatten().any(|&i| results.runs[i].fails()));
     }
     let width = layout.width.max(MIN_WIDTH);
     let cells: Vec<usize> = grid
@@ -478,7 +474,7 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
                 let w = *w;
                 let cell = match cell {
                     Some(i) => {
-                        let v = results.runs[*i].verdict;
+                        let v = results.runs[*i].shown_verdict();
                         style.verdict(v, &format!("{:>w$}", v.symbol()))
                     }
                     None => format!("{:>w$}", " "),

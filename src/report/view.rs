@@ -287,8 +287,9 @@ impl<'a> RunView<'a> {
         }
     }
 
+    /// The run's verdict, or its worst failing check's ([`RunRecord::shown_verdict`]).
     pub fn verdict(&self) -> Verdict {
-        self.record.verdict
+        self.record.shown_verdict()
     }
 
     /// The interpreter's label (for a round trip, the consumer's).
@@ -301,7 +302,7 @@ impl<'a> RunView<'a> {
         if self.conflict.is_some() {
             "conflict"
         } else {
-            self.record.verdict.as_str()
+            self.verdict().as_str()
         }
     }
 

@@ -110,6 +110,21 @@ impl RunRecord {
         self.verdict.fails_run() || self.checks.iter().any(|c| c.verdict.fails_run())
     }
 
+    /// The verdict the matrices and headings show: the run's own when it fails or no check
+    /// does, else its worst check's (a run that passed with a check that regressed is shown
+    /// as that regression).
+    pub fn shown_verdict(&self) -> Verdict {
+        if self.verdict.fails_run() {
+            return self.verdict;
+        }
+        self.checks
+            .iter()
+            .map(|c| c.verdict)
+            .filter(|v| v.fails_run())
+            .max_by_key(|v| v.severity())
+            .unwrap_or(self.verdict)
+    }
+
     /// `id[params]`, and ` producer -> consumer` for a round trip (see [`run_name`]).
     pub fn name(&self) -> String {
         run_name(
