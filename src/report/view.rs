@@ -313,7 +313,19 @@ impl<'a> RunView<'a> {
     }
 
     /// `expected pass, got error: ValueError: …`, or why it did not run.
+    /// A run that failed by its checks alone: each failing check's (`check is two: regression:
+    /// expected pass, got fail: …`), joined with `; `.
     pub fn explanation(&self) -> String {
+        if !self.record.verdict.fails_run() && self.record.fails() {
+            let failing: Vec<String> = self
+                .record
+                .checks
+                .iter()
+                .filter(|c| c.verdict.fails_run())
+                .map(|c| format!("check {}", check_line(c)))
+                .collect();
+            return failing.join("; ");
+        }
         let expected = self.record.expected.describe(Wording::Run);
         match (&self.record.observed, &self.record.reason) {
             (Some(o), _) => format!("expected {expected}, got {}", o.summary()),
