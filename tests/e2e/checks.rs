@@ -136,8 +136,26 @@ fn a_failing_check_fails_with_its_own_traceback_and_lf_runs_it_again() -> TestRe
         ("cases/other.yaml", "title: other\ncode: pass\n"),
     ]);
     let args = args_on(&["2.7", "3.12"], &["-j", "2", "cases"]);
-    let (run, json) = run_json(dir.path(), &args);
+    let mut with_files = args.clone();
+    with_files.extend(["--junit-xml", "j.xml", "--markdown", "m.md"].map(String::from));
+    let (run, json) = run_json(dir.path(), &with_files);
     run.expect_code(1)?;
+    // JUnit: a testcase of its own per check, after its run's; the failing one with its
+    // traceback, the passing ones without.
+    let junit = std::fs::read_to_string(dir.path().join("j.xml"))?;
+    check(
+        junit.matches(":: is two\"").count() == 4
+            && junit.matches(":: dumps\"").count() == 4
+            && junit.matches("<failure message=\"is two: regression: expected pass, got fail: AssertionError").count() == 4
+            && junit.contains("cases/failing.yaml&quot;, line 11, in &lt;module&gt;"),
+        format!("JUnit has each check as a testcase, the failing ones with their tracebacks:\n{junit}"),
+    )?;
+    let markdown = std::fs::read_to_string(dir.path().join("m.md"))?;
+    check(
+        markdown.contains("check:     is two: regression")
+            && markdown.contains("--- check traceback"),
+        format!("the Markdown shows the failing check under its run:\n{markdown}"),
+    )?;
     let pairs: Vec<serde_json::Value> = runs(&json)
         .into_iter()
         .filter(|r| r["case"] == "failing")
