@@ -105,6 +105,22 @@ fn checks_are_judged_one_by_one() -> TestResult {
             "the summary counts the runs and the checks:\n{}",
             run.stdout
         ),
+    )?;
+    // `merge` reads the checks back and writes them as they were.
+    let merged = crosspickle(dir.path())
+        .args(["merge", "results.json", "--json", "merged.json"])
+        .output()?;
+    let merged_json = json_at(&dir.path().join("merged.json"));
+    let checks_of = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+        runs(v).iter().map(|r| r["checks"].clone()).collect()
+    };
+    check(
+        merged.status.code() == Some(0) && checks_of(&merged_json) == checks_of(&json),
+        format!(
+            "merge keeps every check: exit {:?}\n{}",
+            merged.status.code(),
+            String::from_utf8_lossy(&merged.stdout)
+        ),
     )
 }
 
