@@ -480,7 +480,7 @@ async fn judge_repeated(
     }
     let worst = (0..all.len())
         .rev()
-        .max_by_key(|&i| all[i].verdict.severity())
+        .max_by_key(|&i| all[i].shown_verdict().severity())
         .unwrap_or(0);
     let mut record = all[worst].clone();
     record.attempts = all
