@@ -40,6 +40,18 @@ pub struct Observed {
     /// exception's class stands to the class it names in the interpreter that ran the case.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub classes: BTreeMap<String, ClassRelation>,
+    /// The named checks the code made (`check(name)`), in the order they ended: each an
+    /// outcome of its own (`skip` for a check skipped inside the run, its reason the message),
+    /// with no output, duration or checks of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<NamedCheck>,
+}
+
+/// One named check of a run, as the driver recorded it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NamedCheck {
+    pub name: String,
+    pub observed: Observed,
 }
 
 /// How the raised exception's class stands to a class named in a rule, as the interpreter
@@ -85,6 +97,7 @@ impl Observed {
             duration_s,
             phase: None,
             classes: BTreeMap::new(),
+            checks: Vec::new(),
         }
     }
 

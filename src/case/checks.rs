@@ -67,6 +67,13 @@ pub(super) fn rule(index: usize, raw: &RawRule, round_trip: bool) -> Vec<Problem
             out.push(problem(key, format!("expect[{index}].{key} is an empty list: name at least one, or leave the key out")));
         }
     }
+    if let Some(names) = &raw.check {
+        if names.patterns().is_empty() {
+            out.push(problem("check", format!("expect[{index}].check is an empty list: name at least one check (or a glob such as `frozen*`), or leave the key out")));
+        } else if names.patterns().iter().any(|p| p.trim().is_empty()) {
+            out.push(problem("check", format!("expect[{index}].check has a blank name: give the name the code gives `check(...)`, or a glob such as `frozen*`")));
+        }
+    }
     if raw.outcome == OutcomeKind::Skip {
         match raw.reason.as_deref().map(str::trim) {
             Some(r) if !r.is_empty() => {}

@@ -720,8 +720,10 @@ impl Validator<'_> {
         if let Some(first) = rules.iter().position(Rule::selects_everything) {
             // A rule for the comparison with recorded bytes (`phase: compare`) is not a rule
             // the one without selectors decides for.
+            // Nor is a rule of named checks (`check`), which decides no run.
             let compare = |r: &Rule| r.phase == Some(super::schema::Phase::Compare);
-            let shadowed = (first + 1..rules.len()).find(|&i| !compare(&rules[i]));
+            let shadowed =
+                (first + 1..rules.len()).find(|&i| !compare(&rules[i]) && rules[i].check.is_none());
             if let Some(later) = shadowed {
                 let at = self.find(&[Key("expect"), Item(later)]);
                 self.err(at, format!("expect[{later}] can never be chosen: expect[{first}] has no selector and decides every run (rules are tried in order)"));
@@ -922,6 +924,7 @@ fn build_rule(
         },
         where_,
         phase: raw.phase,
+        check: raw.check,
         expected: Expected {
             outcome: raw.outcome.first,
             also: raw.outcome.also,
@@ -1437,6 +1440,48 @@ mod tests {
             e.contains("cases/x.yaml:5:") && e.contains("expect[1] can never be chosen"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn check_rules_decide_checks_only() {
+        use super::super::model::RunSide;
+        use super::super::params::Params;
+        use super::super::schema::OutcomeKind;
+        // A rule of named checks may follow a rule without selectors, and decides checks only:
+        // the first whose `check` names the check (by glob), else `pass`.
+        let text = "title: t\ncode: pass\nexpect:\n  - outcome: fail\n  - check: 'frozen*'\n    python: '3.12'\n    outcome: error\n  - check: [a, 'b?']\n    outcome: skip\n    reason: r\n";
+        let case = parse(text).unwrap();
+        let i =
+            crate::python::Interpreter::for_tests(crate::python::Implementation::Cpython, "3.12.1");
+        let old =
+            crate::python::Interpreter::for_tests(crate::python::Implementation::Cpython, "3.11.7");
+        let params = Params::default();
+        assert_eq!(case.deciding_rule(&params, RunSide::single(&i)), Some(0));
+        let outcome = |interp, name| {
+            case.expected_for_check(&params, RunSide::single(interp), name)
+                .outcome
+        };
+        assert_eq!(outcome(&i, "frozenset"), OutcomeKind::Error);
+        assert_eq!(outcome(&old, "frozenset"), OutcomeKind::Pass);
+        assert_eq!(outcome(&i, "b1"), OutcomeKind::Skip);
+        assert_eq!(outcome(&i, "b12"), OutcomeKind::Pass);
+        // Their keys' errors are placed at their values.
+        for (rule, wanted) in [
+            (
+                "check: []",
+                "cases/x.yaml:4:12: expect[0].check is an empty list",
+            ),
+            (
+                "check: ' '",
+                "cases/x.yaml:4:12: expect[0].check has a blank name",
+            ),
+            ("check: 3", "cases/x.yaml:4:"),
+        ] {
+            let e = first_error(&format!(
+                "title: t\ncode: pass\nexpect:\n  - {rule}\n    outcome: fail\n"
+            ));
+            assert!(e.starts_with(wanted), "{rule}: {e}");
+        }
     }
 
     #[test]

@@ -133,6 +133,8 @@ pub struct Rule {
     pub ends: PairEnds,
     pub where_: IndexMap<String, WhereValue>,
     pub phase: Option<Phase>,
+    /// `check`: the named checks this rule decides (it decides no run).
+    pub check: Option<super::check_names::CheckNames>,
     pub expected: Expected,
 }
 
@@ -373,6 +375,18 @@ impl Case {
             .position(|rule| rule.selects(params, side))
     }
 
+    /// The rule that decides what the check `name` of a run of `params` on `side` must show:
+    /// the first with a `check` that names it and whose other selectors hold, or `pass`.
+    pub fn expected_for_check(&self, params: &Params, side: RunSide<'_>, name: &str) -> Expected {
+        self.expect
+            .iter()
+            .find(|r| {
+                r.check.as_ref().is_some_and(|c| c.matches(name)) && r.selects_side(params, side)
+            })
+            .map(|r| r.expected.clone())
+            .unwrap_or_else(Expected::default_pass)
+    }
+
     /// `id[protocol=5,pickler=c]`, or just `id` without params (see [`run_name`]).
     pub fn display_name(&self, params: &Params) -> String {
         run_name(&self.id, params, None, None)
@@ -389,6 +403,7 @@ impl Rule {
             && self.ends.is_empty()
             && self.where_.is_empty()
             && self.phase.is_none()
+            && self.check.is_none()
     }
 
     /// Whether this rule's selectors other than `where` are empty.
@@ -399,9 +414,17 @@ impl Rule {
             && self.relations.is_empty()
             && self.ends.is_empty()
             && self.phase.is_none()
+            && self.check.is_none()
     }
 
+    /// Whether this rule decides the run of `params` on `side` (a rule with `check` decides
+    /// checks only: [`Case::expected_for_check`]).
     pub fn selects(&self, params: &Params, side: RunSide<'_>) -> bool {
+        self.check.is_none() && self.selects_side(params, side)
+    }
+
+    /// Whether every selector but `check` holds for `params` on `side`.
+    pub fn selects_side(&self, params: &Params, side: RunSide<'_>) -> bool {
         let side_ok = |selector: &InterpreterSelector, interp: Option<&Interpreter>| match interp {
             Some(i) => selector.holds_for(i),
             None => selector.is_empty(),

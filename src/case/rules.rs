@@ -134,6 +134,9 @@ pub fn selectors(rule: &Rule) -> Vec<String> {
     if let Some(p) = &rule.phase {
         out.push(format!("{p} phase"));
     }
+    if let Some(c) = &rule.check {
+        out.push(format!("check {}", c.patterns().join("|")));
+    }
     out
 }
 
@@ -152,16 +155,19 @@ pub fn summary(case: &Case) -> Vec<String> {
         ends: Default::default(),
         where_: Default::default(),
         phase: None,
+        check: None,
         expected: Expected::default_pass(),
     };
-    let rules: Vec<&Rule> = case
-        .expect
+    // The rules of named checks decide no run: they are said after the runs' rules.
+    let run_rules: Vec<&Rule> = case.expect.iter().filter(|r| r.check.is_none()).collect();
+    let rules: Vec<&Rule> = run_rules
         .iter()
+        .copied()
         .chain(std::iter::once(&default_pass))
         .collect();
     let mut lines = Vec::new();
     for (i, &rule) in rules.iter().enumerate() {
-        let implicit = i == case.expect.len();
+        let implicit = i == run_rules.len();
         let earlier = &rules[..i];
         // The params left to this rule: those no earlier rule takes whenever this one holds.
         let left: Vec<usize> = (0..combos.len())
@@ -201,6 +207,12 @@ pub fn summary(case: &Case) -> Vec<String> {
             rule.expected.describe(Wording::Rule)
         ));
     }
+    lines.extend(
+        case.expect
+            .iter()
+            .filter(|r| r.check.is_some())
+            .map(describe_rule),
+    );
     lines
 }
 

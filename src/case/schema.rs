@@ -213,6 +213,9 @@ pub(super) struct RawRule {
     /// live dump against the bytes recorded by the same interpreter (only rules naming it
     /// decide those).
     pub phase: Option<Phase>,
+    /// The named checks this rule decides (`check(name)` in the code): a name or a glob (`*`,
+    /// `?`), or a list of them. A rule with `check` decides those checks only, not the run.
+    pub check: Option<super::check_names::CheckNames>,
     /// What the run must show, or `skip`: the run is not executed; or a list of two or more
     /// outcomes (no `skip`) when it sometimes shows one, sometimes another: every attempt
     /// must show one of them.

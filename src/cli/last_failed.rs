@@ -134,7 +134,7 @@ fn updated(old: Vec<RunKey>, results: &Results) -> Vec<RunKey> {
         results
             .runs
             .iter()
-            .filter(|r| r.verdict.fails_run() || r.verdict == Verdict::Flaky)
+            .filter(|r| r.fails() || r.verdict == Verdict::Flaky)
             .map(of_record),
     );
     failed.into_iter().collect()

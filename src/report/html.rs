@@ -261,7 +261,7 @@ fn matrix(results: &Results, grid: &Grid<'_>, ids: &[String]) -> String {
                 Some(i) => {
                     let r = &results.runs[*i];
                     let conflict = results.conflict_for(r).is_some();
-                    let v = r.verdict;
+                    let v = r.shown_verdict();
                     let label = format!("{} on {}: {}", r.name(), r.python, v);
                     let _ = write!(
                         out,
@@ -291,7 +291,7 @@ fn matrix(results: &Results, grid: &Grid<'_>, ids: &[String]) -> String {
 fn row_fails(results: &Results, row: &Row) -> bool {
     row.cells.iter().flatten().any(|&i| {
         let r = &results.runs[i];
-        r.verdict.fails_run() || results.conflict_for(r).is_some()
+        r.fails() || results.conflict_for(r).is_some()
     })
 }
 

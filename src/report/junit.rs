@@ -100,7 +100,11 @@ pub fn render(results: &Results) -> String {
         let mut time = 0.0;
         for r in results.runs.iter().filter(|r| r.python == label) {
             time += r.observed.as_ref().map(|o| o.duration_s).unwrap_or(0.0);
-            suite.add_test_case(test_case(&RunView::new(r, results), &mut budget));
+            let view = RunView::new(r, results);
+            suite.add_test_case(test_case(&view, &mut budget));
+            for c in &r.checks {
+                suite.add_test_case(check_case(&view, c));
+            }
         }
         if let Some(t) = seconds(time) {
             suite.set_time(t);
@@ -266,6 +270,36 @@ fn test_case(v: &RunView<'_>, budget: &mut Budget) -> TestCase {
             text::escaped_size(d) + message.as_ref().map(|m| text::escaped_size(m)).unwrap_or(0);
     }
     budget.spend(used);
+    case
+}
+
+/// A named check of a run as a testcase of its own, after its run's: named `RUN :: NAME`, a
+/// failure with its own traceback when it fails, skipped with its reason when skipped.
+fn check_case(v: &RunView<'_>, c: &crate::run::CheckRecord) -> TestCase {
+    let line = super::view::check_line(c);
+    let status = match c.verdict {
+        Verdict::Skipped => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(text::clean_head(
+                &c.skip_reason().unwrap_or_else(|| "skipped".into()),
+                MESSAGE,
+            ));
+            status
+        }
+        v if v.fails_run() => {
+            let trace = c.observed.traceback.as_deref().unwrap_or(&line);
+            non_success(
+                NonSuccessKind::Failure,
+                v.as_str(),
+                &line,
+                &text::clean_ends(trace, MIN_PER_RUN),
+            )
+        }
+        _ => TestCaseStatus::success(),
+    };
+    let mut case = TestCase::new(text::clean(&format!("{} :: {}", v.name, c.name)), status);
+    let r = v.record;
+    case.set_classname(text::clean(&format!("crosspickle.{}.{}", r.python, r.case)));
     case
 }
 

@@ -247,8 +247,8 @@ fn matrix(results: &Results) -> String {
                     } else {
                         ""
                     };
-                    failing |= r.verdict.fails_run() || !mark.is_empty();
-                    let _ = write!(out, " {}{mark} |", symbol(r.verdict));
+                    failing |= r.fails() || !mark.is_empty();
+                    let _ = write!(out, " {}{mark} |", symbol(r.shown_verdict()));
                 }
                 None => out.push_str("  |"),
             }

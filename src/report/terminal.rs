@@ -129,8 +129,8 @@ impl TerminalReporter {
             Event::Finished { record, .. } => {
                 if let Some(bar) = &self.progress {
                     bar.inc(1);
-                    if record.verdict.fails_run() {
-                        bar.set_message(self.style.verdict(record.verdict, "failures"));
+                    if record.fails() {
+                        bar.set_message(self.style.verdict(record.shown_verdict(), "failures"));
                     }
                 }
                 if self.verbose {
@@ -269,9 +269,27 @@ pub fn short_summary(results: &Results, failing: &[RunView<'_>], style: Style) -
             v.name,
             v.python()
         ));
-        let _ = writeln!(out, "{}: {what}", style.verdict(v.verdict(), &head));
         let args = super::rerun::rerun_args(results, &names, v.record);
-        let _ = writeln!(out, "  {}", super::text::one_line(&args));
+        if v.record.verdict.fails_run() || v.conflict.is_some() {
+            let _ = writeln!(out, "{}: {what}", style.verdict(v.verdict(), &head));
+            let _ = writeln!(out, "  {}", super::text::one_line(&args));
+        }
+        // Each failing check on a line of its own, with the arguments of the run that makes it.
+        for c in v.record.checks.iter().filter(|c| c.verdict.fails_run()) {
+            let head = super::text::one_line(&format!(
+                "{} {} check {} on {}",
+                c.verdict.as_str().to_uppercase(),
+                v.name,
+                c.name,
+                v.python()
+            ));
+            let what: String = super::text::one_line(&view::check_line(c))
+                .chars()
+                .take(160)
+                .collect();
+            let _ = writeln!(out, "{}: {what}", style.verdict(c.verdict, &head));
+            let _ = writeln!(out, "  {}", super::text::one_line(&args));
+        }
     }
     if failing.len() > SHORT_SUMMARY_RUNS {
         let _ = writeln!(
@@ -319,6 +337,20 @@ pub fn summary(results: &Results, style: Style) -> String {
         super::text::count(results.runs.len(), "run", "runs"),
         super::text::count(results.interpreters.len(), "interpreter", "interpreters")
     );
+    let checks = results.check_counts();
+    if !checks.is_empty() {
+        let each: Vec<String> = checks
+            .iter()
+            .map(|&(v, n)| style.verdict(v, &format!("{n} {v}")))
+            .collect();
+        let total: usize = checks.iter().map(|(_, n)| n).sum();
+        let _ = write!(
+            line,
+            "; {}: {}",
+            super::text::count(total, "named check", "named checks"),
+            each.join(", ")
+        );
+    }
     if results.partial {
         let _ = write!(
             line,
@@ -374,12 +406,8 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
     }
     let total_rows = grid.rows.len();
     if layout.failures_only.is_some() {
-        grid.rows.retain(|r| {
-            r.cells
-                .iter()
-                .flatten()
-                .any(|&i| results.runs[i].verdict.fails_run())
-        });
+        grid.rows
+            .retain(|r| r.cells.iter().flatten().any(|&i| results.runs[i].fails()));
     }
     let width = layout.width.max(MIN_WIDTH);
     let cells: Vec<usize> = grid
@@ -446,7 +474,7 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
                 let w = *w;
                 let cell = match cell {
                     Some(i) => {
-                        let v = results.runs[*i].verdict;
+                        let v = results.runs[*i].shown_verdict();
                         style.verdict(v, &format!("{:>w$}", v.symbol()))
                     }
                     None => format!("{:>w$}", " "),
@@ -664,7 +692,7 @@ fn output_sections(sections: &[view::Section<'_>]) -> String {
     let mut out = String::new();
     for section in sections {
         let (title, lines) = match section.name {
-            "traceback" => ("traceback".to_string(), 12),
+            "traceback" | "check traceback" => (section.name.to_string(), 12),
             name => (format!("{name} (tail)"), 15),
         };
         let text = super::text::clean(section.text);

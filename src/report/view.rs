@@ -11,6 +11,7 @@
 use crate::case::Wording;
 use crate::outcome::Observed;
 use crate::results::{Conflict, Results, RunRecord};
+use crate::run::CheckRecord;
 use crate::verdict::Verdict;
 
 use super::text;
@@ -150,6 +151,37 @@ pub fn packages_text(record: &RunRecord) -> Option<String> {
     })
 }
 
+/// A run's named checks counted by verdict, in the order of [`Verdict::ALL`]: `4 checks: 2 ok,
+/// 1 regression, 1 skipped`.
+pub fn check_counts(record: &RunRecord) -> String {
+    let counts: Vec<String> = Verdict::ALL
+        .iter()
+        .map(|v| (v, record.checks.iter().filter(|c| c.verdict == *v).count()))
+        .filter(|(_, n)| *n > 0)
+        .map(|(v, n)| format!("{n} {v}"))
+        .collect();
+    format!(
+        "{}: {}",
+        text::count(record.checks.len(), "check", "checks"),
+        counts.join(", ")
+    )
+}
+
+/// One named check that is not `ok`, in one line: `fails: regression: expected pass, got fail:
+/// AssertionError: 1 != 2`, or `frozen: skipped: no frozendict`.
+pub fn check_line(c: &CheckRecord) -> String {
+    let what = match c.skip_reason() {
+        Some(reason) => reason,
+        None if c.verdict == Verdict::Skipped => "skipped".into(),
+        None => format!(
+            "expected {}, got {}",
+            c.expected.describe(Wording::Run),
+            c.summary()
+        ),
+    };
+    format!("{}: {}: {what}", c.name, c.verdict)
+}
+
 /// Attempts listed one by one up to this many; beyond, only counted.
 const ATTEMPTS_LISTED: usize = 10;
 
@@ -223,20 +255,41 @@ impl<'a> RunView<'a> {
                 push("attempts", Text(attempts_text(record)), Brief);
             }
         }
+        if !record.checks.is_empty() {
+            push("checks", Text(check_counts(record)), Brief);
+            for c in record.checks.iter().filter(|c| c.verdict != Verdict::Ok) {
+                push("check", Text(check_line(c)), Brief);
+            }
+        }
         if let Some(info) = case.filter(|i| !i.tags.is_empty()) {
             push("tags", Text(info.tags.join(", ")), Full);
         }
+        let mut output = record.observed.as_ref().map(sections).unwrap_or_default();
+        // Each failing check's own traceback, in the order of the `check` facts.
+        output.extend(
+            record
+                .checks
+                .iter()
+                .filter(|c| c.verdict.fails_run())
+                .filter_map(|c| c.observed.traceback.as_deref())
+                .filter(|t| !t.trim().is_empty())
+                .map(|text| Section {
+                    name: "check traceback",
+                    text,
+                }),
+        );
         RunView {
             record,
             name: record.name(),
             conflict,
             facts,
-            output: record.observed.as_ref().map(sections).unwrap_or_default(),
+            output,
         }
     }
 
+    /// The run's verdict, or its worst failing check's ([`RunRecord::shown_verdict`]).
     pub fn verdict(&self) -> Verdict {
-        self.record.verdict
+        self.record.shown_verdict()
     }
 
     /// The interpreter's label (for a round trip, the consumer's).
@@ -249,18 +302,30 @@ impl<'a> RunView<'a> {
         if self.conflict.is_some() {
             "conflict"
         } else {
-            self.record.verdict.as_str()
+            self.verdict().as_str()
         }
     }
 
     /// Whether reports list it among the failing runs: its verdict fails, or merged inputs
     /// disagree about it.
     pub fn fails(&self) -> bool {
-        self.record.verdict.fails_run() || self.conflict.is_some()
+        self.record.fails() || self.conflict.is_some()
     }
 
     /// `expected pass, got error: ValueError: …`, or why it did not run.
+    /// A run that failed by its checks alone: each failing check's (`check is two: regression:
+    /// expected pass, got fail: …`), joined with `; `.
     pub fn explanation(&self) -> String {
+        if !self.record.verdict.fails_run() && self.record.fails() {
+            let failing: Vec<String> = self
+                .record
+                .checks
+                .iter()
+                .filter(|c| c.verdict.fails_run())
+                .map(|c| format!("check {}", check_line(c)))
+                .collect();
+            return failing.join("; ");
+        }
         let expected = self.record.expected.describe(Wording::Run);
         match (&self.record.observed, &self.record.reason) {
             (Some(o), _) => format!("expected {expected}, got {}", o.summary()),

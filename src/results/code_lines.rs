@@ -40,10 +40,16 @@ impl CodeLines<'_> {
         out
     }
 
-    /// Every traceback and message of `record` (and of its earlier attempts) rewritten.
+    /// Every traceback and message of `record` (of its earlier attempts and its named checks
+    /// too) rewritten.
     pub fn apply(&self, record: &mut crate::results::RunRecord) {
         let observed = record.attempts.iter_mut().map(|a| a.observed.as_mut());
-        for o in observed.chain([record.observed.as_mut()]).flatten() {
+        let checks = record.checks.iter_mut().map(|c| Some(&mut c.observed));
+        for o in observed
+            .chain([record.observed.as_mut()])
+            .chain(checks)
+            .flatten()
+        {
             for text in [o.traceback.as_mut(), o.message.as_mut()]
                 .into_iter()
                 .flatten()

@@ -172,7 +172,7 @@ impl Results {
     }
 
     pub fn failed(&self) -> bool {
-        self.runs.iter().any(|r| r.verdict.fails_run()) || !self.conflicts.is_empty()
+        self.runs.iter().any(RunRecord::fails) || !self.conflicts.is_empty()
     }
 
     /// The conflict `merge` found about `run`, if any.
@@ -195,6 +195,17 @@ impl Results {
         Verdict::ALL
             .iter()
             .map(|v| (*v, self.runs.iter().filter(|r| r.verdict == *v).count()))
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
+    /// The named checks of every run counted per verdict, in the order of [`Verdict::ALL`],
+    /// zero counts left out (empty when no run made a check).
+    pub fn check_counts(&self) -> Vec<(Verdict, usize)> {
+        let checks = || self.runs.iter().flat_map(|r| &r.checks);
+        Verdict::ALL
+            .iter()
+            .map(|v| (*v, checks().filter(|c| c.verdict == *v).count()))
             .filter(|(_, n)| *n > 0)
             .collect()
     }

@@ -20,6 +20,7 @@ use crate::outcome::Observed;
 use crate::partition::{Partition, Scheme, Shard};
 use crate::python::{Implementation, Interpreter, Source};
 use crate::run::record::{Attempt, Packages};
+use crate::run::CheckRecord;
 use crate::verdict::Verdict;
 use crate::version::PythonVersion;
 
@@ -198,6 +199,58 @@ struct WireRun {
     /// A round trip's consumer's packages (`requires` and `load_requires`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     load_packages: Vec<String>,
+    /// The named checks the run's code made, each judged (written when there are some).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    checks: Vec<WireCheck>,
+}
+
+/// A named check of a run (`check(name)`): its name, verdict, expectation and what it showed
+/// (`skip` with the code's reason as its message for a check skipped inside the run).
+#[derive(Serialize, Deserialize)]
+struct WireCheck {
+    name: String,
+    verdict: WireVerdict,
+    expected: WireExpected,
+    outcome: WireOutcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    exception: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    traceback: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    phase: Option<WirePhase>,
+}
+
+impl From<&CheckRecord> for WireCheck {
+    fn from(c: &CheckRecord) -> Self {
+        WireCheck {
+            name: c.name.clone(),
+            verdict: c.verdict.into(),
+            expected: WireExpected::from(&c.expected),
+            outcome: c.observed.outcome.into(),
+            exception: c.observed.exception.clone(),
+            message: c.observed.message.clone(),
+            traceback: c.observed.traceback.clone(),
+            phase: c.observed.phase.map(WirePhase::from),
+        }
+    }
+}
+
+impl From<WireCheck> for CheckRecord {
+    fn from(w: WireCheck) -> Self {
+        let mut observed = Observed::new(w.outcome.into(), 0.0);
+        observed.exception = w.exception;
+        observed.message = w.message;
+        observed.traceback = w.traceback;
+        observed.phase = w.phase.map(Phase::from);
+        CheckRecord {
+            name: w.name,
+            verdict: w.verdict.into(),
+            expected: w.expected.into(),
+            observed,
+        }
+    }
 }
 
 /// An earlier attempt of a run tried again: its verdict, expectation and observation, as a run's.
@@ -621,6 +674,7 @@ impl From<&RunRecord> for WireRun {
                 Some(_) => r.packages.python.clone(),
                 None => Vec::new(),
             },
+            checks: r.checks.iter().map(WireCheck::from).collect(),
         }
     }
 }
@@ -660,6 +714,7 @@ impl TryFrom<WireRun> for RunRecord {
                     w.packages
                 },
             },
+            checks: w.checks.into_iter().map(CheckRecord::from).collect(),
         })
     }
 }
@@ -733,6 +788,8 @@ impl From<WireObserved> for Observed {
             phase: w.phase.map(Phase::from),
             // Not in the wire form: the verdict it helped to reach is.
             classes: Default::default(),
+            // The run's, judged: `checks` of the run's object.
+            checks: Vec::new(),
         }
     }
 }

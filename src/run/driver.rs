@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::case::{python_unicode_literal, OutcomeKind, Params, Phase};
-use crate::outcome::{ClassRelation, Observed};
+use crate::outcome::{ClassRelation, NamedCheck, Observed};
 use crate::sys::fs as sysfs;
 use crate::sys::process::{Exit, Finished};
 
@@ -24,10 +24,11 @@ pub const DRIVER_SOURCE: &str = concat!(
     include_str!("driver/4_record.py"),
     include_str!("driver/5_traceback.py"),
     include_str!("driver/6_relation.py"),
+    include_str!("driver/7_checks.py"),
     include_str!("driver/9_start.py"),
 );
 /// The names of the driver's parts, in the order [`DRIVER_SOURCE`] joins them.
-pub const DRIVER_PARTS: [&str; 8] = [
+pub const DRIVER_PARTS: [&str; 9] = [
     "0_protocol.py",
     "1_serve.py",
     "2_ending.py",
@@ -35,6 +36,7 @@ pub const DRIVER_PARTS: [&str; 8] = [
     "4_record.py",
     "5_traceback.py",
     "6_relation.py",
+    "7_checks.py",
     "9_start.py",
 ];
 /// The `-c` program: loads the driver, compiled once per interpreter and kept marshalled
@@ -440,15 +442,23 @@ pub struct DriverReport {
     pub traceback: Option<String>,
     /// `name relation` lines: how the raised class stands to each class name asked about.
     pub classes: Option<String>,
+    /// The named checks the code made (`check` fields, each a record of the same fields and
+    /// its `name`), in the order they ended.
+    pub checks: Vec<NamedCheck>,
 }
 
 /// The fields of the driver's record (`name length\n<bytes>\n` each) as far as they are
 /// whole, and whether it ended with its `end` field.
 fn fields(bytes: &[u8]) -> (Vec<(&str, &[u8])>, bool) {
-    let mut found = Vec::new();
-    let Some(mut rest) = bytes.strip_prefix(b"crosspickle-result 1\n") else {
-        return (found, false);
+    let Some(rest) = bytes.strip_prefix(b"crosspickle-result 1\n") else {
+        return (Vec::new(), false);
     };
+    fields_of(rest)
+}
+
+/// The fields of `rest`, up to an `end` field (then true) or what is not a whole field.
+fn fields_of(mut rest: &[u8]) -> (Vec<(&str, &[u8])>, bool) {
+    let mut found = Vec::new();
     while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
         let Some((name, len)) = std::str::from_utf8(&rest[..nl])
             .ok()
@@ -485,6 +495,11 @@ pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
     }
     let mut report = DriverReport::default();
     for (name, value) in fields {
+        if name == "check" {
+            // Read as bytes: its lengths count the bytes the driver wrote.
+            report.checks.extend(named_check(value));
+            continue;
+        }
         let value = String::from_utf8_lossy(value).into_owned();
         match name {
             "outcome" => report.outcome = Some(value),
@@ -496,6 +511,37 @@ pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
         }
     }
     report.outcome.is_some().then_some(report)
+}
+
+/// A `check` field's record: its name, outcome, and what it raised (`None` without a name or
+/// a known outcome).
+fn named_check(bytes: &[u8]) -> Option<NamedCheck> {
+    let (fields, _) = fields_of(bytes);
+    let mut name = None;
+    let mut observed = Observed::new(OutcomeKind::Pass, 0.0);
+    let mut outcome = None;
+    for (key, value) in fields {
+        let value = String::from_utf8_lossy(value).into_owned();
+        match key {
+            "name" => name = Some(value),
+            "outcome" => outcome = OutcomeKind::from_name(&value),
+            "exception" => observed.exception = Some(value),
+            "message" => observed.message = Some(value),
+            "traceback" => observed.traceback = Some(value),
+            "classes" => observed.classes = classes(Some(&value)),
+            _ => {}
+        }
+    }
+    observed.outcome = outcome.filter(|o| {
+        matches!(
+            o,
+            OutcomeKind::Pass | OutcomeKind::Fail | OutcomeKind::Error | OutcomeKind::Skip
+        )
+    })?;
+    Some(NamedCheck {
+        name: name?,
+        observed,
+    })
 }
 
 /// The pid a run's process wrote first in its result file, once the file was open: how to
@@ -582,6 +628,10 @@ pub fn observe(
 
 /// What the report says the code raised: its exception, traceback and class relations.
 fn keep_raised(observed: &mut Observed, r: DriverReport) {
+    observed.checks = r.checks;
+    for check in &mut observed.checks {
+        check.observed.phase = observed.phase;
+    }
     observed.classes = classes(r.classes.as_deref());
     observed.exception = r.exception;
     observed.traceback = r.traceback;

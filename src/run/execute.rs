@@ -288,7 +288,7 @@ pub async fn execute(
                 run,
                 record: &record,
             });
-            let fails = record.verdict.fails_run();
+            let fails = record.fails();
             slots[run.index] = Some(record);
             if fails && options.exit_first && stop_reason.is_none() {
                 let reason = "stopped after the first failing verdict (-x)".to_string();
@@ -480,7 +480,7 @@ async fn judge_repeated(
     }
     let worst = (0..all.len())
         .rev()
-        .max_by_key(|&i| all[i].verdict.severity())
+        .max_by_key(|&i| all[i].shown_verdict().severity())
         .unwrap_or(0);
     let mut record = all[worst].clone();
     record.attempts = all
@@ -512,7 +512,7 @@ async fn judge_with_retries(
     let mut record = settle_single(judge_run(ctx, run, dump).await?);
     let mut attempts = Vec::new();
     while attempts.len() < ctx.options.retries as usize
-        && record.verdict.fails_run()
+        && record.fails()
         && record.observed.is_some()
         && !ctx.cancel.is_cancelled()
     {
@@ -524,7 +524,10 @@ async fn judge_with_retries(
         attempts.push(record.as_attempt());
         record = again;
     }
-    if !attempts.is_empty() && matches!(record.verdict, Verdict::Ok | Verdict::Xfail) {
+    if !attempts.is_empty()
+        && matches!(record.verdict, Verdict::Ok | Verdict::Xfail)
+        && !record.fails()
+    {
         record.verdict = Verdict::Flaky;
     }
     record.attempts = attempts;
@@ -559,6 +562,7 @@ fn record(
         observed,
         dump_duration_s: None,
         attempts: Vec::new(),
+        checks: Vec::new(),
         reason,
         packages: match verdict {
             Verdict::Skipped => Packages::default(),
@@ -610,7 +614,8 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
     }
     match observe_run(ctx, run, dump).await {
         Ok(Observation::SkippedByRule(rule)) => Some(skipped_by(&rule)),
-        Ok(Observation::Ran(observed, dump_duration_s)) => {
+        Ok(Observation::Ran(mut observed, dump_duration_s)) => {
+            let checks = std::mem::take(&mut observed.checks);
             let expected = run
                 .case
                 .expected_for(&run.params, side(run, observed.phase));
@@ -627,6 +632,8 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
             }
             let mut r = record(run, verdict, expected, Some(observed.for_storage()), None);
             r.dump_duration_s = dump_duration_s;
+            r.checks =
+                super::checks::judge_checks(&run.case, &run.params, |p| side(run, p), checks);
             Some(r)
         }
         Err(RunFailure::Cancelled) => None,
@@ -701,7 +708,10 @@ async fn observe_run(
                 return Ok(Observation::SkippedByRule(rule));
             }
             let phase = Some((Phase::Load, d.data.clone()));
-            let observed = run_python(ctx, &run.interpreter, case, load, params, phase).await?;
+            let mut observed = run_python(ctx, &run.interpreter, case, load, params, phase).await?;
+            // The dump's named checks first: they are the pair's too.
+            let loads = std::mem::take(&mut observed.checks);
+            observed.checks = d.observed.checks.iter().cloned().chain(loads).collect();
             Ok(Observation::Ran(observed, Some(d.observed.duration_s)))
         }
         (Body::RoundTrip { .. }, None) => Err(SetupError::NoDump.into()),

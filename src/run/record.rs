@@ -1,6 +1,7 @@
 //! The record of one judged run: what the run loop hands to reporters as each run finishes,
 //! and what [`crate::results`] gathers into the results of a whole run.
 
+use super::checks::CheckRecord;
 use crate::case::{run_name, Expected, Params};
 use crate::outcome::Observed;
 use crate::verdict::Verdict;
@@ -29,6 +30,9 @@ pub struct RunRecord {
     pub attempts: Vec<Attempt>,
     /// The packages of the environments the run had (none for a skipped run).
     pub packages: Packages,
+    /// The named checks its code made (`check(name)`), each judged on its own, in the order
+    /// they ended (a round trip's dump's first).
+    pub checks: Vec<CheckRecord>,
 }
 
 /// The packages each side's environment was made from: requirements with the params put in,
@@ -86,6 +90,7 @@ impl RunRecord {
             reason: None,
             attempts: Vec::new(),
             packages: Packages::default(),
+            checks: Vec::new(),
         }
     }
 
@@ -98,6 +103,26 @@ impl RunRecord {
             dump_duration_s: self.dump_duration_s,
             reason: self.reason.clone(),
         }
+    }
+
+    /// Whether the run fails the whole run: its own verdict, or one of its checks'.
+    pub fn fails(&self) -> bool {
+        self.verdict.fails_run() || self.checks.iter().any(|c| c.verdict.fails_run())
+    }
+
+    /// The verdict the matrices and headings show: the run's own when it fails or no check
+    /// does, else its worst check's (a run that passed with a check that regressed is shown
+    /// as that regression).
+    pub fn shown_verdict(&self) -> Verdict {
+        if self.verdict.fails_run() {
+            return self.verdict;
+        }
+        self.checks
+            .iter()
+            .map(|c| c.verdict)
+            .filter(|v| v.fails_run())
+            .max_by_key(|v| v.severity())
+            .unwrap_or(self.verdict)
     }
 
     /// `id[params]`, and ` producer -> consumer` for a round trip (see [`run_name`]).

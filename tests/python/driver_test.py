@@ -592,6 +592,114 @@ def text_of_values():
     eq((got, type(got)), ("fancy", str))
 
 
+# --- named checks (_Checks, 7_checks.py) ---
+
+
+def checks_of(checks):
+    # Each recorded check as a dict of its fields that are set.
+    return [dict((k, v) for k, v in done if v is not None) for done in checks._done]
+
+
+@test
+def checks_as_context_managers_record_each_and_go_on():
+    checks = D["_Checks"]()
+    after = []
+    with checks("passes"):
+        pass
+    with checks("fails"):
+        assert 1 == 2, "one is not two"
+    with checks("errs"):
+        raise KeyError("k")
+    after.append("went on")
+    got = checks_of(checks)
+    eq([c["name"] for c in got], ["passes", "fails", "errs"])
+    eq([c["outcome"] for c in got], ["pass", "fail", "error"])
+    eq((got[1]["exception"], got[1]["message"]), ("AssertionError", "one is not two"))
+    eq((got[2]["exception"], got[2]["message"]), ("KeyError", "'k'"))
+    eq(after, ["went on"])
+    # The check's traceback starts at its own block, as Python would print it.
+    lines = got[1]["traceback"].splitlines()
+    eq(lines[0], "Traceback (most recent call last):")
+    assert 'assert 1 == 2, "one is not two"' in got[1]["traceback"], got[1]["traceback"]
+    eq(lines[-1], "AssertionError: one is not two")
+
+
+@test
+def checks_as_decorators_run_the_function_at_once():
+    checks = D["_Checks"]()
+    ran = []
+
+    @checks("decorated")
+    def body():
+        ran.append(1)
+        raise ValueError("v")
+
+    eq(ran, [1])
+    eq(body.__name__, "body")
+    got = checks_of(checks)
+    eq((got[0]["name"], got[0]["outcome"], got[0]["exception"]), ("decorated", "error", "ValueError"))
+    # The driver's own frame (the decorator's call) is left out.
+    assert "_Check" not in got[0]["traceback"] and "in body" in got[0]["traceback"], got[0]["traceback"]
+
+
+@test
+def checks_skip_with_a_reason_past_except_exception():
+    checks = D["_Checks"]()
+    with checks("skipped"):
+        try:
+            checks.skip("no frozendict here")
+        except Exception:
+            raise AssertionError("check.skip() was caught as an Exception")
+    with checks("bare skip"):
+        checks.skip()
+    eq(checks_of(checks), [
+        {"name": "skipped", "outcome": "skip", "message": "no frozendict here"},
+        {"name": "bare skip", "outcome": "skip", "message": ""},
+    ])
+
+
+@test
+def checks_let_system_exit_go_on_after_recording_it():
+    checks = D["_Checks"]()
+
+    def leave():
+        with checks("exits"):
+            sys.exit(3)
+
+    exc_type = caught(leave)[0]
+    eq(exc_type, SystemExit)
+    eq(checks_of(checks)[0]["outcome"], "error")
+
+
+@test
+def checks_are_written_as_nested_records():
+    checks = D["_Checks"]()
+    with checks(u"caf\xe9"):
+        pass
+    fields = checks._fields()
+    eq(len(fields), 1)
+    eq(fields[0][0], "check")
+    name = u"caf\xe9".encode("utf-8")
+    eq(fields[0][1], b"name " + str(len(name)).encode("ascii") + b"\n" + name + b"\noutcome 4\npass\n")
+
+
+@test
+def checks_refuse_a_name_that_is_not_a_string():
+    checks = D["_Checks"]()
+    got = caught(checks, 3)
+    eq(got[0], TypeError)
+    assert "takes the check's name" in str(got[1]), got[1]
+
+
+@test
+def checks_say_how_the_raised_class_stands_to_the_rules_names():
+    builtins = dict(getattr(__builtins__, "__dict__", __builtins__))
+    checks = D["_Checks"](["KeyError", "LookupError"], dict(sys.modules), builtins, None)
+    with checks("k"):
+        raise KeyError("k")
+    eq(checks_of(checks)[0]["classes"], "KeyError same\nLookupError subclass")
+
+
 def main():
     failed = skipped = 0
     for function in TESTS:

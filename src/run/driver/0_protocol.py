@@ -45,6 +45,7 @@
 #   4_record.py     the result record (_Result) and its fields (_report)
 #   5_traceback.py  tracebacks formatted as Python prints them
 #   6_relation.py   how the raised exception's class stands to a class the rules name
+#   7_checks.py     the named checks of a run (`check`), each written as a `check` field
 #   9_start.py      the start: the loop, then the request left for boot.py
 # tests/python/driver_test.py tests the pure parts on every interpreter (0 to 6, without the
 # start).

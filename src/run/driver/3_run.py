@@ -8,7 +8,7 @@ class _Run(object):
     # One request between its two halves: what _begin made ready for the boot program, which
     # runs the code at its own level, and what _end reports.
     __slots__ = ("code", "main", "raised", "phase", "data_path", "result", "class_names",
-                 "modules_before", "builtins_before", "frozen")
+                 "modules_before", "builtins_before", "frozen", "checks")
 
 
 def _begin(literal, server, preload):
@@ -52,6 +52,9 @@ def _begin(literal, server, preload):
         # What the case cannot take back: the modules and builtins there before it started.
         run.modules_before = dict(sys.modules)
         run.builtins_before = dict(getattr(__builtins__, "__dict__", __builtins__))
+    # `check`, the named checks of the run (7_checks.py), unless a param has that name.
+    run.checks = _Checks(run.class_names, run.modules_before, run.builtins_before, main)
+    main.__dict__.setdefault("check", run.checks)
     # This driver's module must outlive the swap: Python 2 clears a dead module's globals.
     sys.modules["__crosspickle_driver__"] = sys.modules["__main__"]
     sys.modules["__main__"] = main
@@ -88,6 +91,7 @@ def _end(run, caught, aside):
         except BaseException:
             raised = _exc_info()
     fields = _report(raised, run.class_names, run.modules_before, run.builtins_before, main)
+    fields.extend(run.checks._fields())
     del raised
     run.result.send(fields)
     try:
