@@ -353,6 +353,8 @@ wire_enum!(WirePhase <-> Phase {
     "dump": Dump = Dump,
     "load": Load = Load,
     "compare": Compare = Compare,
+    "relay": Relay = Relay,
+    "reload": Reload = Reload,
 });
 
 wire_enum!(WireImplementation <-> Implementation {

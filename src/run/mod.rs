@@ -3,6 +3,7 @@
 //! [`crate::sys::process`]), and the [`execute`](mod@execute) loop that runs them concurrently,
 //! judges each, and emits events for reporters. Why a run has no outcome is a [`RunFailure`].
 
+pub mod bounce;
 pub mod driver;
 pub mod execute;
 pub mod plan;
