@@ -1383,6 +1383,44 @@ mod tests {
     }
 
     #[test]
+    fn a_bounce_is_relay_and_reload_in_a_round_trip() {
+        let pair = "title: t\nsetup: import pickle\ndump: data = b''\nload: pass\n";
+        let case = parse(&format!(
+            "{pair}relay: |\n  data = pickle.dumps(1)\nreload: |\n  assert pickle.loads(data) == 1\nexpect:\n  - phase: reload\n    outcome: fail\n"
+        ))
+        .unwrap();
+        let bounce = case.bounce.as_ref().unwrap();
+        // The relay runs in the load's `__main__`, after `setup` ran there; the reload is a
+        // program of its own, `setup` first.
+        assert_eq!(bounce.relay, "data = pickle.dumps(1)\n");
+        assert_eq!(
+            bounce.reload,
+            "import pickle\nassert pickle.loads(data) == 1\n"
+        );
+        assert_eq!(bounce.lines, (Some(5), Some(7)));
+        assert_eq!(bounce.starts, (Some(6), Some(8)));
+        assert_eq!(case.expect[0].phase, Some(Phase::Reload));
+        assert!(parse(pair).unwrap().bounce.is_none());
+        for (text, at, says) in [
+            (format!("{pair}relay: pass\n"), "x.yaml:5:8", "`relay` needs a `reload`"),
+            (format!("{pair}reload: pass\n"), "x.yaml:5:9", "`reload` needs a `relay`"),
+            (
+                "title: t\ncode: pass\nrelay: pass\nreload: pass\n".into(),
+                "x.yaml:3:8",
+                "this case has `code`",
+            ),
+            (
+                format!("{pair}expect:\n  - phase: relay\n    outcome: fail\n"),
+                "x.yaml:6:12",
+                "`phase: relay` selects a leg of the bounce, but this case has no `relay` and `reload`",
+            ),
+        ] {
+            let e = first_error(&text);
+            assert!(e.contains(at) && e.contains(says), "{e}");
+        }
+    }
+
+    #[test]
     fn round_trip_selectors_need_round_trips() {
         let e = first_error("title: t\ncode: pass\nexpect:\n  - phase: dump\n    outcome: error\n");
         assert!(e.contains("round trips"), "{e}");

@@ -530,6 +530,7 @@ impl From<WireCase> for CaseInfo {
             source: None,
             code_starts: (None, None),
             setup_lines: Default::default(),
+            bounce_starts: (None, None),
         }
     }
 }
