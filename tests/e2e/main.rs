@@ -3,6 +3,7 @@
 //! with the reason, rather than passing silently.
 
 mod bisect;
+mod bounce;
 mod corpus;
 mod cpython_build;
 mod docs;
