@@ -122,7 +122,12 @@ fn cell(run: &PlannedRun) -> Cell {
             (cell.rule, cell.expected) = (Some(rule), Some(expected));
         }
         Some(producer) => {
-            let (rule, expected) = decide(RunSide::pair(producer, &run.interpreter, Phase::Load));
+            // A bounce's pair whose legs all pass is decided by its reload's rule.
+            let last = match case.bounce {
+                Some(_) => Phase::Reload,
+                None => Phase::Load,
+            };
+            let (rule, expected) = decide(RunSide::pair(producer, &run.interpreter, last));
             (cell.rule, cell.expected) = (Some(rule), Some(expected));
             let (rule, expected) = decide(RunSide::pair(producer, &run.interpreter, Phase::Dump));
             (cell.dump_rule, cell.dump_expected) = (Some(rule), Some(expected));

@@ -195,3 +195,30 @@ fn a_recorded_producer_cannot_reload() -> TestResult {
         format!("the pairs: {all:#?}"),
     )
 }
+
+trial!(
+    list_expected_shows_the_reloads_rule,
+    needs = &["2.7", "3.12"]
+);
+/// `list --expected`: the pair 2.7 -> 3.12 is decided, once its dump passed, by the rule of its
+/// reload (rule 2 for protocol 2, rule 1 for protocol 5), which no load's rule names.
+fn list_expected_shows_the_reloads_rule() -> TestResult {
+    let dir = folder(&[("cases/bounce.yaml", BOUNCE)]);
+    let list = Run::from(
+        crosspickle(dir.path())
+            .args(["list", "--expected"])
+            .args(python_args(&["2.7", "3.12"]))
+            .output()?,
+    );
+    list.expect_code(0)?;
+    let rows: Vec<&str> = list
+        .stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("a  cpython-2.7"))
+        .collect();
+    check(
+        rows.len() == 2 && rows[0].ends_with(". ./2") && rows[1].ends_with(". ./1"),
+        format!("2.7's rows: {rows:#?}\n{}", list.stdout),
+    )
+}
