@@ -222,3 +222,27 @@ fn list_expected_shows_the_reloads_rule() -> TestResult {
         format!("2.7's rows: {rows:#?}\n{}", list.stdout),
     )
 }
+
+trial!(repro_says_it_leaves_the_bounce_out, needs = &["3.12"]);
+/// `repro` of a bounce: the script runs the load (which passes on 3.12), and stderr says the
+/// relay and the reload are not in it.
+fn repro_says_it_leaves_the_bounce_out() -> TestResult {
+    let dir = folder(&[("bounce.yaml", BOUNCE)]);
+    let run = Run::from(
+        crosspickle(dir.path())
+            .args(["repro", "bounce.yaml", "--pythons-toml", "/dev/null"])
+            .args(python_args(&["3.12"]))
+            .output()?,
+    );
+    run.expect_code(0)?;
+    check(
+        run.stderr.contains(
+            "note: the script shows the dump and the load; the case's bounce (relay and reload) is left out",
+        ),
+        format!("stderr: {}", run.stderr),
+    )?;
+    check(
+        run.stdout.contains("```python") && run.stdout.contains("-> ok"),
+        format!("the script and its output: {}", run.stdout),
+    )
+}
