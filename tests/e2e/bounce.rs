@@ -43,11 +43,12 @@ expect:
     match: "^Exception$"
 "#;
 
-/// A relay that leaves no bytes (an error of the relay, as a dump's is), and one that ends its
-/// process (a crash of the relay, not of the load, which had passed).
+/// A relay that leaves no bytes (an error of the relay, as a dump's is), one that ends its
+/// process (a crash of the relay, not of the load, which had passed), and one that raises on
+/// line 15 of the file.
 const LEGS: &str = r#"title: what goes wrong in a relay is the relay's
 load_params:
-  how: [none, exit]
+  how: [none, exit, raise]
 dump: |
   import pickle
   data = pickle.dumps(1, 2)
@@ -58,6 +59,8 @@ relay: |
   if how == "exit":
       import os
       os._exit(3)
+  if how == "raise":
+      raise ValueError("in the relay")
   data = None
 reload: |
   raise AssertionError("the reload ran")
@@ -70,6 +73,10 @@ expect:
   - where: {how: exit}
     phase: relay
     outcome: crash
+  - where: {how: raise}
+    phase: relay
+    outcome: error
+    exception: ValueError
 "#;
 
 trial!(
@@ -77,7 +84,7 @@ trial!(
     needs = &["2.7", "3.12"],
     both
 );
-/// Both cases on 2.7 and 3.12 (16 runs): the bounce of 2.7 through 3.12 is the rules'
+/// Both cases on 2.7 and 3.12 (20 runs): the bounce of 2.7 through 3.12 is the rules'
 /// `xfail` in its reload (`Exception`, or `ValueError` for protocol 5), its traceback naming the
 /// case file's line; every other pair passes its reload; every relay that goes wrong is the
 /// relay's phase. The JUnit and HTML reports say which legs ran where.
@@ -98,7 +105,7 @@ fn a_bounce_shows_what_each_way_hides(isolation: &'static str) -> TestResult {
     let (run, json) = run_json(dir.path(), &args_on(&["2.7", "3.12"], &extra));
     run.expect_code(0)?;
     let all = runs(&json);
-    check(all.len() == 16, format!("16 runs, got {}", all.len()))?;
+    check(all.len() == 20, format!("20 runs, got {}", all.len()))?;
     for r in &all {
         let across = r["dump_python"].as_str().unwrap_or("").contains("2.7")
             && r["load_python"].as_str().unwrap_or("").contains("3.12");
@@ -119,6 +126,14 @@ fn a_bounce_shows_what_each_way_hides(isolation: &'static str) -> TestResult {
             _ => ("xfail", "relay"),
         };
         check(r["verdict"] == verdict && r["phase"] == phase, &what)?;
+        if r["params"]["how"] == "raise" {
+            let traceback = r["traceback"].as_str().unwrap_or_default();
+            let at = "File \"cases/legs.yaml\", line 15, in <module>";
+            check(
+                traceback.contains(at),
+                format!("{what}: the traceback lacks {at:?}:\n{traceback}"),
+            )?;
+        }
         if r["case"] == "bounce" && across {
             let relayed_5 = r["params"]["relay_protocol"] == -1;
             let exception = if relayed_5 {
