@@ -394,14 +394,16 @@ async fn one_side(
     let mut target = tester.target.clone();
     let mut case = (*target.case).clone();
     let other = match side {
-        Phase::Dump | Phase::Compare => Phase::Load,
-        Phase::Load => Phase::Dump,
+        Phase::Dump | Phase::Compare | Phase::Reload => Phase::Load,
+        Phase::Load | Phase::Relay => Phase::Dump,
     };
     let fixed = crate::env::resolve_requirements(&case.requires_for(Some(other)), &target.params);
     case.requires.clear();
     let (this, that) = match side {
-        Phase::Dump | Phase::Compare => (&mut case.dump_requires, &mut case.load_requires),
-        Phase::Load => (&mut case.load_requires, &mut case.dump_requires),
+        Phase::Dump | Phase::Compare | Phase::Reload => {
+            (&mut case.dump_requires, &mut case.load_requires)
+        }
+        Phase::Load | Phase::Relay => (&mut case.load_requires, &mut case.dump_requires),
     };
     *this = reqs;
     *that = fixed;

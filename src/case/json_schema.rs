@@ -196,7 +196,8 @@ pub fn tidy(schema: &mut serde_json::Value) {
 }
 
 /// What the loader says of a whole case that a derive cannot: `code`, or `dump` and `load`;
-/// round-trip selectors only in round trips; a one-line title.
+/// `relay` and `reload` together, in a round trip; round-trip selectors only in round trips;
+/// a one-line title.
 pub fn case_constraints(schema: &mut Schema) {
     let round_trip_only = [
         "dump_python",
@@ -223,7 +224,12 @@ pub fn case_constraints(schema: &mut Schema) {
     );
     schema.insert(
         "dependentRequired".into(),
-        serde_json::json!({ "dump": ["load"], "load": ["dump"] }),
+        serde_json::json!({
+            "dump": ["load"],
+            "load": ["dump"],
+            "relay": ["reload", "dump", "load"],
+            "reload": ["relay", "dump", "load"]
+        }),
     );
     schema.insert("if".into(), serde_json::json!({ "required": ["code"] }));
     schema.insert(
@@ -236,7 +242,9 @@ pub fn case_constraints(schema: &mut Schema) {
                 { "required": ["dump_requires"] },
                 { "required": ["load_requires"] },
                 { "required": ["dump_params"] },
-                { "required": ["load_params"] }
+                { "required": ["load_params"] },
+                { "required": ["relay"] },
+                { "required": ["reload"] }
             ] }
         }),
     );

@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 
+use super::bounce::Bounce;
 use super::ends::PairEnds;
 use super::model::{Body, Case, Expected, RangeAt, Rule, SetupLines};
 use super::pairs::PairRelations;
 use super::params::python_float_repr;
 use super::params::ParamValue;
-use super::schema::{RawCase, RawRule, PROTOCOLS};
+use super::schema::{Phase, RawCase, RawRule, PROTOCOLS};
 use super::selectors::{InterpreterSelector, WhereValue};
 use super::yaml::{self, Kind, Node, PathStep, PathStep::Item, PathStep::Key, Pos};
 use crate::errors::{CaseError, Error};
@@ -232,6 +233,7 @@ impl Validator<'_> {
             },
         };
         let round_trip = matches!(body, Body::RoundTrip { .. });
+        let bounce = self.bounce(raw.relay, raw.reload, &setup, round_trip, &raw.expect);
         self.limits(raw.timeout, raw.repeat);
         self.lists(&raw.links, &raw.tags, &raw.preload, &raw.env);
         let mut params = self.params("params", raw.python.as_ref(), round_trip);
@@ -320,6 +322,7 @@ impl Validator<'_> {
                 count: SetupLines::count_of(&setup),
                 start: self.code_start("setup"),
             },
+            bounce,
             source: "".into(),
             ranges: self.ranges(),
             body,
@@ -443,6 +446,44 @@ impl Validator<'_> {
         };
         self.err(at, message.into());
         Body::Code(String::new())
+    }
+
+    /// `relay` and `reload`, both or neither and in a round trip only; a rule's `phase: relay`
+    /// or `phase: reload` only where they are.
+    fn bounce(
+        &mut self,
+        relay: Option<String>,
+        reload: Option<String>,
+        setup: &str,
+        round_trip: bool,
+        rules: &[RawRule],
+    ) -> Option<Bounce> {
+        if let Some((key, message)) =
+            super::bounce::misuse(relay.is_some(), reload.is_some(), round_trip)
+        {
+            let at = self.find(&[Key(key)]);
+            self.err(at, message.into());
+            return None;
+        }
+        let bounce = match (relay, reload) {
+            (Some(relay), Some(reload)) => Some(Bounce {
+                relay,
+                reload: SetupLines::join(setup, &reload),
+                lines: (self.key_line("relay"), self.key_line("reload")),
+                starts: (self.code_start("relay"), self.code_start("reload")),
+            }),
+            _ => None,
+        };
+        for (i, rule) in rules.iter().enumerate() {
+            let leg = rule
+                .phase
+                .filter(|p| matches!(p, Phase::Relay | Phase::Reload));
+            if let (Some(leg), None, true) = (leg, &bounce, round_trip) {
+                let at = self.find(&[Key("expect"), Item(i), Key("phase")]);
+                self.err(at, format!("`phase: {leg}` selects a leg of the bounce, but this case has no `relay` and `reload`: add them, or select `dump` or `load`"));
+            }
+        }
+        bounce
     }
 
     /// `timeout` and `repeat`.
@@ -1341,6 +1382,44 @@ mod tests {
                 e.starts_with("cases/x.yaml:4:") && e.contains("selects round trips"),
                 "{e}"
             );
+        }
+    }
+
+    #[test]
+    fn a_bounce_is_relay_and_reload_in_a_round_trip() {
+        let pair = "title: t\nsetup: import pickle\ndump: data = b''\nload: pass\n";
+        let case = parse(&format!(
+            "{pair}relay: |\n  data = pickle.dumps(1)\nreload: |\n  assert pickle.loads(data) == 1\nexpect:\n  - phase: reload\n    outcome: fail\n"
+        ))
+        .unwrap();
+        let bounce = case.bounce.as_ref().unwrap();
+        // The relay runs in the load's `__main__`, after `setup` ran there; the reload is a
+        // program of its own, `setup` first.
+        assert_eq!(bounce.relay, "data = pickle.dumps(1)\n");
+        assert_eq!(
+            bounce.reload,
+            "import pickle\nassert pickle.loads(data) == 1\n"
+        );
+        assert_eq!(bounce.lines, (Some(5), Some(7)));
+        assert_eq!(bounce.starts, (Some(6), Some(8)));
+        assert_eq!(case.expect[0].phase, Some(Phase::Reload));
+        assert!(parse(pair).unwrap().bounce.is_none());
+        for (text, at, says) in [
+            (format!("{pair}relay: pass\n"), "x.yaml:5:8", "`relay` needs a `reload`"),
+            (format!("{pair}reload: pass\n"), "x.yaml:5:9", "`reload` needs a `relay`"),
+            (
+                "title: t\ncode: pass\nrelay: pass\nreload: pass\n".into(),
+                "x.yaml:3:8",
+                "this case has `code`",
+            ),
+            (
+                format!("{pair}expect:\n  - phase: relay\n    outcome: fail\n"),
+                "x.yaml:6:12",
+                "`phase: relay` selects a leg of the bounce, but this case has no `relay` and `reload`",
+            ),
+        ] {
+            let e = first_error(&text);
+            assert!(e.contains(at) && e.contains(says), "{e}");
         }
     }
 

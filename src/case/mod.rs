@@ -4,6 +4,7 @@
 //! (`rules.rs`). A facade: it declares the files and re-exports, and holds nothing itself.
 
 mod check_names;
+mod bounce;
 mod checks;
 mod de;
 mod ends;
@@ -20,6 +21,7 @@ mod selectors;
 pub mod yaml;
 
 pub use check_names::CheckNames;
+pub use bounce::{Bounce, RELAY_FILE, RELOAD_FILE};
 pub use ends::PairEnds;
 pub use load::{find_case_files, load_cases, load_file, parse_case};
 pub use load::{MAX_COMBINATIONS, MAX_TIMEOUT_S};

@@ -69,6 +69,8 @@ pub struct Case {
     pub code_starts: (Option<usize>, Option<usize>),
     /// Where `setup:` stands ahead of the code in every program a run writes.
     pub setup_lines: SetupLines,
+    /// `relay` and `reload`: a round trip's bounce, if it has one.
+    pub bounce: Option<super::bounce::Bounce>,
     /// The file's text, as read: the HTML report shows it beside a failing run.
     pub source: std::sync::Arc<str>,
     /// Every version range the file gives (`python`, `expect[n].python`, `dump_python`,
@@ -210,8 +212,8 @@ impl RunSide<'_> {
     ) -> RunSide<'a> {
         RunSide {
             deciding: match phase {
-                Phase::Dump | Phase::Compare => producer,
-                Phase::Load => consumer,
+                Phase::Dump | Phase::Compare | Phase::Reload => producer,
+                Phase::Load | Phase::Relay => consumer,
             },
             dump: Some(producer),
             load: Some(consumer),
@@ -229,8 +231,8 @@ impl Case {
     /// `requires`, then for a round trip's dump `dump_requires`, for its load `load_requires`.
     pub fn requires_for(&self, phase: Option<Phase>) -> Vec<String> {
         let own = match phase {
-            Some(Phase::Dump | Phase::Compare) => &self.dump_requires,
-            Some(Phase::Load) => &self.load_requires,
+            Some(Phase::Dump | Phase::Compare | Phase::Reload) => &self.dump_requires,
+            Some(Phase::Load | Phase::Relay) => &self.load_requires,
             None => &[][..],
         };
         self.requires.iter().chain(own).cloned().collect()
@@ -269,11 +271,12 @@ impl Case {
     }
 
     /// The params of `params` that the code of `phase` sees: all but `load_params` for a
-    /// round trip's dump, all but `dump_params` for its load, all for a plain run.
+    /// round trip's dump (and its reload), all but `dump_params` for its load (and its relay),
+    /// all for a plain run.
     pub fn side_params(&self, params: &Params, phase: Option<Phase>) -> Params {
         let other = match phase {
-            Some(Phase::Dump) => &self.side_params.1,
-            Some(Phase::Load) => &self.side_params.0,
+            Some(Phase::Dump | Phase::Reload) => &self.side_params.1,
+            Some(Phase::Load | Phase::Relay) => &self.side_params.0,
             None | Some(Phase::Compare) => return params.clone(),
         };
         Params(
@@ -360,6 +363,8 @@ impl Case {
             .unwrap_or_else(|| Expected {
                 line: match side.phase {
                     Some(Phase::Load) => self.body_lines.1,
+                    Some(Phase::Relay) => self.bounce.as_ref().and_then(|b| b.lines.0),
+                    Some(Phase::Reload) => self.bounce.as_ref().and_then(|b| b.lines.1),
                     _ => self.body_lines.0,
                 },
                 ..Expected::default_pass()

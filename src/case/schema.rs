@@ -117,6 +117,13 @@ pub(super) struct RawCase {
     pub dump: Option<String>,
     /// A round trip: runs once per (producer, consumer) pair with `data` bound.
     pub load: Option<String>,
+    /// The bounce (with `reload`): runs on the consumer after `load` passed, in its process
+    /// and `__main__` (every global of `load`, `data` the pickle it read), and must leave the
+    /// bytes of a new pickle, of what it loaded or anything else, in the global `data`.
+    pub relay: Option<String>,
+    /// The bounce (with `relay`): runs on the producer's interpreter and packages, in a fresh
+    /// process after `setup`, with `data` bound to the relayed pickle, and checks it.
+    pub reload: Option<String>,
     /// Rules tried in order: the first whose selectors all hold decides what a run must show;
     /// a run no rule selects must pass.
     #[serde(default)]
@@ -211,7 +218,7 @@ pub(super) struct RawRule {
     pub either_features: Option<Features>,
     /// Round trips: the phase that decided the outcome; `compare` selects the runs that hold a
     /// live dump against the bytes recorded by the same interpreter (only rules naming it
-    /// decide those).
+    /// decide those); `relay` and `reload` the legs of a bounce (`relay`, `reload`).
     pub phase: Option<Phase>,
     /// The named checks this rule decides (`check(name)` in the code): a name or a glob (`*`,
     /// `?`), or a list of them. A rule with `check` decides those checks only, not the run.
@@ -434,6 +441,10 @@ pub enum Phase {
     // packages made (docs/record.md): `fail` when they differ, the dump changed in place. (A
     // comment, not a doc comment: the schema keeps the phases one plain enum.)
     Compare,
+    // The bounce: the consumer's relay (after its load, in its process) and the producer's
+    // reload of the relayed pickle (docs/case-format.md, "The bounce").
+    Relay,
+    Reload,
 }
 
 impl fmt::Display for Phase {
@@ -442,6 +453,8 @@ impl fmt::Display for Phase {
             Phase::Dump => "dump",
             Phase::Load => "load",
             Phase::Compare => "compare",
+            Phase::Relay => "relay",
+            Phase::Reload => "reload",
         })
     }
 }

@@ -129,8 +129,12 @@ fn cell(run: &PlannedRun) -> Cell {
             (cell.rule, cell.expected) = (Some(rule), Some(expected));
         }
         Some(producer) => {
+            // A comparison is judged by its own phase; a bounce's pair whose legs all pass by
+            // its reload's rule.
             let phase = if run.is_comparison() {
                 Phase::Compare
+            } else if case.bounce.is_some() {
+                Phase::Reload
             } else {
                 Phase::Load
             };

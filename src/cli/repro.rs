@@ -139,6 +139,11 @@ pub async fn repro(args: ReproArgs) -> Result<i32, Failure> {
                 eprintln!("error: no producer made a pickle: {}", refused.join("; "));
                 return Ok(super::failure::EXIT_SYSTEM);
             }
+            if case.bounce.is_some() {
+                // The script runs each consumer's load: the reload, the producer's, has no
+                // place in it.
+                eprintln!("note: the script shows the dump and the load; the case's bounce (relay and reload) is left out");
+            }
             round_trip_script(&case, dump, load, &pickles, &refused)
         }
     };

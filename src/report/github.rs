@@ -1,7 +1,7 @@
 //! GitHub Actions annotations: the failing runs as `::error` workflow commands, which GitHub
 //! shows on the line of the case file that expected what did not happen (the rule's first
-//! line, or `code:`/`dump:`/`load:` where no rule matched and `pass` was expected), and on the
-//! run's summary page.
+//! line, or `code:`/`dump:`/`load:`/`relay:`/`reload:` where no rule matched and `pass` was
+//! expected), and on the run's summary page.
 //!
 //! One annotation per failing case and line, naming the verdicts, the interpreters (the pairs
 //! of a round trip) and expected against observed; GitHub shows at most [`MAX_ERRORS`] error

@@ -107,6 +107,7 @@ pub(crate) mod fixtures {
                 source: None,
                 code_starts: (None, None),
                 setup_lines: Default::default(),
+                bounce_starts: (None, None),
             },
         );
         results

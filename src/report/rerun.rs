@@ -155,6 +155,7 @@ mod tests {
                     source: None,
                     code_starts: (None, None),
                     setup_lines: Default::default(),
+                    bounce_starts: (None, None),
                 },
             );
             results.runs.push(record(id));

@@ -8,7 +8,7 @@
 //! with room for every detail, the HTML page, shows it). Adding a fact is one push in
 //! [`RunView::new`]; a report renders it like any other unless it has markup of its own for it.
 
-use crate::case::Wording;
+use crate::case::{Phase, Wording};
 use crate::outcome::Observed;
 use crate::results::{Conflict, Results, RunRecord};
 use crate::run::CheckRecord;
@@ -182,6 +182,16 @@ pub fn check_line(c: &CheckRecord) -> String {
     format!("{}: {}: {what}", c.name, c.verdict)
 }
 
+/// The legs of a round trip `d -> l` as far as they ran: the dump and the load, and of a
+/// bounce the relay (on the consumer) and the reload (on the producer).
+fn legs(d: &str, l: &str, observed: Option<&Observed>) -> String {
+    match observed.and_then(|o| o.phase) {
+        Some(Phase::Reload) => format!("dumped by {d}, loaded and relayed by {l}, reloaded by {d}"),
+        Some(Phase::Relay) => format!("dumped by {d}, loaded and relayed by {l}"),
+        _ => format!("dumped by {d}, loaded by {l}"),
+    }
+}
+
 /// Attempts listed one by one up to this many; beyond, only counted.
 const ATTEMPTS_LISTED: usize = 10;
 
@@ -209,7 +219,7 @@ impl<'a> RunView<'a> {
             }
         }
         if let (Some(d), Some(l)) = (&record.dump_python, &record.load_python) {
-            push("pair", Text(format!("dumped by {d}, loaded by {l}")), Brief);
+            push("pair", Text(legs(d, l, record.observed.as_ref())), Brief);
         }
         if let Some(packages) = packages_text(record) {
             push("packages", Text(packages), Brief);
@@ -463,6 +473,22 @@ mod tests {
             value("duration"),
             &Value::Text("0.011s (dump 0.092s)".into())
         );
+    }
+
+    #[test]
+    fn a_bounce_names_the_legs_that_ran() {
+        let mut observed = Observed::new(crate::case::OutcomeKind::Fail, 0.1);
+        let legs = |o: &Observed| legs("a", "b", Some(o));
+        observed.phase = Some(Phase::Load);
+        assert_eq!(legs(&observed), "dumped by a, loaded by b");
+        observed.phase = Some(Phase::Relay);
+        assert_eq!(legs(&observed), "dumped by a, loaded and relayed by b");
+        observed.phase = Some(Phase::Reload);
+        assert_eq!(
+            legs(&observed),
+            "dumped by a, loaded and relayed by b, reloaded by a"
+        );
+        assert_eq!(super::legs("a", "b", None), "dumped by a, loaded by b");
     }
 
     #[test]

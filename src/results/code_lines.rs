@@ -5,14 +5,19 @@
 //! ([`crate::case::Case::code_starts`]). Done once, as the results are assembled, so every
 //! report and the JSON show the file's lines.
 
+use crate::case::{RELAY_FILE, RELOAD_FILE};
+
 /// Where the code of a case stands in its file: the file as reports name it, and the line of
 /// the first line of `code` (or `dump`) and of `load`.
 #[derive(Debug, Clone, Copy)]
 pub struct CodeLines<'a> {
     pub path: &'a str,
     pub starts: (Option<usize>, Option<usize>),
-    /// Where `setup` stands ahead of the code in each of those files.
+    /// Where `setup` stands ahead of the code in each of those files (and of `reload`).
     pub setup: crate::case::SetupLines,
+    /// The line of the first line of a bounce's `relay` (run after the load's code, in its
+    /// `__main__`: no `setup` ahead of it) and of its `reload`.
+    pub bounce: (Option<usize>, Option<usize>),
 }
 
 impl CodeLines<'_> {
@@ -65,6 +70,8 @@ impl CodeLines<'_> {
         let start = match file {
             "case.py" | "dump.py" => self.starts.0,
             "load.py" => self.starts.1,
+            RELAY_FILE => return self.bounce.0.filter(|_| line > 0).map(|s| s + line - 1),
+            RELOAD_FILE => self.bounce.1,
             _ => return None,
         };
         if line == 0 {
@@ -95,7 +102,7 @@ struct Place<'a> {
     form: Form,
 }
 
-const FILES: [&str; 3] = ["case.py", "dump.py", "load.py"];
+const FILES: [&str; 5] = ["case.py", "dump.py", "load.py", RELAY_FILE, RELOAD_FILE];
 
 /// The first place in `text` that names a line of a run's code file: what comes before it,
 /// the place, and what comes after it.
@@ -173,6 +180,7 @@ mod tests {
             count: 0,
             start: None,
         },
+        bounce: (None, None),
     };
 
     #[test]
@@ -213,6 +221,8 @@ mod tests {
                 count: 2,
                 start: Some(3),
             },
+            // relay: from line 15, reload: from line 18.
+            bounce: (Some(15), Some(18)),
         };
         let at = |file: &str, line: usize| {
             lines.rewrite(&format!("File \"/t/run-a/{file}\", line {line}"))
@@ -222,6 +232,11 @@ mod tests {
         assert_eq!(at("dump.py", 3), "File \"c.yaml\", line 7");
         assert_eq!(at("load.py", 4), "File \"c.yaml\", line 13");
         assert_eq!(at("case.py", 0), "File \"/t/run-a/case.py\", line 0");
+        // The relay runs after the load in its `__main__`: no setup ahead of it.
+        assert_eq!(at("relay.py", 1), "File \"c.yaml\", line 15");
+        assert_eq!(at("relay.py", 0), "File \"/t/run-a/relay.py\", line 0");
+        assert_eq!(at("reload.py", 2), "File \"c.yaml\", line 4");
+        assert_eq!(at("reload.py", 3), "File \"c.yaml\", line 18");
         let folded = CodeLines {
             setup: crate::case::SetupLines {
                 count: 2,
@@ -245,6 +260,7 @@ mod tests {
             path: "c.yaml",
             starts: (None, None),
             setup: Default::default(),
+            bounce: (None, None),
         };
         let t = "File \"/t/run-a/case.py\", line 3, in <module>";
         assert_eq!(unmapped.rewrite(t), t);

@@ -33,6 +33,8 @@ pub struct CaseInfo {
     pub code_starts: (Option<usize>, Option<usize>),
     /// Where `setup` stands ahead of the code ([`Case::setup_lines`]).
     pub setup_lines: crate::case::SetupLines,
+    /// Where `relay` and `reload` stand in the file (`Bounce::starts`).
+    pub bounce_starts: (Option<usize>, Option<usize>),
 }
 
 impl From<&Case> for CaseInfo {
@@ -45,6 +47,7 @@ impl From<&Case> for CaseInfo {
             source: Some(case.source.clone()),
             code_starts: case.code_starts,
             setup_lines: case.setup_lines,
+            bounce_starts: case.bounce.as_ref().map_or((None, None), |b| b.starts),
         }
     }
 }
@@ -153,6 +156,7 @@ impl Results {
                     path: &info.path,
                     starts: info.code_starts,
                     setup: info.setup_lines,
+                    bounce: info.bounce_starts,
                 }
                 .apply(run);
             }

@@ -406,6 +406,8 @@ wire_enum!(WirePhase <-> Phase {
     "dump": Dump = Dump,
     "load": Load = Load,
     "compare": Compare = Compare,
+    "relay": Relay = Relay,
+    "reload": Reload = Reload,
 });
 
 wire_enum!(WireImplementation <-> Implementation {
@@ -581,6 +583,7 @@ impl From<WireCase> for CaseInfo {
             source: None,
             code_starts: (None, None),
             setup_lines: Default::default(),
+            bounce_starts: (None, None),
         }
     }
 }

@@ -10,10 +10,11 @@ if not _c:_f=open(@FALLBACK@,'rb');exec(_f.read());_f.close()
 exec(_c)
 if _request is not None:
  _s=_begin(*_request);_x=_s.raised;_r=None
- if _x is None:
-  try:exec(_s.code,_s.main.__dict__)
-  except BaseException as _e:_x=(None,_e,sys.exc_traceback if str is bytes else _e.__traceback__)
-  except:_x=(sys.exc_type,sys.exc_value,sys.exc_traceback)
+ for _i in _s.legs:
+  if _x is None:
+   try:exec(_code(_s,_i),_s.main.__dict__)
+   except BaseException as _e:_x=(None,_e,sys.exc_traceback if str is bytes else _e.__traceback__)
+   except:_x=(sys.exc_type,sys.exc_value,sys.exc_traceback)
  for _i in (1,2):
   try:
    _r=(_gettrace(),_getprofile(),_getrecursionlimit());_setprofile(None);_settrace(None)

@@ -255,6 +255,13 @@ impl Workspace {
         self.drivers.join(format!("{name}.case"))
     }
 
+    /// The folder of bounce number `n` (docs/case-format.md, "The bounce"): its relay's code
+    /// (in a folder named `run-…`, as a run's code is, so that reports name the case file's
+    /// lines for its lines) and the relayed pickle its reload reads. Made by its caller.
+    pub fn bounce_dir(&self, n: usize) -> PathBuf {
+        self.root.path().join("bounces").join(format!("run-{n}"))
+    }
+
     /// Where the pickle of dump number `n` is kept for the loads that read it.
     pub fn dump_file(&self, n: usize) -> PathBuf {
         self.root.path().join("dumps").join(format!("{n}.pickle"))
@@ -561,9 +568,19 @@ pub fn observe(
     timeout_s: f64,
     phase: Option<Phase>,
 ) -> Observed {
-    let report = std::fs::read(result_file)
-        .ok()
-        .and_then(|b| parse_report(&b));
+    let bytes = std::fs::read(result_file).ok();
+    let report = bytes.as_deref().and_then(parse_report);
+    // A load whose relay started (the bounce): what the process then did is the relay's.
+    let relayed = bytes.as_deref().is_some_and(|b| {
+        fields(b)
+            .0
+            .iter()
+            .any(|(name, value)| *name == "leg" && *value == b"relay")
+    });
+    let phase = match phase {
+        Some(Phase::Load) if relayed => Some(Phase::Relay),
+        phase => phase,
+    };
     let mut observed = Observed {
         stdout: finished.stdout.text(),
         stderr: finished.stderr.text(),

@@ -11,6 +11,7 @@ use futures::stream::{self, StreamExt};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::bounce::Relay;
 use super::driver::{observe, Request, RunDirs, Workspace};
 use super::plan::{Disposition, Plan, PlannedRun};
 use super::record::{Packages, RunRecord};
@@ -436,7 +437,7 @@ fn dump_future(
         }
         let data = ctx.workspace.dump_file(n);
         let phase = Some((Phase::Dump, data.clone()));
-        let r = run_python(&ctx, &producer, &case, &code, &params, phase)
+        let r = run_python(&ctx, &producer, &case, &code, &params, phase, None)
             .await
             .map(|observed| DumpResult { observed, data });
         Arc::new(r)
@@ -577,7 +578,7 @@ fn record(
 /// The interpreters whose versions the rules of `run` look at, once `phase` decided it.
 fn side(run: &PlannedRun, phase: Option<Phase>) -> RunSide<'_> {
     match (&run.producer, phase) {
-        (Some(p), Some(Phase::Dump | Phase::Compare)) => RunSide {
+        (Some(p), Some(Phase::Dump | Phase::Compare | Phase::Reload)) => RunSide {
             deciding: p,
             dump: Some(p),
             load: Some(&run.interpreter),
@@ -614,6 +615,7 @@ async fn judge_run(ctx: &Context, run: &PlannedRun, dump: Option<DumpFuture>) ->
     }
     match observe_run(ctx, run, dump).await {
         Ok(Observation::SkippedByRule(rule)) => Some(skipped_by(&rule)),
+        Ok(Observation::Skipped(reason)) => Some(unrun(Verdict::Skipped, &reason)),
         Ok(Observation::Ran(mut observed, dump_duration_s)) => {
             let checks = std::mem::take(&mut observed.checks);
             let expected = run
@@ -672,6 +674,8 @@ async fn broken_interpreter(ctx: &Context, interpreter: &Interpreter) -> Option<
 enum Observation {
     Ran(Observed, Option<f64>),
     SkippedByRule(Expected),
+    /// Skipped for a reason no rule gave (a recorded producer cannot reload).
+    Skipped(String),
 }
 
 /// What `run` showed. A dump that did not pass decides the round trip: its load does not run;
@@ -684,7 +688,8 @@ async fn observe_run(
     let (case, params) = (&run.case, &run.params);
     match (&case.body, dump) {
         (Body::Code(code), _) => {
-            let observed = run_python(ctx, &run.interpreter, case, code, params, None).await?;
+            let observed =
+                run_python(ctx, &run.interpreter, case, code, params, None, None).await?;
             Ok(Observation::Ran(observed, None))
         }
         (Body::RoundTrip { load, .. }, Some(dump)) => {
@@ -707,15 +712,79 @@ async fn observe_run(
             if rule.outcome == OutcomeKind::Skip {
                 return Ok(Observation::SkippedByRule(rule));
             }
+            // The bounce: the relay runs in the load's process unless a rule skips it.
+            let relay_skip = (case.bounce.is_some())
+                .then(|| case.expected_for(params, side(run, Some(Phase::Relay))))
+                .filter(|rule| rule.outcome == OutcomeKind::Skip);
+            let relay = match (&case.bounce, &relay_skip) {
+                (Some(bounce), None) => {
+                    let n = ctx
+                        .dumps_made
+                        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let made = Relay::make(&ctx.workspace, n, &bounce.relay);
+                    Some(made.map_err(setup_io("cannot write the relay's code".into()))?)
+                }
+                _ => None,
+            };
             let phase = Some((Phase::Load, d.data.clone()));
-            let mut observed = run_python(ctx, &run.interpreter, case, load, params, phase).await?;
+            let mut observed = run_python(
+                ctx,
+                &run.interpreter,
+                case,
+                load,
+                params,
+                phase,
+                relay.as_ref(),
+            )
+            .await?;
             // The dump's named checks first: they are the pair's too.
             let loads = std::mem::take(&mut observed.checks);
             observed.checks = d.observed.checks.iter().cloned().chain(loads).collect();
-            Ok(Observation::Ran(observed, Some(d.observed.duration_s)))
+            let dump_s = Some(d.observed.duration_s);
+            match (observed.outcome, observed.phase, relay, relay_skip) {
+                (OutcomeKind::Pass, Some(Phase::Load), _, Some(rule)) => {
+                    Ok(Observation::SkippedByRule(rule))
+                }
+                (OutcomeKind::Pass, Some(Phase::Relay), Some(relay), _) => {
+                    reload(ctx, run, relay, observed, dump_s).await
+                }
+                _ => Ok(Observation::Ran(observed, dump_s)),
+            }
         }
         (Body::RoundTrip { .. }, None) => Err(SetupError::NoDump.into()),
     }
+}
+
+/// The bounce's last leg, once the load and its relay passed (`loaded`): the producer reads
+/// the relayed pickle back in a fresh process, unless a rule skips it or the producer is a
+/// recorded one. The run's duration is the load's process and the reload's.
+async fn reload(
+    ctx: &Context,
+    run: &PlannedRun,
+    relay: Relay,
+    loaded: Observed,
+    dump_s: Option<f64>,
+) -> Result<Observation, RunFailure> {
+    let (case, params) = (&run.case, &run.params);
+    let (Some(producer), Some(bounce)) = (&run.producer, &case.bounce) else {
+        return Err(SetupError::NoDump.into());
+    };
+    if producer.is_recorded() {
+        return Ok(Observation::Skipped(super::bounce::recorded_reason(
+            &producer.label,
+        )));
+    }
+    let rule = case.expected_for(params, side(run, Some(Phase::Reload)));
+    if rule.outcome == OutcomeKind::Skip {
+        return Ok(Observation::SkippedByRule(rule));
+    }
+    let phase = Some((Phase::Reload, relay.data));
+    let mut observed = run_python(ctx, producer, case, &bounce.reload, params, phase, None).await?;
+    observed.duration_s += loaded.duration_s;
+    // The dump's and the load's named checks before the reload's.
+    let reloads = std::mem::take(&mut observed.checks);
+    observed.checks = loaded.checks.into_iter().chain(reloads).collect();
+    Ok(Observation::Ran(observed, dump_s))
 }
 
 /// A comparison run (`producer -> recorded:…`, see [`crate::run::Plan::add_comparisons`]):
@@ -752,6 +821,7 @@ async fn run_python(
     code: &str,
     params: &Params,
     phase: Option<(Phase, PathBuf)>,
+    relay: Option<&Relay>,
 ) -> Result<Observed, RunFailure> {
     let program = ctx
         .environments
@@ -771,7 +841,7 @@ async fn run_python(
     if ctx.cancel.is_cancelled() {
         return Err(RunFailure::Cancelled);
     }
-    let prepared = prepare(ctx, program, case, code, params, &phase)?;
+    let prepared = prepare(ctx, program, case, code, params, &phase, relay)?;
     let start = Instant::now();
     let phase = phase.map(|(p, _)| p);
     let isolation = match case.isolation {
@@ -824,6 +894,7 @@ fn prepare(
     code: &str,
     params: &Params,
     phase: &Option<(Phase, PathBuf)>,
+    relay: Option<&Relay>,
 ) -> Result<Prepared, RunFailure> {
     let request_io = || setup_io("cannot write the run's request".into());
     let dirs = ctx
@@ -832,7 +903,8 @@ fn prepare(
         .map_err(setup_io("cannot make a temporary folder".into()))?;
     let file_name = match phase {
         Some((Phase::Dump | Phase::Compare, _)) => "dump.py",
-        Some((Phase::Load, _)) => "load.py",
+        Some((Phase::Load | Phase::Relay, _)) => "load.py",
+        Some((Phase::Reload, _)) => crate::case::RELOAD_FILE,
         None => "case.py",
     };
     let case_file = dirs
@@ -854,9 +926,13 @@ fn prepare(
         request = request.text("classes", &classes.join(","));
     }
     let start = ctx.start_for(program, case, params).map_err(request_io())?;
-    let request = request
+    let mut request = request
         .path("code_cache", &ctx.workspace.code_cache(&start.digest, code))
         .map_err(request_io())?;
+    if let (Some(relay), Some(bounce)) = (relay, &case.bounce) {
+        let cache = ctx.workspace.code_cache(&start.digest, &bounce.relay);
+        request = relay.request(request, &cache).map_err(request_io())?;
+    }
     let timeout_s = ctx
         .options
         .timeout

@@ -4,6 +4,7 @@
 //! judges each, and emits events for reporters. Why a run has no outcome is a [`RunFailure`].
 
 pub mod checks;
+pub mod bounce;
 pub mod driver;
 pub mod execute;
 pub mod plan;

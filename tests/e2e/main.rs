@@ -4,6 +4,7 @@
 
 mod bisect;
 mod checks;
+mod bounce;
 mod corpus;
 mod cpython_build;
 mod docs;

@@ -531,6 +531,22 @@ def record_written_again_when_the_case_closed_it():
 
 
 @test
+def record_says_the_relay_started_and_again_when_the_case_closed_it():
+    leg = b"leg 5\nrelay\n"
+
+    def relay(result):
+        result.mark([("leg", "relay")])
+
+    eq(record_of([("outcome", "pass")], relay), head() + leg + b"outcome 4\npass\nend 0\n\n")
+
+    def relay_then_close(result):
+        relay(result)
+        os.close(result.fd)
+
+    eq(record_of([("outcome", "pass")], relay_then_close), head() + leg + b"outcome 4\npass\nend 0\n\n")
+
+
+@test
 def record_not_written_by_a_forked_copy():
     def forked(result):
         result.pid = -1

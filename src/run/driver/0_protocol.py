@@ -26,7 +26,11 @@
 #   result  where the result record goes: a file in a folder the case is not told about,
 #           opened before the case runs and kept out of its reach (see _Result)
 #   params  a dict literal of scalars bound as globals
-#   phase   "dump" or "load" for a round trip; data  where `data` goes to or comes from
+#   phase   "dump" or "load" for a round trip, "reload" for a bounce's producer; data  where
+#           `data` goes to or comes from
+#   relay, relay_data, relay_cache   a load's bounce: the relay's code, run after the load's in
+#           its __main__ (the record says `leg relay` as it starts), where its `data` goes,
+#           and its compiled form (as code_cache)
 #   cwd, stdout, stderr   for a forked child: its working directory and output FIFOs
 #   code_cache   where this interpreter's compiled form of this very code is kept (see
 #                _compile)

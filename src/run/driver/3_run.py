@@ -8,7 +8,8 @@ class _Run(object):
     # One request between its two halves: what _begin made ready for the boot program, which
     # runs the code at its own level, and what _end reports.
     __slots__ = ("code", "main", "raised", "phase", "data_path", "result", "class_names",
-                 "modules_before", "builtins_before", "frozen", "checks")
+                 "modules_before", "builtins_before", "frozen", "checks", "legs", "leg",
+                 "relay")
 
 
 def _begin(literal, server, preload):
@@ -45,8 +46,16 @@ def _begin(literal, server, preload):
     main.__file__ = case_path
     main.__builtins__ = __builtins__
     main.__dict__.update(params)
-    if run.phase == "load":
+    if run.phase in ("load", "reload"):
         main.data = _read(run.data_path)
+    # A load with a relay (the bounce) runs two codes in this process, one after the other:
+    # boot.py asks _code for each of run.legs while nothing has raised.
+    run.relay = None
+    if "relay" in request:
+        run.relay = {"case": request["relay"], "data": request["relay_data"],
+                     "code_cache": request.get("relay_cache")}
+    run.legs = (0, 1) if run.relay is not None else (0,)
+    run.leg = None
     run.modules_before = run.builtins_before = None
     if run.class_names:
         # What the case cannot take back: the modules and builtins there before it started.
@@ -66,6 +75,13 @@ def _begin(literal, server, preload):
             if name not in sys.modules:
                 __import__(name)
         run.code = _compile(case_path, code_cache)
+        if run.relay is not None:
+            # Compiled now, before any case code runs (a compile may fork); what compiling it
+            # raised is raised as the relay starts.
+            try:
+                run.relay["code"] = _compile(_path(run.relay["case"]), _path(run.relay.get("code_cache")))
+            except Exception as e:
+                run.relay["code"] = e
     except BaseException as e:
         run.raised = (None, e, sys.exc_traceback if _PY2 else e.__traceback__)
     except:  # noqa: E722 (2.7 raises instances of old-style classes too)
@@ -85,9 +101,12 @@ def _end(run, caught, aside):
     raised = None if caught is None else (caught[0] or type(caught[1]), caught[1], caught[2])
     del caught
     main = run.main
-    if raised is None and run.phase == "dump":
+    if raised is None and (run.phase == "dump" or run.leg == "relay"):
         try:
-            _dump(main, run.data_path)
+            if run.leg == "relay":
+                _dump(main, _path(run.relay["data"]), "relay")
+            else:
+                _dump(main, run.data_path, "dump")
         except BaseException:
             raised = _exc_info()
     fields = _report(raised, run.class_names, run.modules_before, run.builtins_before, main)
@@ -116,11 +135,28 @@ def _end(run, caught, aside):
         pass
 
 
-def _dump(main, data_path):
-    # The dump phase's `data`, written where the load phase reads it.
+def _code(run, leg):
+    # The code object of leg `leg` of `run`, called by boot.py right before it runs it: the
+    # request's code (0); or a bounce's relay (1), which runs after the load passed, in its
+    # __main__. Both were compiled by _begin. The result file says first that the relay
+    # started, so that a crash or a time limit in it is the relay's, as is a SyntaxError
+    # compiling it.
+    if leg == 0:
+        return run.code
+    run.leg = "relay"
+    run.result.mark([("leg", "relay")])
+    code = run.relay["code"]
+    if isinstance(code, BaseException):
+        raise code
+    return code
+
+
+def _dump(main, data_path, leg):
+    # The dump phase's `data` (or the relay's), written where the load phase (or the reload)
+    # reads it.
     data = main.__dict__.get("data")
     if not isinstance(data, (bytes, bytearray)):
-        raise TypeError("dump must leave bytes in the global `data`, not %s" % _class_name(type(data), "__name__"))
+        raise TypeError("%s must leave bytes in the global `data`, not %s" % (leg, _class_name(type(data), "__name__")))
     data = bytes(data)
     fd = _os_open(data_path, _WRITE_FLAGS, 0o600)
     try:
