@@ -245,7 +245,7 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
 }
 
 /// The version of the `--json` report (its `explore` key), which `--baseline` reads.
-const FORMAT: u64 = 2;
+const FORMAT: u64 = 3;
 
 /// `--out DIR`: made now, so that a folder that cannot be is said before exploring.
 fn usable_folder(dir: &Path) -> Result<(), Error> {
@@ -369,6 +369,7 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
         "pickler": f.pickler.as_str(),
         "unpickler": f.unpickler.map(|u| u.as_str()),
         "observed": f.observed,
+        "cause": f.cause,
         "detail": f.detail,
         "producers": labels(pythons, &f.producers),
         "consumers": labels(pythons, &f.consumers),
@@ -503,7 +504,7 @@ fn summary(
             out,
             "  {:13} {:18} {:28} {:20} {}{consumers}  (x{})",
             f.oracle.as_str(),
-            f.observed,
+            f.cause,
             how,
             r.value.type_path(),
             labels(pythons, &producers).join(","),
