@@ -36,6 +36,7 @@ mod sides;
 mod stumbles;
 mod suite;
 mod support;
+mod support_files;
 mod surefire;
 mod surround;
 mod workflow;
