@@ -321,7 +321,16 @@ impl State<'_> {
             seed: self.options.seed,
             index,
         };
-        let case = case::write(&finding, &combos, &value, &observation, pythons, &origin);
+        let sides = signature.split_once(" | ").map_or("", |(_, sides)| sides);
+        let case = case::write(
+            &finding,
+            &combos,
+            &value,
+            &observation,
+            pythons,
+            &origin,
+            sides,
+        );
         let keys = group.iter().map(|g| g.key(pythons)).collect();
         let reported = Reported {
             signature: signature.clone(),

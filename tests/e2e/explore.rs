@@ -34,12 +34,16 @@ fn run_args(folder: &str) -> Vec<String> {
     args
 }
 
-/// Every file of a folder, by name.
+/// The support file explore writes beside its case files.
+const SUPPORT: &str = "explore_support.py";
+
+/// Every case file of a folder, by name (the support file beside them left out).
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .flatten()
+                .filter(|e| e.file_name() != SUPPORT)
                 .map(|e| {
                     (
                         e.file_name().to_string_lossy().into_owned(),
@@ -119,8 +123,29 @@ fn finds_writes_and_repeats() -> TestResult {
         )?;
     }
 
+    // Each file is tens of lines: its helpers and classes are in the support file beside it,
+    // its rules list the params' values.
+    let mut lines: Vec<usize> = written
+        .values()
+        .map(|t| t.iter().filter(|&&b| b == b'\n').count())
+        .collect();
+    lines.sort();
+    check(
+        lines[lines.len() / 2] < 60 && d.join("one").join(SUPPORT).is_file(),
+        format!("the median case file under 60 lines, {SUPPORT} beside them: {lines:?}"),
+    )?;
+    check(
+        first.stdout.contains("rules were checked on cpython-2.7")
+            && first.stdout.contains("widen them"),
+        format!(
+            "the output says where the rules were checked: {}",
+            first.stdout
+        ),
+    )?;
+
     // One rule of every case changed: every case fails.
     std::fs::create_dir_all(d.join("changed")).unwrap();
+    std::fs::copy(d.join("one").join(SUPPORT), d.join("changed").join(SUPPORT)).unwrap();
     for (name, text) in &written {
         let text = String::from_utf8(text.clone()).unwrap();
         let changed = change_a_rule(&text);
@@ -253,6 +278,8 @@ fn unpickler_parity() -> TestResult {
     )?;
     std::fs::create_dir_all(d.join("parity")).unwrap();
     std::fs::write(d.join("parity/case.yaml"), &text).unwrap();
+    let support = Path::new(&file).with_file_name(SUPPORT);
+    std::fs::copy(d.join(support), d.join("parity").join(SUPPORT)).unwrap();
     let mut run_args = vec!["run".to_string()];
     run_args.extend(args_on(ON, &["parity"]));
     let (run, results) = run_json(d, &run_args);
