@@ -266,8 +266,8 @@ fn compact(rules: &str, params: &[(&str, Vec<String>)]) -> String {
         }
     }
     groups.sort_by_key(|(class, ..)| *class);
-    let mut out = String::new();
-    for (_, body, combos) in groups {
+    let mut rules: Vec<(u8, Vec<String>)> = Vec::new();
+    for (class, body, combos) in groups {
         for where_ in factor(&combos, params) {
             let mut lines = body.clone();
             // `where` after the selectors, before `phase` and `outcome`.
@@ -278,12 +278,113 @@ fn compact(rules: &str, params: &[(&str, Vec<String>)]) -> String {
             if let Some(w) = where_ {
                 lines.insert(at, format!("where: {w}"));
             }
-            for (i, line) in lines.iter().enumerate() {
-                let _ = writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " });
+            // Interpreters of one kind whose version shares meet, expecting the same: one
+            // rule over both shares. Rules of one class name different interpreters of a
+            // side, whose selectors never match the same run, so joining them keeps the
+            // order that matters.
+            let joined = rules
+                .iter_mut()
+                .filter(|(c, _)| *c == class)
+                .any(|(_, earlier)| join(earlier, &lines));
+            if !joined {
+                rules.push((class, lines));
             }
         }
     }
+    let mut out = String::new();
+    for (_, lines) in rules {
+        for (i, line) in lines.iter().enumerate() {
+            let _ = writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " });
+        }
+    }
     out
+}
+
+/// Joins `rule` into `earlier` where the two differ in one version range, ranges that meet
+/// (`<3.9` and `>=3.9,<3.13`), and in the interpreters their reasons name: true if joined.
+fn join(earlier: &mut Vec<String>, rule: &[String]) -> bool {
+    let ranged = |l: &str| l.contains("python: \"");
+    let differ: Vec<usize> = (0..rule.len())
+        .filter(|&i| earlier.get(i) != rule.get(i) && !rule[i].starts_with("reason: "))
+        .collect();
+    // The same lines but for one range (a range that is every version has no line).
+    let (at, merged) = match (earlier.len() == rule.len(), differ.as_slice()) {
+        (true, [i]) if ranged(&earlier[*i]) && ranged(&rule[*i]) => {
+            let key = |l: &str| l.split_once(": ").map(|(k, _)| k.to_string());
+            if key(&earlier[*i]) != key(&rule[*i]) {
+                return false;
+            }
+            let range = |l: &str| {
+                l.split_once(": \"")
+                    .map(|(_, r)| r.trim_end_matches('"').to_string())
+                    .unwrap_or_default()
+            };
+            let Some(both) = union(&range(&earlier[*i]), &range(&rule[*i])) else {
+                return false;
+            };
+            let name = key(&rule[*i]).unwrap_or_default();
+            (*i, both.map(|r| format!("{name}: \"{r}\"")))
+        }
+        _ => return false,
+    };
+    let labels = |l: &str| {
+        l.rsplit_once(" (")
+            .map(|(_, x)| x.trim_end_matches(")\"").to_string())
+    };
+    if let (Some(r), Some(new)) = (
+        earlier.iter().position(|l| l.starts_with("reason: ")),
+        rule.iter().find(|l| l.starts_with("reason: ")),
+    ) {
+        if let (Some(a), Some(b)) = (labels(&earlier[r]), labels(new)) {
+            let text = earlier[r].replace(&format!("({a})"), &format!("({a}, {b})"));
+            earlier[r] = text;
+        }
+    }
+    match merged {
+        Some(line) => earlier[at] = line,
+        None => {
+            earlier.remove(at);
+        }
+    }
+    true
+}
+
+/// The union of two version ranges that meet, as explore writes them (a lower bound `>=V` or
+/// `>V`, an upper `<V` or `<=V`, either or both): `None` where they do not meet, `Some(None)`
+/// where the union is every version.
+fn union(a: &str, b: &str) -> Option<Option<String>> {
+    let bounds = |r: &str| {
+        let mut lower = None;
+        let mut upper = None;
+        for part in r.split(',') {
+            if part.starts_with('>') {
+                lower = Some(part.to_string());
+            } else if part.starts_with('<') {
+                upper = Some(part.to_string());
+            }
+        }
+        (lower, upper)
+    };
+    let meet = |upper: &Option<String>, lower: &Option<String>| match (upper, lower) {
+        (Some(u), Some(l)) => {
+            let (u, l) = (u.as_str(), l.as_str());
+            matches!((u.strip_prefix("<="), l.strip_prefix('>')), (Some(x), Some(y)) if !y.starts_with('=') && x == y)
+                || matches!((u.strip_prefix('<'), l.strip_prefix(">=")), (Some(x), Some(y)) if !x.starts_with('=') && x == y)
+        }
+        _ => false,
+    };
+    let (a, b) = (bounds(a), bounds(b));
+    let (lower, upper) = if meet(&a.1, &b.0) {
+        (a.0, b.1)
+    } else if meet(&b.1, &a.0) {
+        (b.0, a.1)
+    } else {
+        return None;
+    };
+    Some(match (lower, upper) {
+        (None, None) => None,
+        (l, u) => Some(l.into_iter().chain(u).collect::<Vec<_>>().join(",")),
+    })
 }
 
 /// `where` for a set of combinations (values in the order of `params`): none for all of them,
@@ -917,5 +1018,38 @@ mod tests {
         );
         assert!(!rules.contains("load_implementation: cpython"), "{rules}");
         assert_eq!(rules.matches("outcome: fail").count(), 1, "{rules}");
+    }
+
+    /// Version shares that meet join; those that do not, or that are every version, are
+    /// said so.
+    #[test]
+    fn version_shares_that_meet_join() {
+        let some = |r: &str| Some(Some(r.to_string()));
+        assert_eq!(union("<3.7", ">=3.7,<3.9"), some("<3.9"));
+        assert_eq!(union(">=3.9,<3.13", ">=3.7,<3.9"), some(">=3.7,<3.13"));
+        assert_eq!(union("<3.9", ">=3.9"), Some(None));
+        assert_eq!(
+            union(">3.11.2,<3.12", ">=3.9,<=3.11.2"),
+            some(">=3.9,<3.12")
+        );
+        assert_eq!(union("<3.7", ">=3.9"), None);
+        assert_eq!(union("<=3.7", ">=3.7"), None);
+        let rule = |range: &str, who: &str| {
+            vec![
+                format!("load_python: \"{range}\""),
+                "load_implementation: cpython".to_string(),
+                "outcome: fail".to_string(),
+                format!("reason: \"what explore saw ({who})\""),
+            ]
+        };
+        let mut first = rule("<3.7", "cpython-3.6.15");
+        assert!(join(&mut first, &rule(">=3.7,<3.9", "cpython-3.8.18")));
+        assert_eq!(first, rule("<3.9", "cpython-3.6.15, cpython-3.8.18"));
+        assert!(!join(&mut first, &rule(">=3.13", "cpython-3.14.1")));
+        assert!(join(&mut first, &rule(">=3.9", "cpython-3.12.1")));
+        assert_eq!(
+            first[0], "load_implementation: cpython",
+            "every version: no range"
+        );
     }
 }
