@@ -236,6 +236,7 @@ impl Validator<'_> {
         let bounce = self.bounce(raw.relay, raw.reload, &setup, round_trip, &raw.expect);
         self.limits(raw.timeout, raw.repeat);
         self.lists(&raw.links, &raw.tags, &raw.preload, &raw.env);
+        let support = self.support(&raw.support);
         let mut params = self.params("params", raw.python.as_ref(), round_trip);
         let mut side_params = (Vec::new(), Vec::new());
         for (key, names) in [
@@ -312,6 +313,7 @@ impl Validator<'_> {
             repeat: raw.repeat,
             isolation: raw.isolation,
             preload: raw.preload,
+            support,
             params,
             protocol_each: raw.protocol.is_some(),
             side_params,
@@ -515,6 +517,43 @@ impl Validator<'_> {
                 format!("`repeat` must be from 1 to {MAX_REPEAT} attempts, not {n}"),
             );
         }
+    }
+
+    /// `support`: each a `.py` file beside the case file, named as a module, listed once; the
+    /// files as absolute paths.
+    fn support(&mut self, names: &[String]) -> Vec<PathBuf> {
+        let folder = self.path.parent().unwrap_or(Path::new("."));
+        let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+        let mut files = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            let file = folder.join(name);
+            let problem = match name.strip_suffix(".py") {
+                Some(stem) if ascii_identifier(stem) => {
+                    if names[..i].contains(name) {
+                        Some("is listed twice".to_string())
+                    } else if !file.is_file() {
+                        Some(format!(
+                            "is not there: no file {}; write it beside the case file, or leave it out of `support`",
+                            file.display()
+                        ))
+                    } else {
+                        None
+                    }
+                }
+                _ => Some(
+                    "is not a Python file beside the case named as a module: give a name such as `helpers.py` (letters, digits and `_`, then `.py`; no folder)"
+                        .into(),
+                ),
+            };
+            match problem {
+                Some(problem) => {
+                    let at = self.near(&[Key("support"), Item(i)]);
+                    self.err(at, format!("`support` file `{name}` {problem}"));
+                }
+                None => files.push(file),
+            }
+        }
+        files
     }
 
     /// `links`, `tags`, `preload`, `env`: each item checked where it stands.
@@ -1133,6 +1172,36 @@ mod tests {
 
     fn first_error(text: &str) -> String {
         parse(text).unwrap_err()[0].to_string()
+    }
+
+    /// `support` names `.py` files beside the case, each once; one that is not there is
+    /// reported where it is listed, with the path it was looked for at.
+    #[test]
+    fn support_files_are_beside_the_case() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("helpers.py"), "X = 1\n").unwrap();
+        let case_file = dir.path().join("x.yaml");
+        let case = parse_case(&case_file, "title: t\nsupport: [helpers.py]\ncode: pass\n").unwrap();
+        assert_eq!(case.support, [dir.path().join("helpers.py")]);
+        let error = |text: &str| parse_case(&case_file, text).unwrap_err()[0].to_string();
+        let e = error("title: t\nsupport: [helpers.py, gone.py]\ncode: pass\n");
+        assert!(
+            e.contains("x.yaml:2:23: `support` file `gone.py` is not there: no file")
+                && e.contains("gone.py; write it beside the case file"),
+            "{e}"
+        );
+        for bad in ["sub/helpers.py", "helpers.txt", "2x.py", "../helpers.py"] {
+            let e = error(&format!("title: t\nsupport: ['{bad}']\ncode: pass\n"));
+            assert!(
+                e.contains(&format!(
+                    "`support` file `{bad}` is not a Python file beside the case"
+                )),
+                "{e}"
+            );
+        }
+        let e = error("title: t\nsupport: [helpers.py, helpers.py]\ncode: pass\n");
+        assert!(e.contains("`helpers.py` is listed twice"), "{e}");
+        assert!(parse("title: t\ncode: pass\n").unwrap().support.is_empty());
     }
 
     #[test]

@@ -49,6 +49,9 @@ pub struct Case {
     /// `preload`: modules every run imports before its code, in this order (a fork server
     /// imports them once, before it forks).
     pub preload: Vec<String>,
+    /// `support`: the Python files beside the case file that every run can import (their
+    /// folder is put on `sys.path`), as absolute paths.
+    pub support: Vec<PathBuf>,
     pub params: IndexMap<String, Vec<ParamValue>>,
     /// `protocol: each`: the param `protocol` is the pickle protocol, skipped where an
     /// interpreter's highest is below it.

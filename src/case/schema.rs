@@ -111,6 +111,11 @@ pub(super) struct RawCase {
     /// Python source run first, in the same `__main__`, ahead of `code`, of `dump` and of
     /// `load` alike: the classes and helpers both sides of a round trip need.
     pub setup: Option<String>,
+    /// Python files beside the case file (`helpers.py`), each a module every run of the case
+    /// can import by its name (`import helpers`): code that several cases share.
+    #[serde(default)]
+    #[schemars(inner(pattern(r"^[A-Za-z_][A-Za-z0-9_]*\.py$")), extend("uniqueItems" = true))]
+    pub support: Vec<String>,
     /// Python source run as `__main__` in a fresh interpreter.
     pub code: Option<String>,
     /// A round trip: runs once per producer and must leave bytes in the global `data`.

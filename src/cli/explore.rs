@@ -245,7 +245,7 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
 }
 
 /// The version of the `--json` report (its `explore` key), which `--baseline` reads.
-const FORMAT: u64 = 2;
+const FORMAT: u64 = 3;
 
 /// `--out DIR`: made now, so that a folder that cannot be is said before exploring.
 fn usable_folder(dir: &Path) -> Result<(), Error> {
@@ -303,15 +303,37 @@ fn file_name(r: &Reported) -> String {
     )
 }
 
-fn write_cases(dir: &Path, found: &[&Reported]) -> Result<Vec<Option<PathBuf>>, Error> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Usage(format!("cannot make {}: {e}", dir.display())))?;
+/// The case files, and the support file they import beside them; each case read back by the
+/// loader before it is saved (a case it refuses is crosspickle's fault: exit 3).
+fn write_cases(dir: &Path, found: &[&Reported]) -> Result<Vec<Option<PathBuf>>, Failure> {
+    let cannot = |path: &Path, e: std::io::Error| {
+        Failure::from(Error::Usage(format!(
+            "cannot write {}: {e}",
+            path.display()
+        )))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| cannot(dir, e))?;
+    if !found.is_empty() {
+        let support = dir.join(explore::case::SUPPORT_FILE);
+        crate::sys::fs::write_atomic(&support, explore::case::support_text().as_bytes())
+            .map_err(|e| cannot(&support, e))?;
+    }
     found
         .iter()
         .map(|r| {
             let path = dir.join(file_name(r));
-            crate::sys::fs::write_atomic(&path, r.case.as_bytes())
-                .map_err(|e| Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+            if let Err(errors) = crate::case::parse_case(&path, &r.case) {
+                let why: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+                return Err(Failure::system(
+                    "writing a case file",
+                    std::io::Error::other(format!(
+                        "the case written for `{}` does not load: {}",
+                        r.signature,
+                        why.join("; ")
+                    )),
+                ));
+            }
+            crate::sys::fs::write_atomic(&path, r.case.as_bytes()).map_err(|e| cannot(&path, e))?;
             Ok(Some(path))
         })
         .collect()
@@ -369,6 +391,7 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
         "pickler": f.pickler.as_str(),
         "unpickler": f.unpickler.map(|u| u.as_str()),
         "observed": f.observed,
+        "cause": f.cause,
         "detail": f.detail,
         "producers": labels(pythons, &f.producers),
         "consumers": labels(pythons, &f.consumers),
@@ -503,7 +526,7 @@ fn summary(
             out,
             "  {:13} {:18} {:28} {:20} {}{consumers}  (x{})",
             f.oracle.as_str(),
-            f.observed,
+            f.cause,
             how,
             r.value.type_path(),
             labels(pythons, &producers).join(","),
@@ -512,6 +535,16 @@ fn summary(
         if let Some(file) = file {
             let _ = writeln!(out, "      {}", file.display());
         }
+    }
+    if let Some(dir) = files.iter().flatten().next().and_then(|f| f.parent()) {
+        let all: Vec<&str> = pythons.iter().map(|p| p.label.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "the case files in {} import {} beside them; their rules were checked on {} only: widen them (version ranges, implementations) and run them on more interpreters before committing",
+            dir.display(),
+            explore::case::SUPPORT_FILE,
+            all.join(", ")
+        );
     }
     if report.not_comparable > 0 {
         let _ = writeln!(out, "{} values built differently on different interpreters were not compared after loading, such as:\n{}", report.not_comparable, report.not_comparable_example.as_deref().unwrap_or("").trim_end());

@@ -230,6 +230,21 @@ fn header(case: &Case) -> String {
         let _ = writeln!(out, "# {link}");
     }
     out.push_str("# Plain Python (2.7 and 3): run it with each interpreter to compare.\n");
+    // The case's `support` files, made modules here: the script stands alone.
+    for file in &case.support {
+        let (Some(name), Ok(text)) = (
+            file.file_stem().and_then(|n| n.to_str()),
+            std::fs::read_to_string(file),
+        ) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "import sys, types\n_m = types.ModuleType({name:?})\nexec(compile({}, {:?}, \"exec\"), _m.__dict__)\nsys.modules[{name:?}] = _m",
+            python_text(&text),
+            format!("{name}.py")
+        );
+    }
     out
 }
 

@@ -1,6 +1,7 @@
 //! A finding written as a case file in the case format (docs/case-format.md): a round trip
 //! (dump, load, value and unpickler-parity findings) or a plain case (parity) whose code does
-//! what the worker did, with the prelude's helpers inline, and whose rules are what each
+//! what the worker did, importing the prelude's helpers and classes from the support file
+//! beside it ([`SUPPORT_FILE`], the case's `support`), and whose rules are what each
 //! interpreter of the selection was seen to do: committed as it is, it passes with
 //! `crosspickle run` on them.
 
@@ -11,6 +12,20 @@ use super::oracle::{Finding, Oracle};
 use super::value::Value;
 use super::worker::PRELUDE;
 use crate::python::Interpreter;
+
+/// The support file every case explore writes imports its helpers and classes from, written
+/// beside them ([`support_text`]).
+pub const SUPPORT_FILE: &str = "explore_support.py";
+
+/// What each case's code starts with.
+const IMPORT: &str = "from explore_support import *\n";
+
+/// The support file's text: the prelude, as the worker runs it.
+pub fn support_text() -> String {
+    format!(
+        "# Written by crosspickle explore: the helpers and classes its case files import (their\n# `support`). Valid on Python 2.7 and every Python 3.\n{PRELUDE}"
+    )
+}
 
 /// Where the value came from, said in the case's description.
 pub struct Origin {
@@ -35,6 +50,7 @@ pub fn write(
     obs: &Observation,
     pythons: &[Interpreter],
     origin: &Origin,
+    sides: &str,
 ) -> String {
     let mut out = String::new();
     let path = value.type_path();
@@ -47,27 +63,34 @@ pub fn write(
     let names = |ps: &[Pickler]| ps.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
     let what = match finding.oracle {
         Oracle::DumpDiffers => format!(
-            "pickling {path} fails on some interpreters ({}), protocols {protocols}",
-            finding.observed
+            "pickling {path} raises {} with protocols {protocols} on {sides}",
+            finding.cause
         ),
         Oracle::LoadDiffers => format!(
-            "{path} pickled with protocols {protocols} fails to load on some interpreters ({})",
-            finding.observed
+            "{path} pickled with protocols {protocols} fails to load ({}): {sides}",
+            finding.cause
         ),
         Oracle::ValueDiffers => format!(
-            "{path} pickled with protocols {protocols} loads as another value on some interpreters"
+            "{path} pickled with protocols {protocols} loads as another value ({}): {sides}",
+            finding.cause
         ),
         Oracle::Parity => format!(
-            "the C and the Python pickler write different pickles of {path}, protocols {protocols}"
+            "the C and the Python pickler write different pickles of {path} ({}), protocols {protocols}, on {sides}",
+            finding.cause
         ),
         Oracle::UnpicklerParity => format!(
-            "the C and the Python unpickler load {path} pickled with protocols {protocols} differently ({})",
-            finding.observed
+            "the C and the Python unpickler load {path} pickled with protocols {protocols} differently ({}) on {sides}",
+            finding.cause
         ),
     };
+    let checked = pythons
+        .iter()
+        .map(|p| p.label.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     let _ = writeln!(
         out,
-        "# Written by crosspickle explore: the rules are what each interpreter did."
+        "# Written by crosspickle explore: the rules are what each interpreter did, checked on\n# {checked} only: widen them before committing (version ranges, implementations)."
     );
     let _ = writeln!(out, "title: {}", quote(&format!("explore: {what}")));
     let description = format!(
@@ -80,6 +103,7 @@ pub fn write(
     );
     let _ = writeln!(out, "description: {}", quote(&description));
     let _ = writeln!(out, "tags: [explore, {}]", finding.oracle.as_str());
+    let _ = writeln!(out, "support: [{SUPPORT_FILE}]");
     let (major, minor) = value.min_version();
     if (major, minor) > (2, 7) {
         let _ = writeln!(out, "python: \">={major}.{minor}\"");
@@ -97,12 +121,14 @@ pub fn write(
     let version = (major, minor);
     if finding.oracle == Oracle::Parity {
         block(&mut out, "code", &format!(
-            "{PRELUDE}\nimport pickletools\n{source}c = pickletools.optimize(dumps_with(value, protocol, \"c\"))\npy = pickletools.optimize(dumps_with(value, protocol, \"py\"))\nassert c == py, \"C: %r, Python: %r\" % (c, py)\n"
+            "{IMPORT}import pickletools\n{source}c = pickletools.optimize(dumps_with(value, protocol, \"c\"))\npy = pickletools.optimize(dumps_with(value, protocol, \"py\"))\nassert c == py, \"C: %r, Python: %r\" % (c, py)\n"
         ));
         out.push_str("expect:\n");
+        let mut rules = String::new();
         for &p in &combos.protocols {
-            parity_rules(&mut out, p, obs, pythons, version);
+            parity_rules(&mut rules, p, obs, pythons, version);
         }
+        out.push_str(&compact(&rules, &dimensions(combos, false, false)));
         general_rules(&mut out, combos, &[""], Some(""), None);
         return out;
     }
@@ -111,15 +137,17 @@ pub fn write(
         block(
             &mut out,
             "dump",
-            &format!("{PRELUDE}\n{source}data = dumps_with(value, protocol, pickler)\n"),
+            &format!("{IMPORT}{source}data = dumps_with(value, protocol, pickler)\n"),
         );
-        block(&mut out, "load", &format!("{PRELUDE}\n{UNPICKLER_PARITY}"));
+        block(&mut out, "load", &format!("{IMPORT}{UNPICKLER_PARITY}"));
         out.push_str("expect:\n");
+        let mut rules = String::new();
         for &p in &combos.protocols {
             for &k in &combos.picklers {
-                unpickler_parity_rules(&mut out, (p, k), obs, pythons, version);
+                unpickler_parity_rules(&mut rules, (p, k), obs, pythons, version);
             }
         }
+        out.push_str(&compact(&rules, &dimensions(combos, true, false)));
         general_rules(
             &mut out,
             combos,
@@ -138,11 +166,11 @@ pub fn write(
     block(
         &mut out,
         "dump",
-        &format!("{PRELUDE}\n{source}data = dumps_with(value, protocol, pickler)\n"),
+        &format!("{IMPORT}{source}data = dumps_with(value, protocol, pickler)\n"),
     );
     let setup = value.load_setup();
     block(&mut out, "load", &format!(
-        "{PRELUDE}\n{setup}got = canon(loads_with(data, {unpickler}))\n{source}want = canon(value)\nassert got == want, \"loaded %s, pickled %s\" % (got, want)\n"
+        "{IMPORT}{setup}got = canon(loads_with(data, {unpickler}))\n{source}want = canon(value)\nassert got == want, \"loaded %s, pickled %s\" % (got, want)\n"
     ));
     out.push_str("expect:\n");
     let unpicklers = if combos.unpicklers.is_empty() {
@@ -150,13 +178,16 @@ pub fn write(
     } else {
         combos.unpicklers.iter().copied().map(Some).collect()
     };
+    let mut rules = String::new();
     for &p in &combos.protocols {
         for &k in &combos.picklers {
             for &u in &unpicklers {
-                round_trip_rules(&mut out, (p, k, u), obs, pythons, version);
+                round_trip_rules(&mut rules, (p, k, u), obs, pythons, version);
             }
         }
     }
+    let with_unpickler = !combos.unpicklers.is_empty();
+    out.push_str(&compact(&rules, &dimensions(combos, true, with_unpickler)));
     let unpickler = combos
         .unpicklers
         .contains(&Pickler::C)
@@ -169,6 +200,247 @@ pub fn write(
         unpickler,
     );
     out
+}
+
+/// The params of a case and their values, in the order of `where`'s keys.
+fn dimensions(
+    combos: &Combos,
+    picklers: bool,
+    unpicklers: bool,
+) -> Vec<(&'static str, Vec<String>)> {
+    let names = |ps: &[Pickler]| ps.iter().map(|p| p.as_str().to_string()).collect();
+    let mut out = vec![(
+        "protocol",
+        combos.protocols.iter().map(u32::to_string).collect(),
+    )];
+    if picklers {
+        out.push(("pickler", names(&combos.picklers)));
+    }
+    if unpicklers {
+        out.push(("unpickler", names(&combos.unpicklers)));
+    }
+    out
+}
+
+/// The rules written one per param combination, made few: rules alike but for their `where`
+/// become one whose `where` lists the values (none where it is every combination). The
+/// first rule that matches wins, so the order that matters is kept: skips first (a run that
+/// was not asked), then the producers' (a dump that failed), then the consumers' and pairs'
+/// (a load), each group in the order of its first rule; within one combination the rules
+/// were written in that order, and rules of one kind never match the same run twice.
+fn compact(rules: &str, params: &[(&str, Vec<String>)]) -> String {
+    type Combo = Vec<String>;
+    let mut groups: Vec<(u8, Vec<String>, Vec<Combo>)> = Vec::new();
+    for block in rules.split("\n  - ").map(|b| b.trim_start_matches("  - ")) {
+        if block.trim().is_empty() {
+            continue;
+        }
+        let lines: Vec<String> = block.lines().map(|l| l.trim().to_string()).collect();
+        let combo: Combo = lines
+            .iter()
+            .find_map(|l| l.strip_prefix("where: {"))
+            .map(|w| {
+                w.trim_end_matches('}')
+                    .split(", ")
+                    .map(|kv| kv.split_once(": ").map_or("", |(_, v)| v).to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let body: Vec<String> = lines
+            .into_iter()
+            .filter(|l| !l.starts_with("where: "))
+            .collect();
+        let class = if body.iter().any(|l| l == "outcome: skip") {
+            0
+        } else if body.iter().any(|l| l.starts_with("load_")) {
+            2
+        } else {
+            1
+        };
+        match groups
+            .iter_mut()
+            .find(|(c, b, _)| *c == class && *b == body)
+        {
+            Some((_, _, all)) => all.push(combo),
+            None => groups.push((class, body, vec![combo])),
+        }
+    }
+    groups.sort_by_key(|(class, ..)| *class);
+    let mut rules: Vec<(u8, Vec<String>)> = Vec::new();
+    for (class, body, combos) in groups {
+        for where_ in factor(&combos, params) {
+            let mut lines = body.clone();
+            // `where` after the selectors, before `phase` and `outcome`.
+            let at = lines
+                .iter()
+                .position(|l| l.starts_with("phase: ") || l.starts_with("outcome: "))
+                .unwrap_or(lines.len());
+            if let Some(w) = where_ {
+                lines.insert(at, format!("where: {w}"));
+            }
+            // Interpreters of one kind whose version shares meet, expecting the same: one
+            // rule over both shares. Rules of one class name different interpreters of a
+            // side, whose selectors never match the same run, so joining them keeps the
+            // order that matters.
+            let joined = rules
+                .iter_mut()
+                .filter(|(c, _)| *c == class)
+                .any(|(_, earlier)| join(earlier, &lines));
+            if !joined {
+                rules.push((class, lines));
+            }
+        }
+    }
+    let mut out = String::new();
+    for (_, lines) in rules {
+        for (i, line) in lines.iter().enumerate() {
+            let _ = writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " });
+        }
+    }
+    out
+}
+
+/// Joins `rule` into `earlier` where the two differ in one version range, ranges that meet
+/// (`<3.9` and `>=3.9,<3.13`), and in the interpreters their reasons name: true if joined.
+fn join(earlier: &mut Vec<String>, rule: &[String]) -> bool {
+    let ranged = |l: &str| l.contains("python: \"");
+    let differ: Vec<usize> = (0..rule.len())
+        .filter(|&i| earlier.get(i) != rule.get(i) && !rule[i].starts_with("reason: "))
+        .collect();
+    // The same lines but for one range (a range that is every version has no line).
+    let (at, merged) = match (earlier.len() == rule.len(), differ.as_slice()) {
+        (true, [i]) if ranged(&earlier[*i]) && ranged(&rule[*i]) => {
+            let key = |l: &str| l.split_once(": ").map(|(k, _)| k.to_string());
+            if key(&earlier[*i]) != key(&rule[*i]) {
+                return false;
+            }
+            let range = |l: &str| {
+                l.split_once(": \"")
+                    .map(|(_, r)| r.trim_end_matches('"').to_string())
+                    .unwrap_or_default()
+            };
+            let Some(both) = union(&range(&earlier[*i]), &range(&rule[*i])) else {
+                return false;
+            };
+            let name = key(&rule[*i]).unwrap_or_default();
+            (*i, both.map(|r| format!("{name}: \"{r}\"")))
+        }
+        _ => return false,
+    };
+    let labels = |l: &str| {
+        l.rsplit_once(" (")
+            .map(|(_, x)| x.trim_end_matches(")\"").to_string())
+    };
+    if let (Some(r), Some(new)) = (
+        earlier.iter().position(|l| l.starts_with("reason: ")),
+        rule.iter().find(|l| l.starts_with("reason: ")),
+    ) {
+        if let (Some(a), Some(b)) = (labels(&earlier[r]), labels(new)) {
+            let text = earlier[r].replace(&format!("({a})"), &format!("({a}, {b})"));
+            earlier[r] = text;
+        }
+    }
+    match merged {
+        Some(line) => earlier[at] = line,
+        None => {
+            earlier.remove(at);
+        }
+    }
+    true
+}
+
+/// The union of two version ranges that meet, as explore writes them (a lower bound `>=V` or
+/// `>V`, an upper `<V` or `<=V`, either or both): `None` where they do not meet, `Some(None)`
+/// where the union is every version.
+fn union(a: &str, b: &str) -> Option<Option<String>> {
+    let bounds = |r: &str| {
+        let mut lower = None;
+        let mut upper = None;
+        for part in r.split(',') {
+            if part.starts_with('>') {
+                lower = Some(part.to_string());
+            } else if part.starts_with('<') {
+                upper = Some(part.to_string());
+            }
+        }
+        (lower, upper)
+    };
+    let meet = |upper: &Option<String>, lower: &Option<String>| match (upper, lower) {
+        (Some(u), Some(l)) => {
+            let (u, l) = (u.as_str(), l.as_str());
+            matches!((u.strip_prefix("<="), l.strip_prefix('>')), (Some(x), Some(y)) if !y.starts_with('=') && x == y)
+                || matches!((u.strip_prefix('<'), l.strip_prefix(">=")), (Some(x), Some(y)) if !x.starts_with('=') && x == y)
+        }
+        _ => false,
+    };
+    let (a, b) = (bounds(a), bounds(b));
+    let (lower, upper) = if meet(&a.1, &b.0) {
+        (a.0, b.1)
+    } else if meet(&b.1, &a.0) {
+        (b.0, a.1)
+    } else {
+        return None;
+    };
+    Some(match (lower, upper) {
+        (None, None) => None,
+        (l, u) => Some(l.into_iter().chain(u).collect::<Vec<_>>().join(",")),
+    })
+}
+
+/// `where` for a set of combinations (values in the order of `params`): none for all of them,
+/// one listing the values where they are a product, else one per value of the params after
+/// the first, listing the first's.
+fn factor(combos: &[Vec<String>], params: &[(&str, Vec<String>)]) -> Vec<Option<String>> {
+    let every: usize = params.iter().map(|(_, v)| v.len()).product();
+    let mut unique = combos.to_vec();
+    unique.sort();
+    unique.dedup();
+    if unique.len() == every {
+        return vec![None];
+    }
+    let values = |i: usize, of: &[Vec<String>]| {
+        let mut v: Vec<String> = Vec::new();
+        for c in of {
+            if !v.contains(&c[i]) {
+                v.push(c[i].clone());
+            }
+        }
+        v
+    };
+    let text = |columns: &[Vec<String>]| {
+        let items: Vec<String> = params
+            .iter()
+            .zip(columns)
+            .map(|((name, _), v)| match v.as_slice() {
+                [one] => format!("{name}: {one}"),
+                many => format!("{name}: [{}]", many.join(", ")),
+            })
+            .collect();
+        Some(format!("{{{}}}", items.join(", ")))
+    };
+    let columns: Vec<Vec<String>> = (0..params.len()).map(|i| values(i, &unique)).collect();
+    if columns.iter().map(Vec::len).product::<usize>() == unique.len() {
+        return vec![text(&columns)];
+    }
+    let mut rests: Vec<Vec<String>> = Vec::new();
+    for c in &unique {
+        if !rests.contains(&c[1..].to_vec()) {
+            rests.push(c[1..].to_vec());
+        }
+    }
+    rests
+        .iter()
+        .map(|rest| {
+            let of: Vec<Vec<String>> = unique
+                .iter()
+                .filter(|c| c[1..] == rest[..])
+                .cloned()
+                .collect();
+            let mut columns = vec![values(0, &of)];
+            columns.extend(rest.iter().map(|v| vec![v.clone()]));
+            text(&columns)
+        })
+        .collect()
 }
 
 /// The rules for the interpreters explore did not see, after those for the ones it saw (the
@@ -718,7 +990,15 @@ mod tests {
             unpicklers: vec![],
         };
         let origin = Origin { seed: 1, index: 7 };
-        let text = write(&finding, &combos, &value, &obs, &pythons, &origin);
+        let text = write(
+            &finding,
+            &combos,
+            &value,
+            &obs,
+            &pythons,
+            &origin,
+            "pypy 3.11",
+        );
         assert!(
             text.contains("attempt(\"c\")") && text.contains("attempt(\"py\")"),
             "{text}"
@@ -738,5 +1018,38 @@ mod tests {
         );
         assert!(!rules.contains("load_implementation: cpython"), "{rules}");
         assert_eq!(rules.matches("outcome: fail").count(), 1, "{rules}");
+    }
+
+    /// Version shares that meet join; those that do not, or that are every version, are
+    /// said so.
+    #[test]
+    fn version_shares_that_meet_join() {
+        let some = |r: &str| Some(Some(r.to_string()));
+        assert_eq!(union("<3.7", ">=3.7,<3.9"), some("<3.9"));
+        assert_eq!(union(">=3.9,<3.13", ">=3.7,<3.9"), some(">=3.7,<3.13"));
+        assert_eq!(union("<3.9", ">=3.9"), Some(None));
+        assert_eq!(
+            union(">3.11.2,<3.12", ">=3.9,<=3.11.2"),
+            some(">=3.9,<3.12")
+        );
+        assert_eq!(union("<3.7", ">=3.9"), None);
+        assert_eq!(union("<=3.7", ">=3.7"), None);
+        let rule = |range: &str, who: &str| {
+            vec![
+                format!("load_python: \"{range}\""),
+                "load_implementation: cpython".to_string(),
+                "outcome: fail".to_string(),
+                format!("reason: \"what explore saw ({who})\""),
+            ]
+        };
+        let mut first = rule("<3.7", "cpython-3.6.15");
+        assert!(join(&mut first, &rule(">=3.7,<3.9", "cpython-3.8.18")));
+        assert_eq!(first, rule("<3.9", "cpython-3.6.15, cpython-3.8.18"));
+        assert!(!join(&mut first, &rule(">=3.13", "cpython-3.14.1")));
+        assert!(join(&mut first, &rule(">=3.9", "cpython-3.12.1")));
+        assert_eq!(
+            first[0], "load_implementation: cpython",
+            "every version: no range"
+        );
     }
 }

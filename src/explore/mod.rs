@@ -254,10 +254,7 @@ impl State<'_> {
                 }
                 // This value's findings of the same kind (other protocols and picklers) are
                 // shrunk with this one.
-                for g in here
-                    .iter()
-                    .filter(|g| (g.oracle, &g.observed) == (f.oracle, &f.observed))
-                {
+                for g in here.iter().filter(|g| same_cause(g, f)) {
                     self.kinds.entry(g.key(self.bench.pythons)).or_default().1 += 1;
                 }
                 progress(Progress::Shrinking(key));
@@ -304,7 +301,7 @@ impl State<'_> {
         let pythons = self.bench.pythons;
         let group: Vec<Finding> = oracle::findings(&observation)
             .into_iter()
-            .filter(|g| (g.oracle, &g.observed) == (finding.oracle, &finding.observed))
+            .filter(|g| same_cause(g, &finding))
             .collect();
         // What the group shows is known now: values that show it again for the same reason
         // (they have all the kinds of node of this one) are counted.
@@ -316,7 +313,7 @@ impl State<'_> {
                 .push(kinds.clone());
         }
         let combos = combos(&group);
-        let signature = signature(&finding, &group, pythons);
+        let signature = signature(&finding, &group, pythons, &observation);
         if self.found.contains_key(&signature) {
             return;
         }
@@ -324,7 +321,16 @@ impl State<'_> {
             seed: self.options.seed,
             index,
         };
-        let case = case::write(&finding, &combos, &value, &observation, pythons, &origin);
+        let sides = signature.split_once(" | ").map_or("", |(_, sides)| sides);
+        let case = case::write(
+            &finding,
+            &combos,
+            &value,
+            &observation,
+            pythons,
+            &origin,
+            sides,
+        );
         let keys = group.iter().map(|g| g.key(pythons)).collect();
         let reported = Reported {
             signature: signature.clone(),
@@ -370,37 +376,85 @@ fn combos(group: &[Finding]) -> case::Combos {
     }
 }
 
-/// What tells a finding apart: oracle, observation, and for each protocol and pickler the
-/// producers and consumers that showed it. Not the value's shape: 2.7's `TypeError` on
-/// `Ellipsis` and on `NotImplemented`, or its `str` state of a `date` and of a `time` that 3
-/// cannot decode, are one cause each, shown by values of two shapes.
-fn signature(finding: &Finding, group: &[Finding], pythons: &[Interpreter]) -> String {
-    let labels = |set: &BTreeSet<usize>| {
-        set.iter()
-            .map(|&i| pythons[i].label.as_str())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let mut parts: Vec<String> = group
-        .iter()
-        .map(|g| {
-            format!(
-                "{}/{}/{}:{}>{}",
-                g.protocol,
-                g.pickler.as_str(),
-                g.unpickler.map_or("-", observe::Pickler::as_str),
-                labels(&g.producers),
-                labels(&g.consumers)
-            )
-        })
-        .collect();
-    parts.sort();
-    format!(
-        "{} {} {}",
+/// One cause: the same oracle, observation and cause (what differs), whatever the protocol,
+/// pickler, unpickler and interpreters.
+fn same_cause(a: &Finding, b: &Finding) -> bool {
+    (a.oracle, &a.observed, &a.cause) == (b.oracle, &b.observed, &b.cause)
+}
+
+/// What tells a finding apart: the oracle, what differs ([`Finding::cause`]), and the
+/// implementations and version ranges on each side (the producers and the consumers of every
+/// protocol, pickler and unpickler of its group at once). Not the value's shape, not which
+/// protocols or which of the two unpicklers showed it: 2.7's `TypeError` on `Ellipsis` and on
+/// `NotImplemented`, or its `str` state of a `date` and of a `time` that 3 cannot decode, are
+/// one cause each, shown by values of two shapes.
+fn signature(
+    finding: &Finding,
+    group: &[Finding],
+    pythons: &[Interpreter],
+    obs: &Observation,
+) -> String {
+    let mut producers = BTreeSet::new();
+    let mut consumers = BTreeSet::new();
+    for g in group {
+        producers.extend(g.producers.iter().copied());
+        consumers.extend(g.consumers.iter().copied());
+    }
+    // The interpreters that built the value: a side that holds all of them of an
+    // implementation is that implementation, whichever were asked.
+    let asked: BTreeSet<usize> = obs.canon.keys().copied().collect();
+    let mut text = format!(
+        "{} {} | {}",
         finding.oracle.as_str(),
-        finding.observed,
-        parts.join(" ")
-    )
+        finding.cause,
+        sides(&producers, &asked, pythons)
+    );
+    if !consumers.is_empty() {
+        text.push_str(" > ");
+        text.push_str(&sides(&consumers, &asked, pythons));
+    }
+    text
+}
+
+/// A set of interpreters by implementation and version range, among those `asked` of each
+/// implementation in the order of their versions: `cpython` where it holds all of them,
+/// else its runs of neighbours, `cpython 2.7 3.8-3.12`.
+fn sides(set: &BTreeSet<usize>, asked: &BTreeSet<usize>, pythons: &[Interpreter]) -> String {
+    let mut by: BTreeMap<String, Vec<(&crate::version::PythonVersion, bool)>> = BTreeMap::new();
+    for i in asked.union(set) {
+        let p = &pythons[*i];
+        by.entry(p.implementation.to_string())
+            .or_default()
+            .push((&p.version, set.contains(i)));
+    }
+    let series = |v: &crate::version::PythonVersion| {
+        let r = v.release();
+        format!("{}.{}", r[0], r.get(1).copied().unwrap_or(0))
+    };
+    let mut parts = Vec::new();
+    for (implementation, mut all) in by {
+        all.sort();
+        if !all.iter().any(|(_, inside)| *inside) {
+            continue;
+        }
+        if all.iter().all(|(_, inside)| *inside) {
+            parts.push(implementation);
+            continue;
+        }
+        let mut runs: Vec<String> = Vec::new();
+        let mut run: Vec<&crate::version::PythonVersion> = Vec::new();
+        for (v, inside) in all.iter().map(|(v, i)| (*v, *i)).chain([(all[0].0, false)]) {
+            if inside {
+                run.push(v);
+            } else if let (Some(first), Some(last)) = (run.first(), run.last()) {
+                let (a, b) = (series(first), series(last));
+                runs.push(if a == b { a } else { format!("{a}-{b}") });
+                run.clear();
+            }
+        }
+        parts.push(format!("{implementation} {}", runs.join(" ")));
+    }
+    parts.join(", ")
 }
 
 fn stability_key(s: &Stability, pythons: &[Interpreter]) -> String {
@@ -424,8 +478,21 @@ fn stability_key(s: &Stability, pythons: &[Interpreter]) -> String {
 
 /// The kind of a finding without the interpreters (which shrinking may change).
 fn same_kind(a: &Finding, b: &Finding) -> bool {
-    (a.oracle, a.protocol, a.pickler, a.unpickler, &a.observed)
-        == (b.oracle, b.protocol, b.pickler, b.unpickler, &b.observed)
+    (
+        a.oracle,
+        a.protocol,
+        a.pickler,
+        a.unpickler,
+        &a.observed,
+        &a.cause,
+    ) == (
+        b.oracle,
+        b.protocol,
+        b.pickler,
+        b.unpickler,
+        &b.observed,
+        &b.cause,
+    )
 }
 
 /// Shrink `value` while it shows `finding` on the interpreters involved, then observe the
@@ -502,4 +569,43 @@ fn covers(g: &Finding, pair: &Finding) -> bool {
 fn overlap(a: &Finding, b: &Finding) -> usize {
     let inter = |x: &BTreeSet<usize>, y: &BTreeSet<usize>| x.intersection(y).count();
     inter(&a.producers, &b.producers) + inter(&a.consumers, &b.consumers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::Implementation;
+
+    /// A side is its implementations and version ranges among the interpreters asked: all of
+    /// an implementation is the implementation alone.
+    #[test]
+    fn a_side_is_implementations_and_version_ranges() {
+        let pythons: Vec<Interpreter> = [
+            (Implementation::Cpython, "2.7.18"),
+            (Implementation::Cpython, "3.6.15"),
+            (Implementation::Cpython, "3.8.18"),
+            (Implementation::Cpython, "3.12.1"),
+            (Implementation::Pypy, "3.9.16"),
+            (Implementation::Cpython, "3.14.1"),
+        ]
+        .into_iter()
+        .map(|(i, v)| Interpreter::for_tests(i, v))
+        .collect();
+        let all: BTreeSet<usize> = (0..6).collect();
+        let set = |s: &[usize]| s.iter().copied().collect::<BTreeSet<usize>>();
+        assert_eq!(sides(&set(&[0]), &all, &pythons), "cpython 2.7");
+        assert_eq!(
+            sides(&set(&[1, 2, 3, 4, 5]), &all, &pythons),
+            "cpython 3.6-3.14, pypy"
+        );
+        assert_eq!(
+            sides(&set(&[0, 2, 3]), &all, &pythons),
+            "cpython 2.7 3.8-3.12"
+        );
+        // A value 2.7 cannot build: every CPython that built it is all of them.
+        assert_eq!(
+            sides(&set(&[1, 2, 3, 5]), &set(&[1, 2, 3, 4, 5]), &pythons),
+            "cpython"
+        );
+    }
 }

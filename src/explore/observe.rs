@@ -103,6 +103,9 @@ pub struct Observation {
     pickle_of: BTreeMap<DumpKey, usize>,
     /// What each consumer's unpicklers did with each distinct pickle.
     pub loads: BTreeMap<PickleLoad, Outcome>,
+    /// Per producer and protocol whose C and Python pickles differ once optimized: the first
+    /// opcodes that differ (`BINPUT/PUT`, one name when only the argument differs).
+    pub parity_ops: BTreeMap<(usize, u32), String>,
 }
 
 impl Observation {
@@ -246,9 +249,10 @@ impl Bench<'_> {
                 }
             }
             let mut optimized: BTreeMap<(usize, u32), (Arc<str>, Arc<str>)> = BTreeMap::new();
-            for (id, protocol, c, py) in &answer.parity {
+            for (id, protocol, c, py, ops) in &answer.parity {
                 if let Ok(v) = id.parse::<usize>() {
                     optimized.insert((v, *protocol), (hex(c), hex(py)));
+                    obs[v].parity_ops.insert((p, *protocol), ops.clone());
                 }
             }
             for ((v, proto, k), done) in keys.into_iter().zip(answer.tasks) {

@@ -45,6 +45,13 @@ pub struct Finding {
     /// for unpickler parity what each unpickler did, `c=ok py=ValueError` (`value` when both
     /// loaded, different values).
     pub observed: String,
+    /// What differs, as one cause shows it whatever value shows it: the exception's type
+    /// (`dump-differs`, `load-differs`), the first node of the description that differs
+    /// (`value-differs`: `bytes->str`, `ref->list` for sharing lost, `Falsy: state missing`),
+    /// the first opcode that differs (`parity`: `BINPUT/PUT`), what each unpickler did
+    /// (`unpickler-parity`). Not the value's shape: a difference inside a list is the same
+    /// cause as the same difference alone.
+    pub cause: String,
     /// Indices into the selection.
     pub producers: BTreeSet<usize>,
     pub consumers: BTreeSet<usize>,
@@ -64,12 +71,13 @@ impl Finding {
                 .join(",")
         };
         format!(
-            "{} protocol={} pickler={} unpickler={} observed={} producers={} consumers={}",
+            "{} protocol={} pickler={} unpickler={} observed={} cause={} producers={} consumers={}",
             self.oracle.as_str(),
             self.protocol,
             self.pickler.as_str(),
             self.unpickler.map_or("-", Pickler::as_str),
             self.observed,
+            self.cause,
             labels(&self.producers),
             labels(&self.consumers)
         )
@@ -173,6 +181,7 @@ fn dump_findings(obs: &Observation) -> Vec<Finding> {
                 protocol,
                 pickler,
                 unpickler: None,
+                cause: observed.clone(),
                 observed,
                 producers,
                 consumers: BTreeSet::new(),
@@ -187,23 +196,30 @@ fn dump_findings(obs: &Observation) -> Vec<Finding> {
 fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
     let mut groups: BTreeMap<(Oracle, u32, Pickler, Pickler, String), Finding> = BTreeMap::new();
     for (&(pickle, c, u), outcome) in &obs.loads {
-        let (oracle, observed, detail) = match outcome {
+        let (oracle, observed, cause, detail) = match outcome {
             Outcome::Ok(canon, _) if &**canon == reference => continue,
             Outcome::Ok(canon, _) => (
                 Oracle::ValueDiffers,
                 "value".to_string(),
+                value_cause(reference, canon),
                 format!("loaded {canon}, pickled {reference}"),
             ),
-            other => (Oracle::LoadDiffers, other.label(), detail(other)),
+            other => (
+                Oracle::LoadDiffers,
+                other.label(),
+                other.label(),
+                detail(other),
+            ),
         };
         for &(p, protocol, pickler) in &obs.pickles[pickle] {
             let f = groups
-                .entry((oracle, protocol, pickler, u, observed.clone()))
+                .entry((oracle, protocol, pickler, u, cause.clone()))
                 .or_insert_with(|| Finding {
                     oracle,
                     protocol,
                     pickler,
                     unpickler: Some(u),
+                    cause: cause.clone(),
                     observed: observed.clone(),
                     producers: BTreeSet::new(),
                     consumers: BTreeSet::new(),
@@ -218,7 +234,7 @@ fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
 }
 
 fn parity_findings(obs: &Observation) -> Vec<Finding> {
-    let mut by: BTreeMap<u32, Finding> = BTreeMap::new();
+    let mut by: BTreeMap<(u32, String), Finding> = BTreeMap::new();
     for (&(p, protocol, k), outcome) in &obs.dumps {
         let (Pickler::C, Outcome::Ok(_, Some(c_opt))) = (k, outcome) else {
             continue;
@@ -229,12 +245,18 @@ fn parity_findings(obs: &Observation) -> Vec<Finding> {
         if c_opt == py_opt {
             continue;
         }
-        by.entry(protocol)
+        let cause = obs
+            .parity_ops
+            .get(&(p, protocol))
+            .cloned()
+            .unwrap_or_else(|| "bytes".into());
+        by.entry((protocol, cause.clone()))
             .or_insert_with(|| Finding {
                 oracle: Oracle::Parity,
                 protocol,
                 pickler: Pickler::C,
                 unpickler: None,
+                cause,
                 observed: "bytes".into(),
                 producers: BTreeSet::new(),
                 consumers: BTreeSet::new(),
@@ -280,14 +302,19 @@ fn unpickler_parity_findings(obs: &Observation) -> Vec<Finding> {
             Outcome::Ok(canon, _) => format!("loaded {canon}"),
             other => detail(other),
         };
+        let cause = match (c_out, py_out) {
+            (Outcome::Ok(a, _), Outcome::Ok(b, _)) => format!("value: {}", value_cause(b, a)),
+            _ => observed.clone(),
+        };
         for &(p, protocol, pickler) in &obs.pickles[pickle] {
             let f = by
-                .entry((protocol, pickler, observed.clone()))
+                .entry((protocol, pickler, cause.clone()))
                 .or_insert_with(|| Finding {
                     oracle: Oracle::UnpicklerParity,
                     protocol,
                     pickler,
                     unpickler: None,
+                    cause: cause.clone(),
                     observed: observed.clone(),
                     producers: BTreeSet::new(),
                     consumers: BTreeSet::new(),
@@ -328,6 +355,127 @@ pub fn stability(obs: &Observation) -> Vec<Stability> {
             groups,
         })
         .collect()
+}
+
+/// What differs between the description of the value pickled (`want`) and of what loaded
+/// (`got`), whatever holds it: the first node (in order) where they part, by its tag (the
+/// first item of a description, `str`, `ref`, `Falsy`): `bytes->str` where the tags differ,
+/// `ip differs` where one tag holds other contents; a state that `__setstate__` never set is
+/// `Falsy: state missing`, named by its class. The containers around it are not named: the
+/// same difference inside a list or alone is one cause.
+pub fn value_cause(want: &str, got: &str) -> String {
+    use serde_json::Value as J;
+    /// The descriptions whose last item is a set of items or of pairs, in no order.
+    const UNORDERED: &[&str] = &[
+        "set",
+        "frozenset",
+        "dict",
+        "Counter",
+        "defaultdict",
+        "frozendict",
+    ];
+    /// The descriptions that only hold others (named by what differs inside them).
+    const CONTAINERS: &[&str] = &[
+        "list",
+        "tuple",
+        "dict",
+        "set",
+        "frozenset",
+        "OrderedDict",
+        "Counter",
+        "defaultdict",
+        "deque",
+        "ChainMap",
+        "SimpleNamespace",
+        "frozendict",
+        "ref",
+    ];
+    fn tag(v: &J) -> &str {
+        match v {
+            J::Array(items) => items.first().and_then(J::as_str).unwrap_or("list"),
+            J::String(_) => "text",
+            J::Number(_) => "number",
+            J::Bool(_) => "bool",
+            J::Null => "null",
+            J::Object(_) => "object",
+        }
+    }
+    /// The first difference under `a` and `b`, or `None` where they are scalars (named by
+    /// the node that holds them).
+    fn walk(a: &J, b: &J) -> Option<String> {
+        let (J::Array(xs), J::Array(ys)) = (a, b) else {
+            return None;
+        };
+        let (ta, tb) = (tag(a), tag(b));
+        if ta != tb {
+            return Some(if tb == "missing" {
+                "state missing".into()
+            } else {
+                format!("{ta}->{tb}")
+            });
+        }
+        if let (true, Some(J::Array(want)), Some(J::Array(got))) =
+            (UNORDERED.contains(&ta), xs.last(), ys.last())
+        {
+            if let Some(found) = unordered(want, got) {
+                return Some(found);
+            }
+        }
+        let first = xs.iter().zip(ys).find(|(x, y)| x != y);
+        if let Some(found) = first
+            .filter(|_| xs.len() == ys.len())
+            .and_then(|(x, y)| walk(x, y))
+        {
+            return Some(if found == "state missing" && !CONTAINERS.contains(&ta) {
+                format!("{ta}: {found}")
+            } else {
+                found
+            });
+        }
+        Some(format!("{ta} differs"))
+    }
+    /// The first difference between the items of a set or the pairs of a dict, which are
+    /// sorted by their descriptions (a key whose type changed sorts elsewhere): an item that
+    /// went with the one that came whose contents it has, else whose tag it has.
+    fn unordered(want: &[J], got: &[J]) -> Option<String> {
+        // A set's items are descriptions as text.
+        let items = |all: &[J]| -> Vec<J> {
+            all.iter()
+                .map(|x| match x {
+                    J::String(text) => serde_json::from_str(text).unwrap_or_else(|_| x.clone()),
+                    other => other.clone(),
+                })
+                .collect()
+        };
+        let (want, got) = (items(want), items(got));
+        let gone: Vec<&J> = want.iter().filter(|x| !got.contains(x)).collect();
+        let came: Vec<&J> = got.iter().filter(|x| !want.contains(x)).collect();
+        let rest = |x: &J| match x {
+            J::Array(xs) => xs.get(1..).map(<[J]>::to_vec),
+            _ => None,
+        };
+        let score = |x: &J, y: &J| {
+            if rest(x).is_some() && rest(x) == rest(y) {
+                0
+            } else if tag(x) == tag(y) {
+                1
+            } else {
+                2
+            }
+        };
+        let (x, y) = gone
+            .iter()
+            .flat_map(|x| came.iter().map(move |y| (*x, *y)))
+            .min_by_key(|(x, y)| score(x, y))?;
+        walk(x, y)
+    }
+    match (
+        serde_json::from_str::<J>(want),
+        serde_json::from_str::<J>(got),
+    ) {
+        (Ok(a), Ok(b)) => walk(&a, &b).unwrap_or_else(|| "value".into()),
+        _ => "value".into(),
+    }
 }
 
 fn detail(outcome: &Outcome) -> String {
@@ -459,5 +607,59 @@ mod tests {
         // A consumer with the Python unpickler only is not compared.
         let obs = loads(&[(1, Pickler::Py, error("ValueError", ""))]);
         assert!(parity(&obs).is_empty());
+    }
+
+    /// What differs is named by the node where the descriptions part, not by what holds it.
+    #[test]
+    fn a_value_cause_is_where_the_descriptions_part_whatever_holds_it() {
+        let cause = value_cause;
+        assert_eq!(cause(r#"["bytes","61"]"#, r#"["str","61"]"#), "bytes->str");
+        assert_eq!(
+            cause(
+                r#"["list",[["int","1"],["bytes","61"]]]"#,
+                r#"["list",[["int","1"],["str","61"]]]"#
+            ),
+            "bytes->str",
+            "the same inside a list"
+        );
+        for state in [r#"["str",""]"#, r#"["int","0"]"#, r#"["None"]"#] {
+            let want = format!(r#"["list",[["Falsy",{state}]]]"#);
+            assert_eq!(
+                cause(&want, r#"["list",[["Falsy",["missing"]]]]"#),
+                "Falsy: state missing"
+            );
+        }
+        assert_eq!(
+            cause(
+                r#"["ip","IPv6Address","::%1"]"#,
+                r#"["ip","IPv6Address","::"]"#
+            ),
+            "ip differs"
+        );
+        assert_eq!(
+            cause(
+                r#"["list",[["list",[]],["ref",1]]]"#,
+                r#"["list",[["list",[]],["list",[]]]]"#
+            ),
+            "ref->list",
+            "sharing lost"
+        );
+        // A set's items and a dict's keys sort by their descriptions: a type that changed
+        // sorts elsewhere, and is paired with what has its contents.
+        assert_eq!(
+            cause(
+                r#"["frozenset",["[\"bytes\", \"0a\"]","[\"float\", \"inf\"]"]]"#,
+                r#"["frozenset",["[\"float\", \"inf\"]","[\"str\", \"0a\"]"]]"#
+            ),
+            "bytes->str"
+        );
+        assert_eq!(
+            cause(
+                r#"["dict",[[["bytes",""],["int","0"]],[["float","0x1p+0"],["int","1"]]]]"#,
+                r#"["dict",[[["float","0x1p+0"],["int","1"]],[["str",""],["int","0"]]]]"#
+            ),
+            "bytes->str"
+        );
+        assert_eq!(cause("not json", "[]"), "value");
     }
 }

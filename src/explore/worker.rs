@@ -51,6 +51,10 @@ pub enum Done {
 /// A value built: its canonical description and hash, or the exception's type and message.
 pub type Built = Result<(String, String), (String, String)>;
 
+/// A value's id, a protocol, the C and the Python pickles once optimized, and the first
+/// opcodes that differ.
+pub type Parity = (String, u32, Vec<u8>, Vec<u8>, String);
+
 /// What a worker said of a batch.
 #[derive(Debug, Default)]
 pub struct Answer {
@@ -59,8 +63,8 @@ pub struct Answer {
     /// One per task, in order.
     pub tasks: Vec<Done>,
     /// Per value and protocol (dumps): the C and the Python pickles once optimized, where they
-    /// still differ.
-    pub parity: Vec<(String, u32, Vec<u8>, Vec<u8>)>,
+    /// still differ, and the first opcodes that differ (`BINPUT/PUT`).
+    pub parity: Vec<Parity>,
 }
 
 /// Why a batch got no answer.
@@ -105,7 +109,7 @@ struct WireAnswer {
     built: BTreeMap<String, WireBuilt>,
     tasks: Vec<WireTask>,
     #[serde(default)]
-    parity: Vec<(String, u32, usize, usize)>,
+    parity: Vec<(String, u32, usize, usize, String)>,
 }
 
 #[derive(Deserialize)]
@@ -478,8 +482,8 @@ fn decode(parts: &[Vec<u8>], count: usize) -> Result<Answer, String> {
             _ => return Err("a task answered with nothing".into()),
         });
     }
-    for (id, protocol, c, py) in wire.parity {
-        answer.parity.push((id, protocol, part(c)?, part(py)?));
+    for (id, protocol, c, py, ops) in wire.parity {
+        answer.parity.push((id, protocol, part(c)?, part(py)?, ops));
     }
     Ok(answer)
 }
@@ -505,7 +509,7 @@ mod tests {
 
     #[test]
     fn an_answer_decodes_with_its_pickles() {
-        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[{"p":1},{"built":0},{"hang":1},{"err":["E","m"]}],"parity":[["0",2,2,3]]}"#;
+        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[{"p":1},{"built":0},{"hang":1},{"err":["E","m"]}],"parity":[["0",2,2,3,"BINPUT/PUT"]]}"#;
         let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
         let a = decode(&parts, 4).unwrap();
         assert_eq!(a.built["0"], Ok(("[1]".into(), "ab".into())));
@@ -521,7 +525,13 @@ mod tests {
         );
         assert_eq!(
             a.parity,
-            vec![("0".into(), 2, b"C".to_vec(), b"Y".to_vec())]
+            vec![(
+                "0".into(),
+                2,
+                b"C".to_vec(),
+                b"Y".to_vec(),
+                "BINPUT/PUT".into()
+            )]
         );
         assert!(decode(&parts, 3).is_err(), "a count that does not match");
         let bad = vec![br#"{"tasks":[{"p":9}]}"#.to_vec()];

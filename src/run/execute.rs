@@ -920,6 +920,10 @@ fn prepare(
             .path("data", data)
             .map_err(request_io())?;
     }
+    if let Some(folder) = case.support.first().and_then(|f| f.parent()) {
+        // The folder of the case's `support` files, on the run's `sys.path`.
+        request = request.path("support", folder).map_err(request_io())?;
+    }
     let classes = case.class_names();
     if !classes.is_empty() {
         // The class names of `exception` and `instance_of`, for the driver to resolve.

@@ -38,6 +38,7 @@ mod sides;
 mod stumbles;
 mod suite;
 mod support;
+mod support_files;
 mod surefire;
 mod surround;
 mod workflow;

@@ -34,6 +34,7 @@
 #   cwd, stdout, stderr   for a forked child: its working directory and output FIFOs
 #   code_cache   where this interpreter's compiled form of this very code is kept (see
 #                _compile)
+#   support the folder of the case's `support` files, appended to sys.path
 #   classes the class names the case's rules name (`exception`, `instance_of`), comma-
 #           separated: the result says how the raised exception's class stands to each here
 #

@@ -69,6 +69,10 @@ def _begin(literal, server, preload):
     sys.modules["__main__"] = main
     sys.argv = [case_path]
     sys.path[0] = os.path.dirname(case_path)
+    if "support" in request:
+        # The case's `support` files: after the standard library and site-packages, so that
+        # they shadow nothing.
+        sys.path.append(_path(request["support"]))
     run.code = run.raised = None
     try:
         for name in preload:
