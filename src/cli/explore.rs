@@ -72,6 +72,10 @@ pub struct ExploreArgs {
     /// below C); `crosspickle merge` joins the shards' --json reports
     #[arg(long, value_name = "M/N")]
     pub partition: Option<String>,
+    /// Write the values of this seed (and --count, --max-size, --no-stdlib, --partition) as
+    /// JSON lines to FILE and explore nothing: for benches/explore.sh's floor
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub emit_values: Option<PathBuf>,
 }
 
 pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
@@ -86,6 +90,9 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         verbose: false,
     })?;
     let options = options(&args, &settings)?;
+    if let Some(path) = &args.emit_values {
+        return emit_values(&options, path);
+    }
     let known = match &args.baseline {
         Some(path) => baseline(path)?,
         None => BTreeSet::new(),
@@ -185,6 +192,21 @@ fn options(args: &ExploreArgs, settings: &Settings) -> Result<Options, Error> {
         shrinks_per_kind: 2,
         shard: args.partition.as_deref().map(shard).transpose()?,
     })
+}
+
+/// `--emit-values FILE`: every value of the run (`{"index": i, "source": "..."}`, one a line),
+/// written and nothing explored.
+fn emit_values(options: &Options, path: &Path) -> Result<i32, Failure> {
+    let mut text = String::new();
+    for i in 0..options.values_in(options.count.unwrap_or(200)) {
+        let index = options.index_of(i);
+        let value = crate::explore::value::generate(options.seed, index, &options.vocabulary);
+        text.push_str(&json!({"index": index, "source": value.source()}).to_string());
+        text.push('\n');
+    }
+    crate::sys::fs::write_atomic(path, text.as_bytes())
+        .map_err(|e| Error::Usage(format!("--emit-values {}: {e}", path.display())))?;
+    Ok(EXIT_OK)
 }
 
 /// `--partition M/N` (or `slice:M/N`, as `run` spells it): (M, N). Value numbers are dealt
@@ -455,6 +477,7 @@ fn json_report(
         "values": report.values,
         "exploring_seconds": report.exploring.as_secs_f64(),
         "shrinking_seconds": report.shrinking.as_secs_f64(),
+        "shrinks": report.shrinks,
         "kinds": report.kinds,
         "seconds": elapsed,
         "values_per_second": report.values as f64 / report.exploring.as_secs_f64().max(1e-9),

@@ -51,12 +51,12 @@ pub struct Options {
 
 impl Options {
     /// The value number of this run's `n`th value (0-based).
-    fn index_of(&self, n: u64) -> u64 {
+    pub fn index_of(&self, n: u64) -> u64 {
         self.shard.map_or(n, |(m, total)| n * total + (m - 1))
     }
 
     /// How many of the value numbers `0..count` this run explores.
-    fn values_in(&self, count: u64) -> u64 {
+    pub fn values_in(&self, count: u64) -> u64 {
         self.shard
             .map_or(count, |(m, total)| (count + total - m) / total)
     }
@@ -116,6 +116,8 @@ pub struct Report {
     /// Per finding key (all but the value's shape): how many values showed it (what the
     /// merge of shards adds up to count a finding's occurrences).
     pub kinds: BTreeMap<String, u64>,
+    /// Findings shrunk (each a series of rounds, then the smallest value on every interpreter).
+    pub shrinks: u64,
 }
 
 /// How long past `--time` the batch under way may go on: a tenth of the time, at least 5 s.
@@ -283,6 +285,7 @@ impl State<'_> {
                 }
                 progress(Progress::Shrinking(key));
                 let began = Instant::now();
+                self.report.shrinks += 1;
                 let shrunk = shrink(&self.bench, f, value, obs, &self.all, || self.late()).await;
                 self.report.shrinking += began.elapsed();
                 match shrunk {
