@@ -153,6 +153,7 @@ pub fn merge(inputs: &[(String, Json)], format: u64) -> Result<Json, String> {
         "seconds": seconds,
         "exploring_seconds": exploring,
         "shrinking_seconds": fsum("shrinking_seconds"),
+        "shrinks": sum("shrinks"),
         "values_per_second": sum("values") as f64 / exploring.max(1e-9),
         "kinds": kinds,
         "interpreters": first["interpreters"],
@@ -324,7 +325,7 @@ mod tests {
             json!({
                 "explore": 2, "seed": seed, "interpreters": ["a", "b"], "options": {"count": 10},
                 "partition": {"shard": m, "total": n}, "values": 5, "seconds": 2.0,
-                "exploring_seconds": 1.0, "shrinking_seconds": 1.0, "workers_started": 2,
+                "exploring_seconds": 1.0, "shrinking_seconds": 1.0, "shrinks": 3, "workers_started": 2,
                 "kinds": {"k1": 2, "k2": 1}, "findings": findings,
                 "stability": [{"protocol": 2, "pickler": "c", "groups": [{"producers": ["a"]}, {"producers": ["b"]}], "index": m, "occurrences": 1}],
             }),
@@ -354,6 +355,7 @@ mod tests {
         assert_eq!(findings[0]["occurrences"], 4);
         assert_eq!(findings[1]["occurrences"], 2);
         assert_eq!(merged["values"], 10);
+        assert_eq!(merged["shrinks"], 6);
         let stability = merged["stability"].as_array().unwrap();
         assert_eq!(stability.len(), 1);
         assert_eq!(stability[0]["index"], 1);
