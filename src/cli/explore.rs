@@ -68,6 +68,14 @@ pub struct ExploreArgs {
     /// builder, and each value is one builder's result, in turn, instead of a generated value
     #[arg(long, value_name = "FILE.py")]
     pub values: Option<PathBuf>,
+    /// Explore shard M of N: the value numbers i with i % N == M - 1 (with --count C, those
+    /// below C); `crosspickle merge` joins the shards' --json reports
+    #[arg(long, value_name = "M/N")]
+    pub partition: Option<String>,
+    /// Write the values of this seed (and --count, --max-size, --no-stdlib, --partition) as
+    /// JSON lines to FILE and explore nothing: for benches/explore.sh's floor
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub emit_values: Option<PathBuf>,
 }
 
 pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
@@ -82,6 +90,9 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         verbose: false,
     })?;
     let options = options(&args, &settings)?;
+    if let Some(path) = &args.emit_values {
+        return emit_values(&options, path);
+    }
     let known = match &args.baseline {
         Some(path) => baseline(path)?,
         None => BTreeSet::new(),
@@ -179,7 +190,45 @@ fn options(args: &ExploreArgs, settings: &Settings) -> Result<Options, Error> {
         task_limit: args.task_timeout,
         jobs: settings.jobs,
         shrinks_per_kind: 2,
+        shard: args.partition.as_deref().map(shard).transpose()?,
     })
+}
+
+/// `--emit-values FILE`: every value of the run (`{"index": i, "source": "..."}`, one a line),
+/// written and nothing explored.
+fn emit_values(options: &Options, path: &Path) -> Result<i32, Failure> {
+    let mut text = String::new();
+    for i in 0..options.values_in(options.count.unwrap_or(200)) {
+        let index = options.index_of(i);
+        let value = crate::explore::value::generate(options.seed, index, &options.vocabulary);
+        text.push_str(&json!({"index": index, "source": value.source()}).to_string());
+        text.push('\n');
+    }
+    crate::sys::fs::write_atomic(path, text.as_bytes())
+        .map_err(|e| Error::Usage(format!("--emit-values {}: {e}", path.display())))?;
+    Ok(EXIT_OK)
+}
+
+/// `--partition M/N` (or `slice:M/N`, as `run` spells it): (M, N). Value numbers are dealt
+/// round-robin, so `hash:` is refused.
+fn shard(text: &str) -> Result<(u64, u64), Error> {
+    let spelled = if text.contains(':') {
+        text.to_string()
+    } else {
+        format!("slice:{text}")
+    };
+    let p = crate::partition::Partition::parse(&spelled).map_err(|e| {
+        Error::Usage(
+            e.replace("give hash:M/N or slice:M/N", "give M/N")
+                .replace(&format!("`{spelled}`"), &format!("`{text}`")),
+        )
+    })?;
+    if p.scheme != crate::partition::Scheme::Slice {
+        return Err(Error::Usage(format!(
+            "--partition `{text}`: explore deals value numbers round-robin; give M/N, shard M of N counted from 1"
+        )));
+    }
+    Ok((u64::from(p.shard), u64::from(p.total)))
 }
 
 /// The builders of `--values FILE.py`: each top-level `def NAME():` (no argument), in the
@@ -245,7 +294,7 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
 }
 
 /// The version of the `--json` report (its `explore` key), which `--baseline` reads.
-const FORMAT: u64 = 3;
+pub const FORMAT: u64 = 3;
 
 /// `--out DIR`: made now, so that a folder that cannot be is said before exploring.
 fn usable_folder(dir: &Path) -> Result<(), Error> {
@@ -411,6 +460,8 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
         "index": r.index,
         "occurrences": r.occurrences,
         "case_file": file.as_ref().map(|p| p.display().to_string()),
+        "case": r.case,
+        "keys": r.keys,
         "dumps": dumps,
         "loads": loads,
     })
@@ -434,6 +485,7 @@ fn json_report(
                 "pickler": s.stability.pickler.as_str(),
                 "groups": s.stability.groups.iter().map(|(set, hex)| json!({"producers": labels(pythons, set), "bytes": hex})).collect::<Vec<_>>(),
                 "value": s.value.source(),
+                "index": s.index,
                 "occurrences": s.occurrences,
             })
         })
@@ -443,7 +495,13 @@ fn json_report(
         "interrupted": report.interrupted,
         "workers_started": report.workers_started,
         "seed": args.seed,
+        "partition": args.partition.as_deref().and_then(|p| shard(p).ok()).map(|(m, n)| json!({"shard": m, "total": n})),
+        "options": options_json(args),
         "values": report.values,
+        "exploring_seconds": report.exploring.as_secs_f64(),
+        "shrinking_seconds": report.shrinking.as_secs_f64(),
+        "shrinks": report.shrinks,
+        "kinds": report.kinds,
         "seconds": elapsed,
         "values_per_second": report.values as f64 / report.exploring.as_secs_f64().max(1e-9),
         "interpreters": pythons.iter().map(|p| p.label.clone()).collect::<Vec<_>>(),
@@ -451,6 +509,18 @@ fn json_report(
         "hidden_by_baseline": hidden,
         "findings": new.iter().zip(files).map(|(r, f)| finding_json(pythons, r, f)).collect::<Vec<_>>(),
         "stability": stability,
+    })
+}
+
+/// What must be the same in every shard of one partitioned run (merge refuses shards that
+/// differ in it): what decides the values and how long the run goes.
+fn options_json(args: &ExploreArgs) -> Json {
+    json!({
+        "count": args.count,
+        "time": args.time,
+        "max_size": args.max_size,
+        "no_stdlib": args.no_stdlib,
+        "values": args.values.as_ref().map(|p| p.display().to_string()),
     })
 }
 
@@ -657,6 +727,7 @@ mod tests {
                     ],
                 },
                 value: Value::None,
+                index: i,
                 occurrences: i + 1,
             })
             .collect();

@@ -10,6 +10,7 @@ mod cache;
 mod env_progress;
 mod expected;
 mod explore;
+mod explore_merge;
 mod failure;
 mod github;
 mod init;

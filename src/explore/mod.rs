@@ -44,6 +44,22 @@ pub struct Options {
     pub jobs: usize,
     /// Findings of one kind (all but the value's shape) shrunk at most this many times.
     pub shrinks_per_kind: usize,
+    /// `--partition M/N`: (M, N), this run explores the value numbers `i` with `i % N == M - 1`
+    /// (`count` counts value numbers, so every shard of `--count C` covers `0..C` together).
+    pub shard: Option<(u64, u64)>,
+}
+
+impl Options {
+    /// The value number of this run's `n`th value (0-based).
+    pub fn index_of(&self, n: u64) -> u64 {
+        self.shard.map_or(n, |(m, total)| n * total + (m - 1))
+    }
+
+    /// How many of the value numbers `0..count` this run explores.
+    pub fn values_in(&self, count: u64) -> u64 {
+        self.shard
+            .map_or(count, |(m, total)| (count + total - m) / total)
+    }
 }
 
 /// One finding, shrunk and deduplicated.
@@ -75,8 +91,9 @@ pub struct Reported {
 #[derive(Debug, Clone)]
 pub struct StabilityReport {
     pub stability: Stability,
-    /// The first value that showed it.
+    /// The first value that showed it, and its number.
     pub value: Value,
+    pub index: u64,
     pub occurrences: u64,
 }
 
@@ -96,6 +113,11 @@ pub struct Report {
     pub interrupted: bool,
     /// Worker processes started (one per interpreter, and each replacement).
     pub workers_started: usize,
+    /// Per finding key (all but the value's shape): how many values showed it (what the
+    /// merge of shards adds up to count a finding's occurrences).
+    pub kinds: BTreeMap<String, u64>,
+    /// Findings shrunk (each a series of rounds, then the smallest value on every interpreter).
+    pub shrinks: u64,
 }
 
 /// How long past `--time` the batch under way may go on: a tenth of the time, at least 5 s.
@@ -163,7 +185,7 @@ impl State<'_> {
         let (options, state) = (self.options, self);
         while !state.bench.cancel.is_cancelled() {
             let left = options.count.map_or(options.batch as u64, |c| {
-                c.saturating_sub(state.report.values)
+                options.values_in(c).saturating_sub(state.report.values)
             });
             if left == 0 || state.late() {
                 break;
@@ -205,7 +227,8 @@ impl State<'_> {
         self.options.time.is_some_and(|t| self.start.elapsed() >= t)
     }
 
-    /// Values `first..first + n`: observed, then each finding shrunk; false when interrupted.
+    /// This run's values `first..first + n` (their numbers by [`Options::index_of`]):
+    /// observed, then each finding shrunk; false when interrupted.
     async fn batch(
         &mut self,
         first: u64,
@@ -213,7 +236,7 @@ impl State<'_> {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<bool, String> {
         let options = self.options;
-        let indices: Vec<u64> = (first..first + n).collect();
+        let indices: Vec<u64> = (first..first + n).map(|i| options.index_of(i)).collect();
         let values: Vec<Value> = indices
             .iter()
             .map(|&i| match &options.builders {
@@ -231,7 +254,7 @@ impl State<'_> {
         };
         self.report.exploring += began.elapsed();
         for ((value, &index), obs) in values.iter().zip(&indices).zip(&observed) {
-            self.note(value, obs);
+            self.note(value, index, obs);
             let here = oracle::findings(obs);
             let kinds = value.kinds();
             for f in &here {
@@ -259,6 +282,7 @@ impl State<'_> {
                 }
                 progress(Progress::Shrinking(key));
                 let began = Instant::now();
+                self.report.shrinks += 1;
                 let shrunk = shrink(&self.bench, f, value, obs, &self.all, || self.late()).await;
                 self.report.shrinking += began.elapsed();
                 match shrunk {
@@ -276,7 +300,7 @@ impl State<'_> {
     }
 
     /// A value's stability information, and whether it could be compared at all.
-    fn note(&mut self, value: &Value, obs: &Observation) {
+    fn note(&mut self, value: &Value, index: u64, obs: &Observation) {
         if oracle::reference(obs).is_none() && !obs.canon.is_empty() {
             self.report.not_comparable += 1;
             self.report
@@ -290,6 +314,7 @@ impl State<'_> {
                 .or_insert_with(|| StabilityReport {
                     stability: s,
                     value: value.clone(),
+                    index,
                     occurrences: 0,
                 })
                 .occurrences += 1;
@@ -358,6 +383,7 @@ impl State<'_> {
                 .max()
                 .unwrap_or(0);
         }
+        self.report.kinds = self.kinds.iter().map(|(k, n)| (k.clone(), n.0)).collect();
         self.report.findings = self.found.into_values().collect();
         self.report.stability = self.stable.into_values().collect();
         self.report
@@ -607,5 +633,46 @@ mod tests {
             sides(&set(&[1, 2, 3, 5]), &set(&[1, 2, 3, 4, 5]), &pythons),
             "cpython"
         );
+    }
+
+    fn options(shard: Option<(u64, u64)>) -> Options {
+        Options {
+            seed: 0,
+            count: None,
+            time: None,
+            vocabulary: Vocabulary {
+                max_size: 12,
+                stdlib: true,
+                py36: true,
+            },
+            builders: None,
+            batch: 10,
+            task_limit: 5.0,
+            jobs: 1,
+            shrinks_per_kind: 2,
+            shard,
+        }
+    }
+
+    #[test]
+    fn shards_share_out_the_value_numbers() {
+        let whole = options(None);
+        assert_eq!(whole.values_in(10), 10);
+        assert_eq!(
+            (0..4).map(|n| whole.index_of(n)).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
+        // Shards 1, 2 and 3 of 3 over 0..10: 0,3,6,9 / 1,4,7 / 2,5,8: each number once.
+        let mut seen = Vec::new();
+        for m in 1..=3 {
+            let shard = options(Some((m, 3)));
+            let n = shard.values_in(10);
+            assert_eq!(n, [4, 3, 3][m as usize - 1]);
+            seen.extend((0..n).map(|i| shard.index_of(i)));
+        }
+        seen.sort();
+        assert_eq!(seen, (0..10).collect::<Vec<_>>());
+        // More shards than values: the last ones have none.
+        assert_eq!(options(Some((3, 3))).values_in(2), 0);
     }
 }

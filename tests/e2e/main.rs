@@ -12,6 +12,7 @@ mod download;
 mod driver_python;
 mod expected;
 mod explore;
+mod explore_shards;
 mod failures;
 mod format2;
 mod freethreaded;
