@@ -10,6 +10,7 @@ mod cache;
 mod env_progress;
 mod expected;
 mod explore;
+mod explore_streams;
 mod failure;
 mod github;
 mod init;
@@ -121,6 +122,7 @@ pub fn main() -> i32 {
             Some(Command::Bisect(args)) => bisect::bisect(args).await,
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
             Some(Command::List(args)) => list::list(&args).await,
+            Some(Command::Explore(args)) if args.streams => explore_streams::explore(args).await,
             Some(Command::Explore(args)) => explore::explore(args).await,
             Some(Command::Record(args)) => record::record(args).await,
             Some(Command::Repro(args)) => repro::repro(args).await,

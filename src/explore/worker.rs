@@ -23,6 +23,8 @@ use crate::sys::process::{self, Captured, Exit, ProcessSpec};
 /// The helpers shared by the worker and the case files explore writes.
 pub const PRELUDE: &str = include_str!("prelude.py");
 const WORKER: &str = include_str!("worker.py");
+/// The loads of `explore --streams` (`stream.rs`).
+const STREAMS: &str = include_str!("streams.py");
 
 /// How long a worker may take to say it is ready.
 const START_LIMIT: Duration = Duration::from_secs(30);
@@ -129,6 +131,8 @@ struct WireTask {
     hang: Option<u8>,
     #[serde(default)]
     built: Option<u8>,
+    #[serde(default)]
+    crash: Option<String>,
 }
 
 impl Worker {
@@ -139,7 +143,7 @@ impl Worker {
             .tempdir()?;
         std::fs::write(
             dir.path().join("explore_worker.py"),
-            format!("{PRELUDE}\n{WORKER}"),
+            format!("{PRELUDE}\n{STREAMS}\n{WORKER}"),
         )?;
         Ok(Worker {
             dir,
@@ -475,6 +479,9 @@ fn decode(parts: &[Vec<u8>], count: usize) -> Result<Answer, String> {
             } => Done::Error(t, m),
             WireTask { hang: Some(_), .. } => Done::Hang,
             WireTask { built: Some(_), .. } => Done::NotBuilt,
+            WireTask {
+                crash: Some(how), ..
+            } => Done::Crash(how),
             _ => return Err("a task answered with nothing".into()),
         });
     }
