@@ -143,7 +143,7 @@ fn generated_streams_repeat() -> TestResult {
                 "--seed",
                 "3",
                 "--count",
-                "40",
+                "8",
                 "--task-timeout",
                 "2",
                 "--json",
