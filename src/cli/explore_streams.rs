@@ -106,7 +106,8 @@ fn options(args: &ExploreArgs, settings: &Settings) -> Result<Options, Error> {
         seed: args.seed,
         count: args.count.or(if time.is_some() { None } else { Some(200) }),
         time,
-        batch: args.batch,
+        // A stream's batch is loaded three times on every interpreter, each load a child.
+        batch: args.batch.min(STREAMS_PER_BATCH),
         task_limit: args.task_timeout,
         jobs: settings.jobs,
         memory: args.load_memory.saturating_mul(1 << 20),
@@ -114,6 +115,9 @@ fn options(args: &ExploreArgs, settings: &Settings) -> Result<Options, Error> {
         shrinks_per_kind: 2,
     })
 }
+
+/// The most streams a batch holds, whatever `--batch` says.
+const STREAMS_PER_BATCH: usize = 20;
 
 /// `--stream-file FILE`: one stream a line, in hex (spaces allowed between bytes); blank
 /// lines and lines starting with `#` are skipped.

@@ -143,8 +143,11 @@ pub async fn explore(
     cancel: &CancellationToken,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, String> {
-    let worker = Worker::new(options.task_limit, pythons.len())
+    let mut worker = Worker::new(options.task_limit, pythons.len())
         .map_err(|e| format!("cannot write the explore worker: {e}"))?;
+    // Each load is a child of its own, killed past the limit: a batch may take that long per
+    // load (and the 2 s the worker gives a child to answer) without its worker being lost.
+    worker.per_task = options.task_limit + 2.0;
     let stop = cancel.child_token();
     let timer = options.time.map(|t| {
         let stop = stop.clone();

@@ -83,6 +83,8 @@ pub struct Worker {
     procs: Vec<tokio::sync::Mutex<Option<Proc>>>,
     /// Workers started, over the run (the first of each and every replacement).
     pub starts: std::sync::atomic::AtomicUsize,
+    /// Seconds a batch may take per task, beyond its 10 s and twice the limit.
+    pub per_task: f64,
 }
 
 /// One worker process.
@@ -150,6 +152,7 @@ impl Worker {
             limit,
             procs: (0..count).map(|_| tokio::sync::Mutex::new(None)).collect(),
             starts: 0.into(),
+            per_task: 0.05,
         })
     }
 
@@ -230,7 +233,8 @@ impl Worker {
         header.insert("limit".into(), self.limit.into());
         let header = serde_json::to_vec(&header).expect("JSON");
         let message = encode(&header, parts);
-        let time = Duration::from_secs_f64(10.0 + self.limit * 2.0 + tasks.len() as f64 * 0.05);
+        let time =
+            Duration::from_secs_f64(10.0 + self.limit * 2.0 + tasks.len() as f64 * self.per_task);
         let exchange = async {
             proc.stdin.write_all(&message).await?;
             proc.stdin.flush().await?;
