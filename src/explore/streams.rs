@@ -312,6 +312,26 @@ pub fn signature(
             ));
         }
     }
+    // pickletools.dis refusing what both unpicklers of its interpreter load (python/cpython
+    // gh-127079: a STOP with items left on the stack).
+    let refused: Vec<String> = pythons
+        .iter()
+        .enumerate()
+        .filter(|&(p, _)| {
+            let dis = seens.get(&(p, Reader::Dis));
+            let loads: Vec<&Seen> = [Reader::C, Reader::Py]
+                .iter()
+                .filter_map(|r| seens.get(&(p, *r)))
+                .collect();
+            matches!(dis, Some(Seen::Raised(..)))
+                && !loads.is_empty()
+                && loads.iter().all(|s| matches!(s, Seen::Loaded(..)))
+        })
+        .map(|(_, python)| python.label.clone())
+        .collect();
+    if !refused.is_empty() {
+        parts.push(format!("dis refuses what loads: {}", refused.join(",")));
+    }
     (!parts.is_empty()).then(|| parts.join(" | "))
 }
 
@@ -335,7 +355,12 @@ fn witness(seens: &Seens) -> Option<[(usize, Reader); 2]> {
             return best;
         }
     }
-    best
+    // dis refuses what the unpicklers load.
+    seens.iter().find_map(|(&(p, r), s)| {
+        let loaded = matches!(seens.get(&(p, Reader::Py)), Some(Seen::Loaded(..)));
+        (r == Reader::Dis && matches!(s, Seen::Raised(..)) && loaded)
+            .then_some([(p, Reader::Py), (p, Reader::Dis)])
+    })
 }
 
 impl Bench<'_> {
@@ -542,12 +567,35 @@ mod tests {
         // The witness is on one interpreter: its C and its Python unpickler.
         assert_eq!(witness(&seens), Some([(0, Reader::C), (0, Reader::Py)]));
         // Values: by hash for the finding, alike for its kind.
+        for k in [(0, Reader::Dis), (1, Reader::Dis)] {
+            seens.insert(k, Seen::Loaded("dis-ok".into(), None));
+        }
         for k in [(0, Reader::C), (0, Reader::Py), (1, Reader::C)] {
             seens.insert(k, Seen::Loaded("a".into(), None));
         }
         seens.insert((1, Reader::Py), Seen::Loaded("b".into(), None));
         assert!(signature(&seens, &pythons, Seen::class).is_some());
         assert_eq!(signature(&seens, &pythons, Seen::kind), None);
+        // dis refusing what both unpicklers of its interpreter load (a STOP with items left).
+        let mut stop = Seens::new();
+        for p in 0..2 {
+            stop.insert((p, Reader::C), Seen::Loaded("a".into(), None));
+            stop.insert((p, Reader::Py), Seen::Loaded("a".into(), None));
+        }
+        stop.insert((0, Reader::Dis), Seen::Loaded("dis-ok".into(), None));
+        stop.insert((1, Reader::Dis), Seen::Loaded("dis-ok".into(), None));
+        assert_eq!(signature(&stop, &pythons, Seen::class), None);
+        for p in 0..2 {
+            stop.insert(
+                (p, Reader::Dis),
+                Seen::Raised("ValueError".into(), "".into()),
+            );
+        }
+        assert_eq!(
+            signature(&stop, &pythons, Seen::class).as_deref(),
+            Some("dis refuses what loads: 2.7.18,3.12.1")
+        );
+        assert_eq!(witness(&stop), Some([(0, Reader::Py), (0, Reader::Dis)]));
         // A global the worker refused: not compared.
         seens.insert(
             (1, Reader::Py),
