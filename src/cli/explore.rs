@@ -76,6 +76,17 @@ pub struct ExploreArgs {
     /// JSON lines to FILE and explore nothing: for benches/explore.sh's floor
     #[arg(long, value_name = "FILE", hide = true)]
     pub emit_values: Option<PathBuf>,
+    /// Byte streams instead of values: generated from a grammar of opcodes and mutated from
+    /// real pickles, loaded by every C and Python unpickler and pickletools.dis under limits
+    /// of time and memory (docs/explore.md, "Byte streams")
+    #[arg(long)]
+    pub streams: bool,
+    /// With --streams: these streams (one a line, in hex) instead of generated ones
+    #[arg(long, value_name = "FILE", requires = "streams")]
+    pub stream_file: Option<PathBuf>,
+    /// With --streams: MiB one load may allocate beyond what its worker holds
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    pub load_memory: u64,
 }
 
 pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
@@ -297,7 +308,7 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
 pub const FORMAT: u64 = 3;
 
 /// `--out DIR`: made now, so that a folder that cannot be is said before exploring.
-fn usable_folder(dir: &Path) -> Result<(), Error> {
+pub(super) fn usable_folder(dir: &Path) -> Result<(), Error> {
     std::fs::create_dir_all(dir).map_err(|e| {
         Error::Usage(format!(
             "--out {}: cannot make this folder ({e}); give a folder (new or existing) for the case files",
@@ -308,7 +319,7 @@ fn usable_folder(dir: &Path) -> Result<(), Error> {
 }
 
 /// A file can be written at `path`: not a folder, and its folder takes a new file.
-fn usable_file(path: &Path, flag: &str) -> Result<(), Error> {
+pub(super) fn usable_file(path: &Path, flag: &str) -> Result<(), Error> {
     let bad = |why: String| {
         Error::Usage(format!(
             "{flag} {}: {why}; give a path crosspickle can write",
@@ -329,7 +340,7 @@ fn usable_file(path: &Path, flag: &str) -> Result<(), Error> {
         .map_err(|e| bad(format!("cannot write into {} ({e})", parent.display())))
 }
 
-fn progress_bar(count: Option<u64>) -> ProgressBar {
+pub(super) fn progress_bar(count: Option<u64>) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(count, ProgressDrawTarget::stderr());
     let template = if count.is_some() {
         "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} values {msg}"

@@ -11,6 +11,7 @@ mod env_progress;
 mod expected;
 mod explore;
 mod explore_merge;
+mod explore_streams;
 mod failure;
 mod github;
 mod init;
@@ -122,6 +123,7 @@ pub fn main() -> i32 {
             Some(Command::Bisect(args)) => bisect::bisect(args).await,
             Some(Command::BisectStep(args)) => Ok(bisect::bisect_step(args).await),
             Some(Command::List(args)) => list::list(&args).await,
+            Some(Command::Explore(args)) if args.streams => explore_streams::explore(args).await,
             Some(Command::Explore(args)) => explore::explore(args).await,
             Some(Command::Record(args)) => record::record(args).await,
             Some(Command::Repro(args)) => repro::repro(args).await,

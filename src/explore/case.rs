@@ -751,7 +751,7 @@ fn not_asked(python: &Interpreter, protocol: u32, pickler: Pickler, side: &str) 
 /// One rule naming each interpreter exactly: version, implementation and features, with the
 /// prefix of its side (`dump_`, `load_`, or none).
 #[allow(clippy::too_many_arguments)]
-fn rule(
+pub(super) fn rule(
     out: &mut String,
     sides: &[(&str, usize)],
     pythons: &[Interpreter],
@@ -877,7 +877,7 @@ fn version_request(pythons: &[Interpreter], i: usize) -> Option<String> {
     (!bounds.is_empty()).then(|| bounds.join(","))
 }
 
-fn block(out: &mut String, key: &str, text: &str) {
+pub(super) fn block(out: &mut String, key: &str, text: &str) {
     let _ = writeln!(out, "{key}: |");
     for line in text.lines() {
         if line.is_empty() {
@@ -889,7 +889,7 @@ fn block(out: &mut String, key: &str, text: &str) {
 }
 
 /// A YAML double-quoted scalar (JSON's quoting is YAML's).
-fn quote(s: &str) -> String {
+pub(super) fn quote(s: &str) -> String {
     serde_json::to_string(s).expect("a string")
 }
 

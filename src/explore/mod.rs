@@ -9,6 +9,9 @@ pub mod observe;
 pub mod oracle;
 pub mod shrink;
 pub mod source;
+pub mod stream;
+pub mod stream_case;
+pub mod streams;
 pub mod value;
 pub mod worker;
 

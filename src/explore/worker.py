@@ -14,6 +14,7 @@
 #        the first opcodes that differ, "BINPUT/PUT").
 #   {"op": "load", "limit": S, "tasks": [[PART, UNPICKLER, EXPECTED_HASH], ...]}, the pickles
 #     -> {"tasks": [{"h": HASH} (plus "canon": TEXT when HASH is not the expected one), ...]}
+#   {"op": "streams", ...}: byte streams loaded under limits (streams.py, before this file)
 # What a value prints goes to stderr: the worker's channel is a copy of its stdout.
 import json
 import os
@@ -234,7 +235,8 @@ def _main():
             return
         req = json.loads(parts[0].decode("utf-8"))
         limit = float(req.get("limit", 5))
-        header, blobs = (_dump if req["op"] == "dump" else _load)(req, parts[1:], limit)
+        op = {"dump": _dump, "load": _load, "streams": _streams}[req["op"]]
+        header, blobs = op(req, parts[1:], limit)
         _send(channel, header, blobs)
 
 

@@ -23,6 +23,8 @@ use crate::sys::process::{self, Captured, Exit, ProcessSpec};
 /// The helpers shared by the worker and the case files explore writes.
 pub const PRELUDE: &str = include_str!("prelude.py");
 const WORKER: &str = include_str!("worker.py");
+/// The loads of `explore --streams` (`stream.rs`).
+const STREAMS: &str = include_str!("streams.py");
 
 /// How long a worker may take to say it is ready.
 const START_LIMIT: Duration = Duration::from_secs(30);
@@ -85,6 +87,8 @@ pub struct Worker {
     procs: Vec<tokio::sync::Mutex<Option<Proc>>>,
     /// Workers started, over the run (the first of each and every replacement).
     pub starts: std::sync::atomic::AtomicUsize,
+    /// Seconds a batch may take per task, beyond its 10 s and twice the limit.
+    pub per_task: f64,
 }
 
 /// One worker process.
@@ -133,6 +137,8 @@ struct WireTask {
     hang: Option<u8>,
     #[serde(default)]
     built: Option<u8>,
+    #[serde(default)]
+    crash: Option<String>,
 }
 
 impl Worker {
@@ -143,13 +149,14 @@ impl Worker {
             .tempdir()?;
         std::fs::write(
             dir.path().join("explore_worker.py"),
-            format!("{PRELUDE}\n{WORKER}"),
+            format!("{PRELUDE}\n{STREAMS}\n{WORKER}"),
         )?;
         Ok(Worker {
             dir,
             limit,
             procs: (0..count).map(|_| tokio::sync::Mutex::new(None)).collect(),
             starts: 0.into(),
+            per_task: 0.05,
         })
     }
 
@@ -230,7 +237,8 @@ impl Worker {
         header.insert("limit".into(), self.limit.into());
         let header = serde_json::to_vec(&header).expect("JSON");
         let message = encode(&header, parts);
-        let time = Duration::from_secs_f64(10.0 + self.limit * 2.0 + tasks.len() as f64 * 0.05);
+        let time =
+            Duration::from_secs_f64(10.0 + self.limit * 2.0 + tasks.len() as f64 * self.per_task);
         let exchange = async {
             proc.stdin.write_all(&message).await?;
             proc.stdin.flush().await?;
@@ -479,6 +487,9 @@ fn decode(parts: &[Vec<u8>], count: usize) -> Result<Answer, String> {
             } => Done::Error(t, m),
             WireTask { hang: Some(_), .. } => Done::Hang,
             WireTask { built: Some(_), .. } => Done::NotBuilt,
+            WireTask {
+                crash: Some(how), ..
+            } => Done::Crash(how),
             _ => return Err("a task answered with nothing".into()),
         });
     }

@@ -13,6 +13,7 @@ mod driver_python;
 mod expected;
 mod explore;
 mod explore_shards;
+mod explore_streams;
 mod failures;
 mod format2;
 mod freethreaded;
