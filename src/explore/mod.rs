@@ -8,6 +8,7 @@ pub mod case;
 pub mod observe;
 pub mod oracle;
 pub mod shrink;
+pub mod sides;
 pub mod source;
 pub mod value;
 pub mod worker;
@@ -44,6 +45,12 @@ pub struct Options {
     pub jobs: usize,
     /// Findings of one kind (all but the value's shape) shrunk at most this many times.
     pub shrinks_per_kind: usize,
+    /// Each side's packages (the case files get them).
+    pub requires: sides::Requires,
+    /// Where the consumers' packages differ from the producers': for each interpreter, the
+    /// one the loads run on (the python of its consumer's environment), with workers of its
+    /// own; the selection itself runs the dumps.
+    pub loaders: Option<Vec<Interpreter>>,
 }
 
 /// One finding, shrunk and deduplicated.
@@ -116,7 +123,8 @@ pub async fn explore(
     cancel: &CancellationToken,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, String> {
-    let worker = Worker::new(options.task_limit, pythons.len())
+    let slots = pythons.len() * if options.loaders.is_some() { 2 } else { 1 };
+    let worker = Worker::new(options.task_limit, slots)
         .map_err(|e| format!("cannot write the explore worker: {e}"))?;
     // Cancelled by a signal, or once past --time and its grace.
     let stop = cancel.child_token();
@@ -129,6 +137,7 @@ pub async fn explore(
     });
     let bench = Bench {
         pythons,
+        loaders: options.loaders.as_deref(),
         worker: &worker,
         jobs: options.jobs,
         cancel: &stop,
@@ -325,6 +334,8 @@ impl State<'_> {
             index,
         };
         let case = case::write(&finding, &combos, &value, &observation, pythons, &origin);
+        let round_trip = finding.oracle != oracle::Oracle::Parity;
+        let case = self.options.requires.into_case(case, round_trip);
         let keys = group.iter().map(|g| g.key(pythons)).collect();
         let reported = Reported {
             signature: signature.clone(),

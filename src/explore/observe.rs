@@ -152,6 +152,9 @@ impl Observation {
 /// The interpreters and the worker a batch runs on.
 pub struct Bench<'a> {
     pub pythons: &'a [Interpreter],
+    /// The interpreters the loads run on, one per interpreter of `pythons` (its consumer's
+    /// environment), in worker slots after those of `pythons`; none: `pythons` loads too.
+    pub loaders: Option<&'a [Interpreter]>,
     pub worker: &'a Worker,
     pub jobs: usize,
     /// Cancelled by a signal or once past `--time`: what is under way is dropped.
@@ -297,8 +300,18 @@ impl Bench<'_> {
         obs: &mut [Observation],
     ) -> Result<(), ObserveError> {
         let uses: Vec<Blob> = blobs.iter().collect();
+        // The folders of the user's builders, on the consumers' `sys.path` (a worker of its
+        // own on the consumers' side never built the values).
+        let mut setup: Vec<String> = values.iter().map(Value::load_setup).collect();
+        setup.sort();
+        setup.dedup();
+        setup.retain(|s| !s.is_empty());
+        let setup = &setup;
         let loads = stream::iter(on.iter().copied().map(|c| {
-            let python = &self.pythons[c];
+            let (slot, python) = match self.loaders {
+                Some(loaders) => (self.pythons.len() + c, &loaders[c]),
+                None => (c, &self.pythons[c]),
+            };
             let r = python.version.release();
             let version = (r[0], r.get(1).copied().unwrap_or(0));
             let mut tasks = Vec::new();
@@ -324,10 +337,13 @@ impl Bench<'_> {
             }
             let mut req = Map::new();
             req.insert("op".into(), "load".into());
+            if !setup.is_empty() {
+                req.insert("setup".into(), json!(setup));
+            }
             async move {
                 let done = self
                     .worker
-                    .run(c, python, &req, &tasks, &parts, self.cancel)
+                    .run(slot, python, &req, &tasks, &parts, self.cancel)
                     .await;
                 (c, version, keys, done)
             }

@@ -12,6 +12,7 @@
 #        the pickles as parts; "parity" only where the C and the Python pickler wrote different
 #        bytes and still differ once pickletools.optimize'd (the optimized forms as parts).
 #   {"op": "load", "limit": S, "tasks": [[PART, UNPICKLER, EXPECTED_HASH], ...]}, the pickles
+#     (and "setup": [SOURCE, ...], run once each before loading: the user's folders on sys.path)
 #     -> {"tasks": [{"h": HASH} (plus "canon": TEXT when HASH is not the expected one), ...]}
 # What a value prints goes to stderr: the worker's channel is a copy of its stdout.
 import json
@@ -145,7 +146,17 @@ def _renumber(data):
     return b"".join(out)
 
 
+_setup_done = set()
+
+
 def _load(req, parts, limit):
+    for src in req.get("setup", []):
+        if src not in _setup_done:
+            _setup_done.add(src)
+            try:
+                exec(compile(src, "<setup>", "exec"), {})
+            except Exception:
+                pass  # what it was for shows as the load's error
     tasks = []
     for part, which, expected in req["tasks"]:
         data = parts[part - 1]
