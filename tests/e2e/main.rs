@@ -10,6 +10,7 @@ mod download;
 mod driver_python;
 mod expected;
 mod explore;
+mod explore_packages;
 mod failures;
 mod format2;
 mod freethreaded;
