@@ -591,7 +591,7 @@ fn summary(
             r.combos
                 .protocols
                 .iter()
-                .map(u32::to_string)
+                .map(|&p| crate::explore::observe::protocol_text(p))
                 .collect::<Vec<_>>()
                 .join(","),
             names(&r.combos.picklers)

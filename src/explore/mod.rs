@@ -5,6 +5,7 @@
 //! The command line (arguments, progress, reports) is `cli/explore.rs`.
 
 pub mod case;
+pub mod message;
 pub mod observe;
 pub mod oracle;
 pub mod shrink;
@@ -364,6 +365,10 @@ impl State<'_> {
                 .unwrap_or(0);
         }
         self.report.findings = self.found.into_values().collect();
+        // A message change ranks below the type changes: listed after the others.
+        self.report
+            .findings
+            .sort_by_key(|r| r.finding.oracle == oracle::Oracle::MessageDiffers);
         self.report.stability = self.stable.into_values().collect();
         self.report
     }

@@ -93,7 +93,8 @@ def _dump(req, parts, limit):
         if "ok" not in m:
             tasks.append({"built": 0})
             continue
-        r = _bounded(limit, dumps_with, m["ok"], protocol, which)
+        # 100 stands for no protocol named (crosspickle's DEFAULT_PROTOCOL).
+        r = _bounded(limit, dumps_with, m["ok"], "default" if protocol == 100 else protocol, which)
         if "ok" in r:
             data = r.pop("ok")
             out.append(data)
