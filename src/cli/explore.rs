@@ -445,6 +445,15 @@ fn outcome_json(o: &Outcome) -> Json {
     }
 }
 
+/// A protocol in the JSON report: its number, or `"default"` for the dumps that named none.
+fn protocol_json(protocol: u32) -> Json {
+    if protocol == crate::explore::observe::DEFAULT_PROTOCOL {
+        json!("default")
+    } else {
+        json!(protocol)
+    }
+}
+
 fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -> Json {
     let f = &r.finding;
     let obs = &r.observation;
@@ -480,18 +489,18 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
     json!({
         "signature": r.signature,
         "oracle": f.oracle.as_str(),
-        "protocol": f.protocol,
+        "protocol": protocol_json(f.protocol),
         "pickler": f.pickler.as_str(),
         "unpickler": f.unpickler.map(|u| u.as_str()),
         "observed": f.observed,
         "detail": f.detail,
         "producers": labels(pythons, &f.producers),
         "consumers": labels(pythons, &f.consumers),
-        "protocols": r.combos.protocols,
+        "protocols": r.combos.protocols.iter().map(|&p| protocol_json(p)).collect::<Vec<_>>(),
         "picklers": r.combos.picklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
         "unpicklers": r.combos.unpicklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
         "group": r.group.iter().map(|g| json!({
-            "protocol": g.protocol,
+            "protocol": protocol_json(g.protocol),
             "pickler": g.pickler.as_str(),
             "unpickler": g.unpickler.map(|u| u.as_str()),
             "producers": labels(pythons, &g.producers),

@@ -11,6 +11,7 @@ mod driver_python;
 mod expected;
 mod explore;
 mod explore_packages;
+mod explore_reach;
 mod failures;
 mod format2;
 mod freethreaded;
