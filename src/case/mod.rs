@@ -3,8 +3,8 @@
 //! the questions the runner asks of it (`model.rs`), and what its rules mean in words
 //! (`rules.rs`). A facade: it declares the files and re-exports, and holds nothing itself.
 
-mod check_names;
 mod bounce;
+mod check_names;
 mod checks;
 mod de;
 mod ends;
@@ -20,8 +20,8 @@ mod schema;
 mod selectors;
 pub mod yaml;
 
-pub use check_names::CheckNames;
 pub use bounce::{Bounce, RELAY_FILE, RELOAD_FILE};
+pub use check_names::CheckNames;
 pub use ends::PairEnds;
 pub use load::{find_case_files, load_cases, load_file, parse_case};
 pub use load::{MAX_COMBINATIONS, MAX_TIMEOUT_S};

@@ -16,9 +16,12 @@ use serde_json::{json, Value as Json};
 use super::args::PythonOptions;
 use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
 use super::settings::{seconds, Given, Settings};
+use crate::bisect::BisectError;
+use crate::env::EnvOptions;
 use crate::errors::Error;
 use crate::explore::observe::Outcome;
 use crate::explore::oracle::Oracle;
+use crate::explore::sides::Requires;
 use crate::explore::value::Vocabulary;
 use crate::explore::{self, Options, Progress, Report, Reported};
 use crate::python::Interpreter;
@@ -87,6 +90,25 @@ pub struct ExploreArgs {
     /// With --streams: MiB one load may allocate beyond what its worker holds
     #[arg(long, value_name = "MIB", default_value_t = 1024)]
     pub load_memory: u64,
+    /// A package both sides hold (a PEP 508 requirement, repeatable): every worker runs in an
+    /// environment of its interpreter with it, made as for a case's `requires`
+    #[arg(long = "requires", value_name = "REQ")]
+    pub requires: Vec<String>,
+    /// A package the producers hold besides --requires (repeatable): the pickles are written
+    /// in an environment with it
+    #[arg(long = "dump-requires", value_name = "REQ")]
+    pub dump_requires: Vec<String>,
+    /// A package the consumers hold besides --requires (repeatable): the pickles are loaded in
+    /// an environment with it
+    #[arg(long = "load-requires", value_name = "REQ")]
+    pub load_requires: Vec<String>,
+    /// Make the environments without an index: only from the installer's cache and
+    /// --find-links
+    #[arg(long)]
+    pub offline: bool,
+    /// A folder or URL of distributions for the environments (repeatable)
+    #[arg(long = "find-links", value_name = "DIR")]
+    pub find_links: Vec<String>,
 }
 
 pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
@@ -96,7 +118,7 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         jobs: args.jobs,
         cache_dir: args.pythons.cache_dir.as_deref(),
         timeout: None,
-        find_links: &[],
+        find_links: &args.find_links,
         probe_timeout: args.pythons.probe_timeout,
         verbose: false,
     })?;
@@ -116,6 +138,8 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
     }
     let pythons = super::interpreters::for_running(&args.pythons, &settings, None).await?;
     let (cancel, _) = super::interrupt::cancel_on_signals();
+    let (pythons, loaders) = sides(&pythons, &args, &settings, &options, &cancel).await?;
+    let options = Options { loaders, ..options };
     let bar = progress_bar(options.count);
     let started = std::time::Instant::now();
     let cpu_before = cpu_ticks();
@@ -202,7 +226,98 @@ fn options(args: &ExploreArgs, settings: &Settings) -> Result<Options, Error> {
         jobs: settings.jobs,
         shrinks_per_kind: 2,
         shard: args.partition.as_deref().map(shard).transpose()?,
+        requires: requires(args)?,
+        loaders: None,
     })
+}
+
+/// `--requires`, `--dump-requires`, `--load-requires`, checked.
+fn requires(args: &ExploreArgs) -> Result<Requires, Error> {
+    let requires = Requires {
+        all: args.requires.clone(),
+        dump: args.dump_requires.clone(),
+        load: args.load_requires.clone(),
+    };
+    requires.check().map_err(Error::Usage)?;
+    Ok(requires)
+}
+
+/// Each side's interpreters: the selection with each executable the python of its
+/// environment of the producers' packages (where there are any), and, where the consumers'
+/// packages differ, the same for the consumers (the loaders). The environments are made (or
+/// reused) first, as `run` makes those of `requires`; one that cannot be is a tooling failure
+/// naming the interpreter and the installer's last words.
+async fn sides(
+    pythons: &[Interpreter],
+    args: &ExploreArgs,
+    settings: &Settings,
+    options: &Options,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<(Vec<Interpreter>, Option<Vec<Interpreter>>), Failure> {
+    let requires = &options.requires;
+    let env = EnvOptions {
+        cache_dir: settings.cache_dir.clone(),
+        offline: args.offline,
+        find_links: settings.find_links.clone(),
+        jobs: settings.jobs,
+        progress: None,
+    };
+    let (dump, load) = (requires.dump_side(), requires.load_side());
+    let mut wanted: Vec<(&Interpreter, Vec<String>)> = Vec::new();
+    for p in pythons {
+        if !dump.is_empty() {
+            wanted.push((p, dump.clone()));
+        }
+        if requires.split() && !load.is_empty() {
+            wanted.push((p, load.clone()));
+        }
+    }
+    let to_make = crate::env::missing(wanted.iter().cloned(), &env);
+    if !to_make.is_empty() {
+        eprintln!(
+            "note: making {} for the packages of each side; later runs reuse them",
+            crate::report::text::count(to_make.len(), "environment", "environments")
+        );
+    }
+    let in_env = |reqs: Vec<String>| {
+        let env = &env;
+        async move {
+            let mut out = Vec::new();
+            for p in pythons {
+                if reqs.is_empty() {
+                    out.push(p.clone());
+                    continue;
+                }
+                let python = crate::env::python_with(env, p, &reqs, cancel)
+                    .await
+                    .map_err(|e| {
+                        if cancel.is_cancelled() {
+                            return Failure::Bisect(BisectError::Interrupted);
+                        }
+                        Failure::system(
+                            format!(
+                                "making the environment of {} on {}",
+                                reqs.join(" "),
+                                p.label
+                            ),
+                            std::io::Error::other(e.to_string()),
+                        )
+                    })?;
+                out.push(Interpreter {
+                    executable: python,
+                    ..p.clone()
+                });
+            }
+            Ok::<_, Failure>(out)
+        }
+    };
+    let producers = in_env(dump).await?;
+    let loaders = if requires.split() {
+        Some(in_env(load).await?)
+    } else {
+        None
+    };
+    Ok((producers, loaders))
 }
 
 /// `--emit-values FILE`: every value of the run (`{"index": i, "source": "..."}`, one a line),
@@ -412,6 +527,15 @@ fn outcome_json(o: &Outcome) -> Json {
     }
 }
 
+/// A protocol in the JSON report: its number, or `"default"` for the dumps that named none.
+fn protocol_json(protocol: u32) -> Json {
+    if protocol == crate::explore::observe::DEFAULT_PROTOCOL {
+        json!("default")
+    } else {
+        json!(protocol)
+    }
+}
+
 fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -> Json {
     let f = &r.finding;
     let obs = &r.observation;
@@ -447,7 +571,7 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
     json!({
         "signature": r.signature,
         "oracle": f.oracle.as_str(),
-        "protocol": f.protocol,
+        "protocol": protocol_json(f.protocol),
         "pickler": f.pickler.as_str(),
         "unpickler": f.unpickler.map(|u| u.as_str()),
         "observed": f.observed,
@@ -455,11 +579,11 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
         "detail": f.detail,
         "producers": labels(pythons, &f.producers),
         "consumers": labels(pythons, &f.consumers),
-        "protocols": r.combos.protocols,
+        "protocols": r.combos.protocols.iter().map(|&p| protocol_json(p)).collect::<Vec<_>>(),
         "picklers": r.combos.picklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
         "unpicklers": r.combos.unpicklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
         "group": r.group.iter().map(|g| json!({
-            "protocol": g.protocol,
+            "protocol": protocol_json(g.protocol),
             "pickler": g.pickler.as_str(),
             "unpickler": g.unpickler.map(|u| u.as_str()),
             "producers": labels(pythons, &g.producers),
@@ -580,7 +704,7 @@ fn summary(
             r.combos
                 .protocols
                 .iter()
-                .map(u32::to_string)
+                .map(|&p| crate::explore::observe::protocol_text(p))
                 .collect::<Vec<_>>()
                 .join(","),
             names(&r.combos.picklers)

@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use super::observe::{Observation, Outcome, Pickler};
+use super::observe::{protocol_text, Observation, Outcome, Pickler};
 use super::oracle::{Finding, Oracle};
 use super::value::Value;
 use super::worker::PRELUDE;
@@ -57,7 +57,7 @@ pub fn write(
     let protocols = combos
         .protocols
         .iter()
-        .map(u32::to_string)
+        .map(|&p| protocol_text(p))
         .collect::<Vec<_>>()
         .join(", ");
     let names = |ps: &[Pickler]| ps.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
@@ -77,6 +77,10 @@ pub fn write(
         Oracle::Parity => format!(
             "the C and the Python pickler write different pickles of {path} ({}), protocols {protocols}, on {sides}",
             finding.cause
+        ),
+        Oracle::MessageDiffers => format!(
+            "{path} with protocols {protocols}: the same exception ({}) with another message on some interpreters",
+            finding.observed
         ),
         Oracle::UnpicklerParity => format!(
             "the C and the Python unpickler load {path} pickled with protocols {protocols} differently ({}) on {sides}",
@@ -534,7 +538,11 @@ fn round_trip_rules(
     value_version: (u64, u64),
 ) {
     let u = unpickler.unwrap_or(Pickler::Py);
-    let mut w = format!("{{protocol: {protocol}, pickler: {}", k.as_str());
+    let mut w = format!(
+        "{{protocol: {}, pickler: {}",
+        protocol_text(protocol),
+        k.as_str()
+    );
     if let Some(u) = unpickler {
         let _ = write!(w, ", unpickler: {}", u.as_str());
     }
@@ -562,7 +570,11 @@ fn unpickler_parity_rules(
     pythons: &[Interpreter],
     value_version: (u64, u64),
 ) {
-    let w = format!("{{protocol: {protocol}, pickler: {}}}", k.as_str());
+    let w = format!(
+        "{{protocol: {}, pickler: {}}}",
+        protocol_text(protocol),
+        k.as_str()
+    );
     let dumped = producer_rules(out, (protocol, k), &w, obs, pythons, value_version);
     for c in (0..pythons.len()).filter(|&i| applies(&pythons[i], value_version)) {
         let results: Vec<(usize, Expected)> = dumped
@@ -669,7 +681,7 @@ fn parity_rules(
     pythons: &[Interpreter],
     value_version: (u64, u64),
 ) {
-    let w = format!("{{protocol: {protocol}}}");
+    let w = format!("{{protocol: {}}}", protocol_text(protocol));
     let rule =
         |out: &mut String, sides: &[(&str, usize)], phase, outcome, exception, reason: &str| {
             rule(out, sides, pythons, &w, phase, outcome, exception, reason)

@@ -5,9 +5,11 @@
 //! The command line (arguments, progress, reports) is `cli/explore.rs`.
 
 pub mod case;
+pub mod message;
 pub mod observe;
 pub mod oracle;
 pub mod shrink;
+pub mod sides;
 pub mod source;
 pub mod stream;
 pub mod stream_case;
@@ -47,6 +49,12 @@ pub struct Options {
     pub jobs: usize,
     /// Findings of one kind (all but the value's shape) shrunk at most this many times.
     pub shrinks_per_kind: usize,
+    /// Each side's packages (the case files get them).
+    pub requires: sides::Requires,
+    /// Where the consumers' packages differ from the producers': for each interpreter, the
+    /// one the loads run on (the python of its consumer's environment), with workers of its
+    /// own; the selection itself runs the dumps.
+    pub loaders: Option<Vec<Interpreter>>,
     /// `--partition M/N`: (M, N), this run explores the value numbers `i` with `i % N == M - 1`
     /// (`count` counts value numbers, so every shard of `--count C` covers `0..C` together).
     pub shard: Option<(u64, u64)>,
@@ -141,7 +149,8 @@ pub async fn explore(
     cancel: &CancellationToken,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, String> {
-    let worker = Worker::new(options.task_limit, pythons.len())
+    let slots = pythons.len() * if options.loaders.is_some() { 2 } else { 1 };
+    let worker = Worker::new(options.task_limit, slots)
         .map_err(|e| format!("cannot write the explore worker: {e}"))?;
     // Cancelled by a signal, or once past --time and its grace.
     let stop = cancel.child_token();
@@ -154,6 +163,7 @@ pub async fn explore(
     });
     let bench = Bench {
         pythons,
+        loaders: options.loaders.as_deref(),
         worker: &worker,
         jobs: options.jobs,
         cancel: &stop,
@@ -359,6 +369,8 @@ impl State<'_> {
             &origin,
             sides,
         );
+        let round_trip = finding.oracle != oracle::Oracle::Parity;
+        let case = self.options.requires.into_case(case, round_trip);
         let keys = group.iter().map(|g| g.key(pythons)).collect();
         let reported = Reported {
             signature: signature.clone(),
@@ -388,6 +400,10 @@ impl State<'_> {
         }
         self.report.kinds = self.kinds.iter().map(|(k, n)| (k.clone(), n.0)).collect();
         self.report.findings = self.found.into_values().collect();
+        // A message change ranks below the type changes: listed after the others.
+        self.report
+            .findings
+            .sort_by_key(|r| r.finding.oracle == oracle::Oracle::MessageDiffers);
         self.report.stability = self.stable.into_values().collect();
         self.report
     }

@@ -46,6 +46,31 @@ pub fn protocols(python: &Interpreter) -> u32 {
     python.pickle_highest_protocol.unwrap_or(2)
 }
 
+/// The protocol a dump names when it names none (`pickle.dumps(value)`: 0 on 2.7, 3 on 3.0
+/// to 3.7, 4 on 3.8 and later, 5 on 3.14): every producer writes it and every consumer is
+/// asked to load it, whatever its own highest protocol, so that an older consumer's refusal
+/// of a newer default shows. Written `default` in the case files and the summary.
+pub const DEFAULT_PROTOCOL: u32 = 100;
+
+/// A protocol as the case files and the summary write it: its number, or `default`.
+pub fn protocol_text(protocol: u32) -> String {
+    if protocol == DEFAULT_PROTOCOL {
+        "default".into()
+    } else {
+        protocol.to_string()
+    }
+}
+
+/// The protocols `python` dumps with: each it has, then its default.
+fn dumped(python: &Interpreter) -> impl Iterator<Item = u32> {
+    (0..=protocols(python)).chain([DEFAULT_PROTOCOL])
+}
+
+/// Whether a consumer that reads up to `highest` is asked to load a pickle of `protocol`.
+fn readable(protocol: u32, highest: u32) -> bool {
+    protocol <= highest || protocol == DEFAULT_PROTOCOL
+}
+
 /// How a dump or a load ended.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
@@ -155,6 +180,9 @@ impl Observation {
 /// The interpreters and the worker a batch runs on.
 pub struct Bench<'a> {
     pub pythons: &'a [Interpreter],
+    /// The interpreters the loads run on, one per interpreter of `pythons` (its consumer's
+    /// environment), in worker slots after those of `pythons`; none: `pythons` loads too.
+    pub loaders: Option<&'a [Interpreter]>,
     pub worker: &'a Worker,
     pub jobs: usize,
     /// Cancelled by a signal or once past `--time`: what is under way is dropped.
@@ -200,7 +228,7 @@ impl Bench<'_> {
             let mut sources = Vec::new();
             for v in (0..values.len()).filter(|&v| asked(p, v)) {
                 sources.push(json!([v.to_string(), values[v].source()]));
-                for proto in 0..=protocols(&self.pythons[p]) {
+                for proto in dumped(&self.pythons[p]) {
                     for k in Pickler::of(&self.pythons[p]) {
                         tasks.push(json!([v.to_string(), proto, k.as_str()]));
                         keys.push((v, proto, k));
@@ -301,8 +329,18 @@ impl Bench<'_> {
         obs: &mut [Observation],
     ) -> Result<(), ObserveError> {
         let uses: Vec<Blob> = blobs.iter().collect();
+        // The folders of the user's builders, on the consumers' `sys.path` (a worker of its
+        // own on the consumers' side never built the values).
+        let mut setup: Vec<String> = values.iter().map(Value::load_setup).collect();
+        setup.sort();
+        setup.dedup();
+        setup.retain(|s| !s.is_empty());
+        let setup = &setup;
         let loads = stream::iter(on.iter().copied().map(|c| {
-            let python = &self.pythons[c];
+            let (slot, python) = match self.loaders {
+                Some(loaders) => (self.pythons.len() + c, &loaders[c]),
+                None => (c, &self.pythons[c]),
+            };
             let r = python.version.release();
             let version = (r[0], r.get(1).copied().unwrap_or(0));
             let mut tasks = Vec::new();
@@ -310,7 +348,7 @@ impl Bench<'_> {
             let mut parts: Vec<&[u8]> = Vec::new();
             for (b, (bytes, (_, users))) in uses.iter().enumerate() {
                 let wanted = users.iter().any(|(v, proto, _)| {
-                    *proto <= protocols(python) && values[*v].min_version() <= version
+                    readable(*proto, protocols(python)) && values[*v].min_version() <= version
                 });
                 if !wanted {
                     continue;
@@ -328,10 +366,13 @@ impl Bench<'_> {
             }
             let mut req = Map::new();
             req.insert("op".into(), "load".into());
+            if !setup.is_empty() {
+                req.insert("setup".into(), json!(setup));
+            }
             async move {
                 let done = self
                     .worker
-                    .run(c, python, &req, &tasks, &parts, self.cancel)
+                    .run(slot, python, &req, &tasks, &parts, self.cancel)
                     .await;
                 (c, version, keys, done)
             }
@@ -357,7 +398,9 @@ impl Bench<'_> {
                     }
                 };
                 for &(v, proto, n) in &uses[b].1 .1 {
-                    if proto <= protocols(&self.pythons[c]) && values[v].min_version() <= version {
+                    if readable(proto, protocols(&self.pythons[c]))
+                        && values[v].min_version() <= version
+                    {
                         obs[v].loads.insert((n, c, u), outcome.clone());
                     }
                 }

@@ -19,6 +19,8 @@ pub enum Oracle {
     ValueDiffers,
     Parity,
     UnpicklerParity,
+    /// The same exception type with another message, once normalised (`message.rs`).
+    MessageDiffers,
 }
 
 impl Oracle {
@@ -29,6 +31,7 @@ impl Oracle {
             Oracle::ValueDiffers => "value-differs",
             Oracle::Parity => "parity",
             Oracle::UnpicklerParity => "unpickler-parity",
+            Oracle::MessageDiffers => "message-differs",
         }
     }
 }
@@ -117,7 +120,7 @@ pub fn pair(finding: &Finding, obs: &Observation) -> Option<(usize, usize)> {
                             .as_deref()
                             == Some(finding.observed.as_str())
                 }
-                Oracle::DumpDiffers | Oracle::Parity => false,
+                Oracle::DumpDiffers | Oracle::Parity | Oracle::MessageDiffers => false,
             };
             (this && shows).then_some((p, c))
         })
@@ -148,6 +151,7 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
     }
     out.extend(parity_findings(obs));
     out.extend(unpickler_parity_findings(obs));
+    out.extend(super::message::findings(obs));
     out
 }
 
@@ -336,9 +340,13 @@ fn unpickler_parity_findings(obs: &Observation) -> Vec<Finding> {
 pub fn stability(obs: &Observation) -> Vec<Stability> {
     let mut by: BTreeMap<(u32, Pickler), ByteGroups> = BTreeMap::new();
     for (&(p, protocol, pickler), outcome) in &obs.dumps {
+        // The default protocol is another number on each series: its bytes differ by design.
         let Outcome::Ok(hex, _) = outcome else {
             continue;
         };
+        if protocol == super::observe::DEFAULT_PROTOCOL {
+            continue;
+        }
         let groups = by.entry((protocol, pickler)).or_default();
         match groups.iter_mut().find(|(_, h)| **h == **hex) {
             Some((set, _)) => {

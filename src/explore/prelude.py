@@ -139,17 +139,19 @@ _explore_types()
 
 
 def dumps_with(obj, protocol, which):
-    """Pickle obj with the C pickler ("c": _pickle, 2.7's cPickle) or the Python one ("py")."""
+    """Pickle obj with the C pickler ("c": _pickle, 2.7's cPickle) or the Python one ("py"),
+    with the protocol given, or with none ("default": the interpreter's default)."""
     import io
     import pickle
+    args = () if protocol == "default" else (protocol,)
     if which == "c":
         if PY2:
             import cPickle
-            return cPickle.dumps(obj, protocol)
+            return cPickle.dumps(obj, *args)
         import _pickle
-        return _pickle.dumps(obj, protocol)
+        return _pickle.dumps(obj, *args)
     f = io.BytesIO()
-    getattr(pickle, "_Pickler", pickle.Pickler)(f, protocol).dump(obj)
+    getattr(pickle, "_Pickler", pickle.Pickler)(f, *args).dump(obj)
     return f.getvalue()
 
 

@@ -13,6 +13,7 @@
 #        bytes and still differ once pickletools.optimize'd (the optimized forms as parts, and
 #        the first opcodes that differ, "BINPUT/PUT").
 #   {"op": "load", "limit": S, "tasks": [[PART, UNPICKLER, EXPECTED_HASH], ...]}, the pickles
+#     (and "setup": [SOURCE, ...], run once each before loading: the user's folders on sys.path)
 #     -> {"tasks": [{"h": HASH} (plus "canon": TEXT when HASH is not the expected one), ...]}
 #   {"op": "streams", ...}: byte streams loaded under limits (streams.py, before this file)
 # What a value prints goes to stderr: the worker's channel is a copy of its stdout.
@@ -94,7 +95,8 @@ def _dump(req, parts, limit):
         if "ok" not in m:
             tasks.append({"built": 0})
             continue
-        r = _bounded(limit, dumps_with, m["ok"], protocol, which)
+        # 100 stands for no protocol named (crosspickle's DEFAULT_PROTOCOL).
+        r = _bounded(limit, dumps_with, m["ok"], "default" if protocol == 100 else protocol, which)
         if "ok" in r:
             data = r.pop("ok")
             out.append(data)
@@ -176,7 +178,17 @@ def _renumber(data):
     return b"".join(out)
 
 
+_setup_done = set()
+
+
 def _load(req, parts, limit):
+    for src in req.get("setup", []):
+        if src not in _setup_done:
+            _setup_done.add(src)
+            try:
+                exec(compile(src, "<setup>", "exec"), {})
+            except Exception:
+                pass  # what it was for shows as the load's error
     tasks = []
     for part, which, expected in req["tasks"]:
         data = parts[part - 1]

@@ -3,8 +3,8 @@
 //! [`crate::sys::process`]), and the [`execute`](mod@execute) loop that runs them concurrently,
 //! judges each, and emits events for reporters. Why a run has no outcome is a [`RunFailure`].
 
-pub mod checks;
 pub mod bounce;
+pub mod checks;
 pub mod driver;
 pub mod execute;
 pub mod plan;

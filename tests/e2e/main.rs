@@ -3,8 +3,8 @@
 //! with the reason, rather than passing silently.
 
 mod bisect;
-mod checks;
 mod bounce;
+mod checks;
 mod corpus;
 mod cpython_build;
 mod docs;
@@ -12,6 +12,8 @@ mod download;
 mod driver_python;
 mod expected;
 mod explore;
+mod explore_packages;
+mod explore_reach;
 mod explore_shards;
 mod explore_streams;
 mod failures;

@@ -1,0 +1,215 @@
+//! Exception messages: normalised (addresses, quoting) and compared between the interpreters
+//! that refused the same thing with the same exception type. A message that still differs is a
+//! *message-differs* finding, ranked below the type changes (`dump-differs`, `load-differs`),
+//! which compare types alone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::observe::{Observation, Outcome, Pickler};
+use super::oracle::{Finding, Oracle};
+
+/// `msg` with what does not tell two messages apart made the same: addresses (`0x7f3a...`)
+/// as `0x?`, a `u` before a quoted text dropped (2.7's `u'x'`), and double quotes as single
+/// ones (`"x"` and `'x'`, as each `repr` chose).
+pub fn normalise(msg: &str) -> String {
+    let chars: Vec<char> = msg.chars().collect();
+    let mut out = String::with_capacity(msg.len());
+    let mut i = 0;
+    let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || *c == '_');
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        let after_word = i > 0 && word(chars.get(i - 1));
+        if c == '0'
+            && next == Some('x')
+            && !after_word
+            && chars.get(i + 2).is_some_and(char::is_ascii_hexdigit)
+        {
+            out.push_str("0x?");
+            i += 2;
+            while chars.get(i).is_some_and(char::is_ascii_hexdigit) {
+                i += 1;
+            }
+            continue;
+        }
+        if c == 'u' && matches!(next, Some('\'' | '"')) && !after_word {
+            i += 1;
+            continue;
+        }
+        out.push(if c == '"' { '\'' } else { c });
+        i += 1;
+    }
+    out
+}
+
+/// The message-differs findings of an observation: for each protocol and pickler, producers
+/// that refused with one exception type and different messages; for each pickle and
+/// unpickler, consumers that did. The interpreters of the largest group (on a tie, the one of
+/// the first interpreter) give the reference, and each other group is a finding, with one of
+/// the reference's as its witness.
+pub fn findings(obs: &Observation) -> Vec<Finding> {
+    // (protocol, pickler, unpickler, type) -> normalised message -> (interpreters, producers, detail)
+    type Groups = BTreeMap<String, (BTreeSet<usize>, BTreeSet<usize>, String)>;
+    let mut dumps: BTreeMap<(u32, Pickler, String), Groups> = BTreeMap::new();
+    for (&(p, protocol, k), outcome) in &obs.dumps {
+        if let Outcome::Error(t, m) = outcome {
+            let g = dumps.entry((protocol, k, t.clone())).or_default();
+            let e = g
+                .entry(normalise(m))
+                .or_insert_with(|| (BTreeSet::new(), BTreeSet::new(), m.clone()));
+            e.0.insert(p);
+        }
+    }
+    let mut out = Vec::new();
+    for ((protocol, pickler, t), groups) in dumps {
+        for (who, _, detail, witness) in minorities(&groups) {
+            out.push(Finding {
+                oracle: Oracle::MessageDiffers,
+                protocol,
+                pickler,
+                unpickler: None,
+                observed: t.clone(),
+                producers: who,
+                consumers: BTreeSet::new(),
+                witness: Some(witness),
+                cause: format!("{t}: {}", normalise(&detail)),
+                detail: format!("{t}: {detail}"),
+            });
+        }
+    }
+    let mut loads: BTreeMap<(usize, Pickler, String), Groups> = BTreeMap::new();
+    for (&(pickle, c, u), outcome) in &obs.loads {
+        if let Outcome::Error(t, m) = outcome {
+            let g = loads.entry((pickle, u, t.clone())).or_default();
+            let e = g
+                .entry(normalise(m))
+                .or_insert_with(|| (BTreeSet::new(), BTreeSet::new(), m.clone()));
+            e.0.insert(c);
+        }
+    }
+    let mut merged: BTreeMap<(u32, Pickler, Pickler, String), Finding> = BTreeMap::new();
+    for ((pickle, u, t), groups) in loads {
+        for (who, _, detail, witness) in minorities(&groups) {
+            for &(p, protocol, pickler) in &obs.pickles[pickle] {
+                let f = merged
+                    .entry((protocol, pickler, u, t.clone()))
+                    .or_insert_with(|| Finding {
+                        oracle: Oracle::MessageDiffers,
+                        protocol,
+                        pickler,
+                        unpickler: Some(u),
+                        observed: t.clone(),
+                        producers: BTreeSet::new(),
+                        consumers: BTreeSet::new(),
+                        witness: Some(witness),
+                        cause: format!("{t}: {}", normalise(&detail)),
+                        detail: format!("{t}: {detail}"),
+                    });
+                f.producers.insert(p);
+                f.consumers.extend(who.iter().copied());
+            }
+        }
+    }
+    out.extend(merged.into_values());
+    out
+}
+
+/// Each group of interpreters but the reference (the largest; on a tie, the first
+/// interpreter's): its interpreters, its message, and one interpreter of the reference.
+fn minorities(
+    groups: &BTreeMap<String, (BTreeSet<usize>, BTreeSet<usize>, String)>,
+) -> Vec<(BTreeSet<usize>, String, String, usize)> {
+    if groups.len() < 2 {
+        return Vec::new();
+    }
+    let reference = groups
+        .values()
+        .max_by_key(|(who, ..)| {
+            (
+                who.len(),
+                std::cmp::Reverse(who.iter().next().copied().unwrap_or(usize::MAX)),
+            )
+        })
+        .map(|(who, ..)| who.clone())
+        .unwrap_or_default();
+    let witness = reference.iter().next().copied().unwrap_or(0);
+    groups
+        .iter()
+        .filter(|(_, (who, ..))| *who != reference)
+        .map(|(norm, (who, _, detail))| (who.clone(), norm.clone(), detail.clone(), witness))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_and_quoting_are_no_difference() {
+        assert_eq!(
+            normalise("<object at 0x7f3a2b1c0d10> and u'x' with \"y\""),
+            "<object at 0x?> and 'x' with 'y'"
+        );
+        assert_eq!(normalise("0x1f"), "0x?");
+        // Not an address, not a prefix: left alone.
+        assert_eq!(normalise("max0x1 menu'x' 0xg"), "max0x1 menu'x' 0xg");
+        assert_eq!(normalise("b'x'"), "b'x'");
+        assert_eq!(
+            normalise("unsupported pickle protocol: 4"),
+            "unsupported pickle protocol: 4"
+        );
+    }
+
+    fn error(t: &str, m: &str) -> Outcome {
+        Outcome::Error(t.into(), m.into())
+    }
+
+    #[test]
+    fn the_same_type_with_another_message_is_a_finding_of_the_fewer() {
+        let mut obs = Observation::default();
+        for c in 0..3 {
+            let m = if c == 1 {
+                "invalid load key, 'x'."
+            } else {
+                "invalid load key, \"x\"."
+            };
+            obs.insert_load(
+                (0, 2, Pickler::C, c, Pickler::Py),
+                error("UnpicklingError", m),
+            );
+        }
+        // Another type is not compared with these: it is a type change (load-differs).
+        obs.insert_load((0, 2, Pickler::C, 3, Pickler::Py), error("KeyError", "x"));
+        assert!(findings(&obs).is_empty(), "quoting alone");
+        obs.insert_load(
+            (0, 2, Pickler::C, 2, Pickler::Py),
+            error("UnpicklingError", "pickle data was truncated"),
+        );
+        let found = findings(&obs);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert_eq!(f.oracle, Oracle::MessageDiffers);
+        assert_eq!(f.observed, "UnpicklingError");
+        assert_eq!(f.consumers, BTreeSet::from([2]));
+        assert_eq!(f.producers, BTreeSet::from([0]));
+        assert_eq!(f.witness, Some(0));
+        assert_eq!(f.detail, "UnpicklingError: pickle data was truncated");
+    }
+
+    #[test]
+    fn producers_refusing_alike_are_compared_too() {
+        let mut obs = Observation::default();
+        obs.dumps.insert(
+            (0, 0, Pickler::Py),
+            error("TypeError", "cannot pickle 'generator' object"),
+        );
+        obs.dumps.insert(
+            (1, 0, Pickler::Py),
+            error("TypeError", "can't pickle generator objects"),
+        );
+        let found = findings(&obs);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].producers, BTreeSet::from([1]));
+        assert_eq!(found[0].witness, Some(0));
+    }
+}
