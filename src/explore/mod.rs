@@ -670,6 +670,8 @@ mod tests {
             jobs: 1,
             shrinks_per_kind: 2,
             shard,
+            requires: Default::default(),
+            loaders: None,
         }
     }
 
