@@ -268,7 +268,7 @@ impl State<'_> {
         self.report.exploring += began.elapsed();
         for ((value, &index), obs) in values.iter().zip(&indices).zip(&observed) {
             self.note(value, index, obs);
-            let here = oracle::findings(obs);
+            let here = findings(obs);
             let kinds = value.kinds();
             for f in &here {
                 let key = f.key(self.bench.pythons);
@@ -337,7 +337,7 @@ impl State<'_> {
     /// A shrunk finding, with its group, unless its signature is known.
     fn keep(&mut self, finding: Finding, value: Value, observation: Observation, index: u64) {
         let pythons = self.bench.pythons;
-        let group: Vec<Finding> = oracle::findings(&observation)
+        let group: Vec<Finding> = findings(&observation)
             .into_iter()
             .filter(|g| same_cause(g, &finding))
             .collect();
@@ -410,6 +410,14 @@ impl State<'_> {
 }
 
 /// The protocols and picklers of a group of findings.
+/// Every finding of an observation: the oracles' (`oracle.rs`), then the messages' that
+/// differ among errors of one type (`message.rs`).
+fn findings(obs: &Observation) -> Vec<Finding> {
+    let mut out = oracle::findings(obs);
+    out.extend(message::findings(obs));
+    out
+}
+
 fn combos(group: &[Finding]) -> case::Combos {
     fn set<T: Ord>(items: impl Iterator<Item = T>) -> Vec<T> {
         items.collect::<BTreeSet<T>>().into_iter().collect()
@@ -578,7 +586,7 @@ async fn shrink(
         let Some(next) = candidates
             .into_iter()
             .zip(observed)
-            .find(|(_, o)| oracle::findings(o).iter().any(|g| covers(g, &pair)))
+            .find(|(_, o)| findings(o).iter().any(|g| covers(g, &pair)))
         else {
             break;
         };
@@ -591,7 +599,7 @@ async fn shrink(
             .observe(std::slice::from_ref(&v), all)
             .await?
             .remove(0);
-        let mut matching: Vec<Finding> = oracle::findings(&obs)
+        let mut matching: Vec<Finding> = findings(&obs)
             .into_iter()
             .filter(|g| same_kind(g, finding))
             .collect();

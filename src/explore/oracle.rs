@@ -151,7 +151,6 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
     }
     out.extend(parity_findings(obs));
     out.extend(unpickler_parity_findings(obs));
-    out.extend(super::message::findings(obs));
     out
 }
 
