@@ -652,7 +652,19 @@ fn consumer_rules(
         rule(out, sides, pythons, w, None, e.0, e.1, why)
     };
     let Some(&(_, first)) = results.first() else {
-        rule(out, &[("load", c)], ("skip", None), not_asked);
+        // The load's phase only: the dump is still judged by the producers' rules (a
+        // producer that could not pickle has nothing for any consumer to load).
+        let (phase, outcome) = (Some("load"), "skip");
+        self::rule(
+            out,
+            &[("load", c)],
+            pythons,
+            w,
+            phase,
+            outcome,
+            None,
+            not_asked,
+        );
         return;
     };
     if results.iter().all(|(_, e)| *e == first) {
