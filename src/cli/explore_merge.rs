@@ -237,7 +237,17 @@ pub fn write_cases(dir: &Path, merged: &mut Json) -> Result<(), Error> {
             dir.display()
         ))
     })?;
-    for f in merged["findings"].as_array_mut().into_iter().flatten() {
+    let findings = merged["findings"].as_array_mut();
+    if findings
+        .as_ref()
+        .is_some_and(|f| f.iter().any(|f| f["case"].is_string()))
+    {
+        // The support file the cases import, as the unsharded run writes it beside them.
+        let support = dir.join(crate::explore::case::SUPPORT_FILE);
+        crate::sys::fs::write_atomic(&support, crate::explore::case::support_text().as_bytes())
+            .map_err(|e| Error::Usage(format!("cannot write {}: {e}", support.display())))?;
+    }
+    for f in findings.into_iter().flatten() {
         let Some(text) = f["case"].as_str() else {
             continue;
         };
