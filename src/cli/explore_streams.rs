@@ -90,11 +90,25 @@ fn options(args: &ExploreArgs, settings: &Settings) -> Result<Options, Error> {
     if args.batch == 0 {
         return Err(Error::Usage("--batch must be at least 1".into()));
     }
-    if args.values.is_some() || args.baseline.is_some() {
-        return Err(Error::Usage(
-            "--values and --baseline are not read with --streams: explore streams without them"
-                .into(),
-        ));
+    // What only the values' explore reads: refused rather than ignored.
+    let unread: Vec<&str> = [
+        ("--values", args.values.is_some()),
+        ("--baseline", args.baseline.is_some()),
+        ("--partition", args.partition.is_some()),
+        ("--requires", !args.requires.is_empty()),
+        ("--dump-requires", !args.dump_requires.is_empty()),
+        ("--load-requires", !args.load_requires.is_empty()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, given)| given.then_some(flag))
+    .collect();
+    if !unread.is_empty() {
+        return Err(Error::Usage(format!(
+            "{} {} not read with --streams: explore streams without {}",
+            unread.join(", "),
+            if unread.len() == 1 { "is" } else { "are" },
+            if unread.len() == 1 { "it" } else { "them" },
+        )));
     }
     if args.load_memory == 0 {
         return Err(Error::Usage(

@@ -187,5 +187,13 @@ fn generated_streams_repeat() -> TestResult {
     check(
         bad.stderr.contains("bad.hex:1:5") && bad.stderr.contains("`z`"),
         format!("where the bad digit is: {}", bad.stderr),
+    )?;
+    // What only the values' explore reads is refused, named, rather than ignored.
+    let bad = explore(d, &["--partition", "1/2", "--load-requires", "attrs"]);
+    bad.expect_code(2)?;
+    check(
+        bad.stderr
+            .contains("--partition, --load-requires are not read with --streams"),
+        format!("names both flags: {}", bad.stderr),
     )
 }
