@@ -10,6 +10,19 @@ _MAX_MESSAGE = 8 * 1024 * 1024
 _RESULT_FD = 255
 
 
+def _raised(exc_type, exc, tb):
+    # What an exception that ended the code (or a named check) was: its outcome (fail for an
+    # AssertionError, else error), its class's name, its message and its traceback's text.
+    outcome = "fail" if issubclass(exc_type, AssertionError) else "error"
+    exc_name = _type_name(exc_type)
+    message = _text(exc, _MAX_MESSAGE)
+    try:
+        tb_text = _traceback(exc_type, exc, tb)
+    except BaseException:
+        tb_text = None
+    return outcome, exc_name, message, tb_text
+
+
 def _report(raised, class_names, modules_before, builtins_before, main):
     # The result's fields for what the case raised (sys.exc_info()'s triple), None if nothing.
     outcome = "pass"
@@ -29,13 +42,7 @@ def _report(raised, class_names, modules_before, builtins_before, main):
             else:
                 exc_type = None
         else:
-            outcome = "fail" if issubclass(exc_type, AssertionError) else "error"
-            exc_name = _type_name(exc_type)
-            message = _text(exc, _MAX_MESSAGE)
-            try:
-                tb_text = _traceback(exc_type, exc, tb)
-            except BaseException:
-                tb_text = None
+            outcome, exc_name, message, tb_text = _raised(exc_type, exc, tb)
         if class_names and exc_type is not None:
             classes = _classes(class_names, exc_type, modules_before, builtins_before, main)
     return [

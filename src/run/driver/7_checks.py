@@ -41,13 +41,7 @@ class _Checks(object):
                 outcome = "skip"
                 message = _text(exc.args[0] if exc.args else "", _MAX_TEXT)
             else:
-                outcome = "fail" if issubclass(exc_type, AssertionError) else "error"
-                exc_name = _type_name(exc_type)
-                message = _text(exc, _MAX_MESSAGE)
-                try:
-                    tb_text = _traceback(exc_type, exc, tb)
-                except BaseException:
-                    tb_text = None
+                outcome, exc_name, message, tb_text = _raised(exc_type, exc, tb)
                 names, modules_before, builtins_before, main = self._context
                 if names:
                     classes = _classes(names, exc_type, modules_before, builtins_before, main)
