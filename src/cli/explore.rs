@@ -194,13 +194,19 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         &report.stability,
         args.all_groups,
     ));
-    Ok(if report.interrupted {
+    Ok(exit_code(report.interrupted, !new.is_empty()))
+}
+
+/// Explore's exit code, of values and of streams alike: an interrupted run's, else 1 when it
+/// found something new, else 0.
+pub(super) fn exit_code(interrupted: bool, found: bool) -> i32 {
+    if interrupted {
         super::interrupt::exit_code()
-    } else if new.is_empty() {
-        EXIT_OK
-    } else {
+    } else if found {
         EXIT_FAILED
-    })
+    } else {
+        EXIT_OK
+    }
 }
 
 fn options(args: &ExploreArgs, settings: &Settings) -> Result<Options, Error> {

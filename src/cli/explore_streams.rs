@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value as Json};
 
 use super::explore::{progress_bar, usable_file, usable_folder, ExploreArgs};
-use super::failure::{Failure, EXIT_FAILED, EXIT_OK};
+use super::failure::Failure;
 use super::settings::{seconds, Given, Settings};
 use crate::errors::Error;
 use crate::explore::stream;
@@ -75,13 +75,10 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         elapsed,
         args.out.is_some(),
     ));
-    Ok(if report.interrupted {
-        super::interrupt::exit_code()
-    } else if report.findings.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
-    })
+    Ok(super::explore::exit_code(
+        report.interrupted,
+        !report.findings.is_empty(),
+    ))
 }
 
 fn options(args: &ExploreArgs, settings: &Settings) -> Result<Options, Error> {
