@@ -130,12 +130,7 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         Some(path) => baseline(path)?,
         None => BTreeSet::new(),
     };
-    if let Some(dir) = &args.out {
-        usable_folder(dir)?;
-    }
-    if let Some(path) = &args.json {
-        usable_file(path, "--json")?;
-    }
+    usable_outputs(&args)?;
     let pythons = super::interpreters::for_running(&args.pythons, &settings, None).await?;
     let (cancel, _) = super::interrupt::cancel_on_signals();
     let (pythons, loaders) = sides(&pythons, &args, &settings, &options, &cancel).await?;
@@ -428,8 +423,19 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
 /// The version of the `--json` report (its `explore` key), which `--baseline` reads.
 pub const FORMAT: u64 = 3;
 
+/// `--out` and `--json`, checked before exploring, so that neither fails after the whole run.
+pub(super) fn usable_outputs(args: &ExploreArgs) -> Result<(), Error> {
+    if let Some(dir) = &args.out {
+        usable_folder(dir)?;
+    }
+    if let Some(path) = &args.json {
+        usable_file(path, "--json")?;
+    }
+    Ok(())
+}
+
 /// `--out DIR`: made now, so that a folder that cannot be is said before exploring.
-pub(super) fn usable_folder(dir: &Path) -> Result<(), Error> {
+fn usable_folder(dir: &Path) -> Result<(), Error> {
     std::fs::create_dir_all(dir).map_err(|e| {
         Error::Usage(format!(
             "--out {}: cannot make this folder ({e}); give a folder (new or existing) for the case files",
@@ -440,7 +446,7 @@ pub(super) fn usable_folder(dir: &Path) -> Result<(), Error> {
 }
 
 /// A file can be written at `path`: not a folder, and its folder takes a new file.
-pub(super) fn usable_file(path: &Path, flag: &str) -> Result<(), Error> {
+fn usable_file(path: &Path, flag: &str) -> Result<(), Error> {
     let bad = |why: String| {
         Error::Usage(format!(
             "{flag} {}: {why}; give a path crosspickle can write",
@@ -477,10 +483,15 @@ pub(super) fn progress_bar(count: Option<u64>) -> ProgressBar {
 
 /// The case file name of a finding: its oracle and a hash of its signature.
 fn file_name(r: &Reported) -> String {
+    case_file_name(r.finding.oracle.as_str(), &r.signature)
+}
+
+/// The name of a finding's case file, from its oracle and signature: the same in a run and in
+/// a merge of its shards.
+pub(super) fn case_file_name(oracle: &str, signature: &str) -> String {
     format!(
-        "explore-{}-{}.yaml",
-        r.finding.oracle.as_str(),
-        crate::sys::hash::short_hex(r.signature.as_bytes(), 10)
+        "explore-{oracle}-{}.yaml",
+        crate::sys::hash::short_hex(signature.as_bytes(), 10)
     )
 }
 

@@ -251,10 +251,9 @@ pub fn write_cases(dir: &Path, merged: &mut Json) -> Result<(), Error> {
         let Some(text) = f["case"].as_str() else {
             continue;
         };
-        let name = format!(
-            "explore-{}-{}.yaml",
+        let name = super::explore::case_file_name(
             f["oracle"].as_str().unwrap_or("finding"),
-            crate::sys::hash::short_hex(f["signature"].as_str().unwrap_or("").as_bytes(), 10)
+            f["signature"].as_str().unwrap_or(""),
         );
         let path = dir.join(name);
         crate::sys::fs::write_atomic(&path, text.as_bytes())

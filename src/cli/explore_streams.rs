@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value as Json};
 
-use super::explore::{progress_bar, usable_file, usable_folder, ExploreArgs};
+use super::explore::{progress_bar, usable_outputs, ExploreArgs};
 use super::failure::Failure;
 use super::settings::{seconds, Given, Settings};
 use crate::errors::Error;
@@ -31,12 +31,7 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         verbose: false,
     })?;
     let options = options(&args, &settings)?;
-    if let Some(dir) = &args.out {
-        usable_folder(dir)?;
-    }
-    if let Some(path) = &args.json {
-        usable_file(path, "--json")?;
-    }
+    usable_outputs(&args)?;
     let pythons = super::interpreters::for_running(&args.pythons, &settings, None).await?;
     let (cancel, _) = super::interrupt::cancel_on_signals();
     let count = options
