@@ -1,7 +1,8 @@
 //! The house's own rules, read from its sources: every `crate::` path of `src/` obeys the
 //! layer order that `src/lib.rs` states (no import runs upward or sideways), `case/load.rs`
 //! does not import the facade `case/mod.rs`, and every `src/…`, `tests/…` and `docs/…` path
-//! that `docs/architecture.md` names exists.
+//! that `docs/architecture.md` names exists, and no code of `src/` is compiled out of the test
+//! build.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -209,5 +210,28 @@ fn every_path_architecture_md_names_exists() {
         missing.is_empty(),
         "paths named that do not exist:\n{}",
         missing.join("\n")
+    );
+}
+
+/// `.ci/cross-check.sh` type-checks each foreign target once, with the test profile, which
+/// sees every item of the normal build only while no code is compiled out of the test build.
+#[test]
+fn no_code_is_left_out_of_the_test_build() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let text = fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let squeezed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            if squeezed.contains("not(test)") {
+                found.push(format!("{}:{}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "code compiled out of the test build, which .ci/cross-check.sh's one pass per target \
+         would not type-check (check it with a pass without --profile test): {found:?}"
     );
 }
