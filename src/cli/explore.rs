@@ -544,10 +544,12 @@ fn outcome_json(o: &Outcome) -> Json {
     }
 }
 
-/// A protocol in the JSON report: its number, or `"default"` for the dumps that named none.
+/// A protocol in the JSON report: its number, or `"default"` for the dumps that named none,
+/// `"oob"` for protocol 5 with the buffers out of band.
 fn protocol_json(protocol: u32) -> Json {
-    if protocol == crate::explore::observe::DEFAULT_PROTOCOL {
-        json!("default")
+    use crate::explore::observe::{protocol_text, DEFAULT_PROTOCOL, OOB_PROTOCOL};
+    if protocol == DEFAULT_PROTOCOL || protocol == OOB_PROTOCOL {
+        json!(protocol_text(protocol))
     } else {
         json!(protocol)
     }

@@ -7,7 +7,9 @@
 
 use std::fmt::Write;
 
-use super::observe::{protocol_text, Observation, Outcome, Pickler};
+use super::observe::{
+    protocol_number, protocol_text, Observation, Outcome, Pickler, DEFAULT_PROTOCOL,
+};
 use super::oracle::{Finding, Oracle};
 use super::value::Value;
 use super::worker::PRELUDE;
@@ -215,7 +217,7 @@ fn dimensions(
     let names = |ps: &[Pickler]| ps.iter().map(|p| p.as_str().to_string()).collect();
     let mut out = vec![(
         "protocol",
-        combos.protocols.iter().map(u32::to_string).collect(),
+        combos.protocols.iter().map(|&p| protocol_text(p)).collect(),
     )];
     if picklers {
         out.push(("pickler", names(&combos.picklers)));
@@ -474,11 +476,12 @@ fn general_rules(
         let Some(since) = protocol_since(protocol) else {
             continue;
         };
+        let (text, number) = (protocol_text(protocol), protocol_number(protocol));
         for side in sides {
             rule(
                 &[format!("{side}python: \"<{since}\"")],
-                Some(format!("{{protocol: {protocol}}}")),
-                &format!("protocol {protocol} needs Python {since} or later"),
+                Some(format!("{{protocol: {text}}}")),
+                &format!("protocol {number} needs Python {since} or later"),
             );
         }
     }
@@ -502,7 +505,7 @@ fn general_rules(
 /// The first Python that has a protocol, where 2.7 has not: 3 came with 3.0, 4 with 3.4, 5
 /// with 3.8.
 fn protocol_since(protocol: u32) -> Option<&'static str> {
-    match protocol {
+    match super::observe::protocol_number(protocol) {
         3 => Some("3"),
         4 => Some("3.4"),
         5 => Some("3.8"),
@@ -763,8 +766,9 @@ fn exception(o: &Outcome) -> Option<&str> {
 }
 
 fn not_asked(python: &Interpreter, protocol: u32, pickler: Pickler, side: &str) -> String {
-    if protocol > super::observe::protocols(python) {
-        format!("this {side} has no protocol {protocol}")
+    let number = super::observe::protocol_number(protocol);
+    if number > super::observe::protocols(python) && protocol != DEFAULT_PROTOCOL {
+        format!("this {side} has no protocol {number}")
     } else if !Pickler::of(python).contains(&pickler) {
         format!("this {side} has no C pickler")
     } else {
