@@ -213,6 +213,28 @@ def loads_with(data, which):
     return getattr(pickle, "_Unpickler", pickle.Unpickler)(io.BytesIO(data), **kwargs).load()
 
 
+def drawn(obj, seed, number):
+    """What a builder of explore --values returned: itself, or where it is a Hypothesis
+    strategy, a value drawn from it, the same for the same seed and value number (and the same
+    Hypothesis): the last of the up to 5 examples Hypothesis's generate phase makes under
+    hypothesis.seed(seed * 2**32 + number), no database, no deadline, no health check."""
+    module = getattr(type(obj), "__module__", None) or ""
+    if not module.startswith("hypothesis") or not hasattr(obj, "example"):
+        return obj
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as seeded
+    examples = []
+
+    @seeded(seed * 4294967296 + number)
+    @settings(max_examples=5, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+    @given(obj)
+    def collect(x):
+        examples.append(x)
+    collect()
+    return examples[-1]
+
+
 def canon(obj):
     """A description of obj that reads the same on every interpreter (docs/explore.md)."""
     import binascii

@@ -57,7 +57,7 @@ def _bounded(limit, fn, *args):
 
 
 def _build(src):
-    ns = {"range_": range_, "__name__": "__explore__"}
+    ns = {"range_": range_, "drawn": drawn, "__name__": "__explore__"}
     exec(compile(src, "<value>", "exec"), ns)
     return ns["value"]
 
