@@ -19,7 +19,8 @@ trial!(buffers_out_of_band, needs = &["3.12", "pypy8"]);
 /// `memoryview` at `READONLY_BUFFER`, where its Python unpickler and CPython's two keep the
 /// `bytes`: an unpickler-parity finding at the protocol `oob` alone (in band, protocol 5 writes
 /// the bytes into the pickle). The writable buffer comes back as the `bytearray` given, on
-/// both. The case file written passes with `crosspickle run` on the same two.
+/// both. The case file written passes with `crosspickle run` on the same two, and `crosspickle
+/// repro` of it shows the difference.
 fn buffers_out_of_band() -> TestResult {
     let dir = folder(&[("bufs.py", BUFFERS)]);
     let d = dir.path();
@@ -72,12 +73,8 @@ fn buffers_out_of_band() -> TestResult {
         }),
         format!("the writable buffer loads alike: {findings:#?}"),
     )?;
-    let case = std::fs::read_dir(d.join("out"))
-        .expect("out")
-        .filter_map(Result::ok)
-        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
-        .find(|t| t.contains("unpickler-parity"))
-        .unwrap_or_default();
+    let file = parity["case_file"].as_str().unwrap_or("").to_string();
+    let case = std::fs::read_to_string(d.join(&file)).unwrap_or_default();
     check(
         case.contains("protocol: [oob]"),
         format!("the case's protocol: {case}"),
@@ -94,5 +91,16 @@ fn buffers_out_of_band() -> TestResult {
     check(
         xfail > 0,
         format!("PyPy 8's runs expected to fail: {results:#}"),
+    )?;
+    // A plain script for upstream: the buffers travel in it with the pickle.
+    let mut args = vec!["repro".to_string(), file];
+    args.extend(python_args(&pythons));
+    let run = Run::from(crosspickle(d).args(&args).output().expect("runs"));
+    run.expect_code(0)?;
+    check(
+        run.stdout.contains(
+            r#"AssertionError: C unpickler: ["memoryview","ro","6162"], Python unpickler: ["bytes","6162"]"#,
+        ),
+        format!("repro shows PyPy 8's memoryview: {}", run.stdout),
     )
 }
