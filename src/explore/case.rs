@@ -978,6 +978,46 @@ mod tests {
         assert_eq!(told_apart(&pythons[5..], &pythons[5]), (false, false));
     }
 
+    /// Protocol 5 out of band is written `oob` and skipped where protocol 5 is, on the Pythons
+    /// before 3.8 (the reason says 5); an interpreter without protocol 5 has no protocol 5,
+    /// whichever of the two it was not asked.
+    #[test]
+    fn out_of_band_is_protocol_5_in_the_rules() {
+        use crate::explore::observe::OOB_PROTOCOL;
+        let combos = Combos {
+            protocols: vec![5, OOB_PROTOCOL],
+            picklers: vec![Pickler::Py],
+            unpicklers: vec![],
+        };
+        let mut out = String::new();
+        general_rules(&mut out, &combos, &["dump_"], None, None);
+        assert!(
+            out.contains("where: {protocol: oob}")
+                && out.contains("where: {protocol: 5}")
+                && !out.contains("105"),
+            "{out}"
+        );
+        assert_eq!(
+            out.matches("protocol 5 needs Python 3.8 or later").count(),
+            2
+        );
+        assert_eq!(
+            dimensions(&combos, false, false)[0].1,
+            vec!["5".to_string(), "oob".to_string()]
+        );
+        let mut old = python(Implementation::Cpython, "3.7.16", true, "3.7");
+        old.pickle_highest_protocol = Some(4);
+        assert_eq!(
+            not_asked(&old, OOB_PROTOCOL, Pickler::Py, "producer"),
+            "this producer has no protocol 5"
+        );
+        let default = crate::explore::observe::DEFAULT_PROTOCOL;
+        assert_eq!(
+            not_asked(&old, default, Pickler::Py, "producer"),
+            "explore did not ask this producer"
+        );
+    }
+
     /// CPython 3.12 pickles; PyPy 8's C unpickler refuses what its Python one loads; PyPy 3.9
     /// has no C unpickler.
     #[test]

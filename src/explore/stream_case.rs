@@ -269,5 +269,51 @@ mod tests {
         assert_eq!(rules.matches("outcome: error").count(), 1, "{rules}");
         assert!(rules.contains("exception: \"KeyError\""), "{rules}");
         assert!(rules.contains("where: {unpickler: py}"), "{rules}");
+        assert!(
+            !text.contains("limited("),
+            "no limit where nothing ran out: {text}"
+        );
+    }
+
+    /// A stream that ran out of memory on one interpreter: its case loads under the limit
+    /// explore set, and expects the MemoryError there.
+    #[test]
+    fn a_stream_that_ran_out_of_memory_loads_under_the_limit() {
+        let pythons: Vec<Interpreter> = ["2.7.18", "3.12.1"]
+            .iter()
+            .map(|v| {
+                let mut p = Interpreter::for_tests(Implementation::Cpython, v);
+                p.label = v.to_string();
+                p
+            })
+            .collect();
+        let mut seen = Seens::new();
+        for r in [Reader::C, Reader::Py] {
+            seen.insert(
+                (0, r),
+                Seen::Raised("ImportError".into(), "builtins".into()),
+            );
+            seen.insert((1, r), Seen::Raised("MemoryError".into(), "".into()));
+        }
+        let finding = Finding {
+            signature: "load ImportError: 2.7.18/c,2.7.18/py; MemoryError: 3.12.1/c,3.12.1/py"
+                .into(),
+            ops: stream::split(b"I01\n."),
+            index: 0,
+            seen,
+            occurrences: 1,
+        };
+        assert!(needs_limit(&finding));
+        let text = write(&finding, &pythons, None, 32 << 20);
+        assert!(text.contains("memory = 33554432\n"), "{text}");
+        assert!(
+            text.contains("\n  limited(load, data, unpickler)\n"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("exception: \"MemoryError\"").count(),
+            2,
+            "{text}"
+        );
     }
 }
