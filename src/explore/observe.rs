@@ -55,7 +55,8 @@ pub const DEFAULT_PROTOCOL: u32 = 100;
 /// Protocol 5 with a `buffer_callback`: the value's `PickleBuffer`s out of band, carried with
 /// the pickle and given back to the load as `buffers=` (`dumps_with(value, "oob", ...)`).
 /// Asked of producers and consumers that have protocol 5; a value none of whose buffers
-/// went out of band is not dumped so. Written `oob` in the case files and the summary.
+/// went out of band is not dumped so (nor one that cannot hold such a buffer:
+/// [`Value::may_go_out_of_band`]). Written `oob` in the case files and the summary.
 pub const OOB_PROTOCOL: u32 = 105;
 
 /// A protocol as the case files and the summary write it: its number, `default` or `oob`.
@@ -245,6 +246,9 @@ impl Bench<'_> {
             for v in (0..values.len()).filter(|&v| asked(p, v)) {
                 sources.push(json!([v.to_string(), values[v].source()]));
                 for proto in dumped(&self.pythons[p]) {
+                    if proto == OOB_PROTOCOL && !values[v].may_go_out_of_band() {
+                        continue;
+                    }
                     for k in Pickler::of(&self.pythons[p]) {
                         tasks.push(json!([v.to_string(), proto, k.as_str()]));
                         keys.push((v, proto, k));

@@ -172,6 +172,15 @@ impl Value {
         out
     }
 
+    /// Whether a buffer of this value may go out of band with protocol 5: it holds a
+    /// `PickleBuffer`, or is a builder's (whose types may make one, as NumPy's arrays do).
+    /// Only those are dumped with the protocol `oob`.
+    pub fn may_go_out_of_band(&self) -> bool {
+        let mut found = matches!(self, Value::User(..) | Value::Made("PickleBuffer", _));
+        self.for_each_child(&mut |c| found = found || c.may_go_out_of_band());
+        found
+    }
+
     /// The oldest Python (major, minor) that builds this value as written.
     pub fn min_version(&self) -> (u64, u64) {
         let own = match self {

@@ -806,6 +806,10 @@ mod tests {
         );
         assert_eq!(Value::Obj("Setter", vec![]).min_version(), (3, 8));
         assert_eq!(Value::Made("OSError", vec![]).min_version(), (2, 7));
+        let buffer = Value::Made("PickleBuffer", vec![Value::Bytes(b"ab".to_vec())]);
+        assert!(Value::List(None, vec![Value::None, buffer]).may_go_out_of_band());
+        assert!(!group.may_go_out_of_band(), "no buffer in it");
+        assert!(Value::User("mine.py".into(), "f".into(), 0, 0).may_go_out_of_band());
         assert_eq!(
             group.source(),
             "value = ExceptionGroup(u'g', [ValueError(None)])\n"
