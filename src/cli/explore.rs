@@ -544,10 +544,12 @@ fn outcome_json(o: &Outcome) -> Json {
     }
 }
 
-/// A protocol in the JSON report: its number, or `"default"` for the dumps that named none.
+/// A protocol in the JSON report: its number, or `"default"` for the dumps that named none,
+/// `"oob"` for protocol 5 with the buffers out of band.
 fn protocol_json(protocol: u32) -> Json {
-    if protocol == crate::explore::observe::DEFAULT_PROTOCOL {
-        json!("default")
+    use crate::explore::observe::{protocol_text, DEFAULT_PROTOCOL, OOB_PROTOCOL};
+    if protocol == DEFAULT_PROTOCOL || protocol == OOB_PROTOCOL {
+        json!(protocol_text(protocol))
     } else {
         json!(protocol)
     }
@@ -658,6 +660,9 @@ fn json_report(
         "values_per_second": report.values as f64 / report.exploring.as_secs_f64().max(1e-9),
         "interpreters": pythons.iter().map(|p| p.label.clone()).collect::<Vec<_>>(),
         "not_comparable": report.not_comparable,
+        "unavailable": report.unavailable.iter().map(|((builder, p), (error, n))| json!({
+            "builder": builder, "python": pythons[*p].label, "error": error, "values": n,
+        })).collect::<Vec<_>>(),
         "hidden_by_baseline": hidden,
         "findings": new.iter().zip(files).map(|(r, f)| finding_json(pythons, r, f)).collect::<Vec<_>>(),
         "stability": stability,
@@ -767,6 +772,26 @@ fn summary(
             explore::case::SUPPORT_FILE,
             all.join(", ")
         );
+    }
+    if !report.unavailable.is_empty() {
+        let _ = writeln!(
+            out,
+            "builders unavailable on some interpreters (their values neither dumped nor loaded there; not findings):"
+        );
+        for ((builder, p), (error, n)) in &report.unavailable {
+            let error: String = error
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(200)
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {builder}() on {} (x{n}): {error}",
+                pythons[*p].label
+            );
+        }
     }
     if report.not_comparable > 0 {
         let _ = writeln!(out, "{} values built differently on different interpreters were not compared after loading, such as:\n{}", report.not_comparable, report.not_comparable_example.as_deref().unwrap_or("").trim_end());

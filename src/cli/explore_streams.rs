@@ -54,7 +54,7 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
     let elapsed = started.elapsed().as_secs_f64();
     let seed = options.given.is_none().then_some(args.seed);
     let files = match &args.out {
-        Some(dir) => write_cases(dir, &report.findings, &pythons, seed)?,
+        Some(dir) => write_cases(dir, &report.findings, &pythons, seed, options.memory)?,
         None => vec![None; report.findings.len()],
     };
     if let Some(path) = &args.json {
@@ -63,13 +63,7 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
         crate::sys::fs::write_atomic(path, text.as_bytes())
             .map_err(|e| Error::Usage(format!("cannot write {}: {e}", path.display())))?;
     }
-    crate::sys::stdout::emit(&summary(
-        &pythons,
-        &report,
-        &files,
-        elapsed,
-        args.out.is_some(),
-    ));
+    crate::sys::stdout::emit(&summary(&pythons, &report, &files, elapsed));
     Ok(super::explore::exit_code(
         report.interrupted,
         !report.findings.is_empty(),
@@ -185,20 +179,15 @@ fn write_cases(
     found: &[Finding],
     pythons: &[Interpreter],
     seed: Option<u64>,
+    memory: u64,
 ) -> Result<Vec<Option<PathBuf>>, Error> {
     found
         .iter()
         .map(|f| {
-            // A case that ran out of memory here would allocate without bound under
-            // `crosspickle run`, which sets no limit of memory: reported, not written.
-            if f.seen
-                .values()
-                .any(|s| matches!(s, Seen::Raised(t, _) if t == "MemoryError"))
-            {
-                return Ok(None);
-            }
+            // A case that ran out of memory here loads under the same limit (its code sets
+            // it): see stream_case::needs_limit.
             let path = dir.join(file_name(f));
-            let text = stream_case::write(f, pythons, seed);
+            let text = stream_case::write(f, pythons, seed, memory);
             crate::sys::fs::write_atomic(&path, text.as_bytes())
                 .map_err(|e| Error::Usage(format!("cannot write {}: {e}", path.display())))?;
             Ok(Some(path))
@@ -278,7 +267,6 @@ fn summary(
     report: &Report,
     files: &[Option<PathBuf>],
     elapsed: f64,
-    wrote: bool,
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -308,14 +296,13 @@ fn summary(
             crate::explore::source::bytes(&f.ops.concat()),
             stream::describe(&f.ops)
         );
-        match file {
-            Some(file) => {
-                let _ = writeln!(out, "      {}", file.display());
-            }
-            None if wrote => {
-                let _ = writeln!(out, "      (no case file: a load ran out of memory)");
-            }
-            None => {}
+        if let Some(file) = file {
+            let under = if stream_case::needs_limit(f) {
+                " (loads under the limit of memory)"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "      {}{under}", file.display());
         }
     }
     if !report.contained.is_empty() {

@@ -7,7 +7,9 @@
 
 use std::fmt::Write;
 
-use super::observe::{protocol_text, Observation, Outcome, Pickler};
+use super::observe::{
+    protocol_number, protocol_text, Observation, Outcome, Pickler, DEFAULT_PROTOCOL,
+};
 use super::oracle::{Finding, Oracle};
 use super::value::Value;
 use super::worker::PRELUDE;
@@ -215,7 +217,7 @@ fn dimensions(
     let names = |ps: &[Pickler]| ps.iter().map(|p| p.as_str().to_string()).collect();
     let mut out = vec![(
         "protocol",
-        combos.protocols.iter().map(u32::to_string).collect(),
+        combos.protocols.iter().map(|&p| protocol_text(p)).collect(),
     )];
     if picklers {
         out.push(("pickler", names(&combos.picklers)));
@@ -474,11 +476,12 @@ fn general_rules(
         let Some(since) = protocol_since(protocol) else {
             continue;
         };
+        let (text, number) = (protocol_text(protocol), protocol_number(protocol));
         for side in sides {
             rule(
                 &[format!("{side}python: \"<{since}\"")],
-                Some(format!("{{protocol: {protocol}}}")),
-                &format!("protocol {protocol} needs Python {since} or later"),
+                Some(format!("{{protocol: {text}}}")),
+                &format!("protocol {number} needs Python {since} or later"),
             );
         }
     }
@@ -502,7 +505,7 @@ fn general_rules(
 /// The first Python that has a protocol, where 2.7 has not: 3 came with 3.0, 4 with 3.4, 5
 /// with 3.8.
 fn protocol_since(protocol: u32) -> Option<&'static str> {
-    match protocol {
+    match super::observe::protocol_number(protocol) {
         3 => Some("3"),
         4 => Some("3.4"),
         5 => Some("3.8"),
@@ -763,8 +766,9 @@ fn exception(o: &Outcome) -> Option<&str> {
 }
 
 fn not_asked(python: &Interpreter, protocol: u32, pickler: Pickler, side: &str) -> String {
-    if protocol > super::observe::protocols(python) {
-        format!("this {side} has no protocol {protocol}")
+    let number = super::observe::protocol_number(protocol);
+    if number > super::observe::protocols(python) && protocol != DEFAULT_PROTOCOL {
+        format!("this {side} has no protocol {number}")
     } else if !Pickler::of(python).contains(&pickler) {
         format!("this {side} has no C pickler")
     } else {
@@ -972,6 +976,46 @@ mod tests {
         assert_eq!(told_apart(&pythons, &pythons[5]), (true, false));
         assert_eq!(told_apart(&pythons[..5], &pythons[0]), (false, false));
         assert_eq!(told_apart(&pythons[5..], &pythons[5]), (false, false));
+    }
+
+    /// Protocol 5 out of band is written `oob` and skipped where protocol 5 is, on the Pythons
+    /// before 3.8 (the reason says 5); an interpreter without protocol 5 has no protocol 5,
+    /// whichever of the two it was not asked.
+    #[test]
+    fn out_of_band_is_protocol_5_in_the_rules() {
+        use crate::explore::observe::OOB_PROTOCOL;
+        let combos = Combos {
+            protocols: vec![5, OOB_PROTOCOL],
+            picklers: vec![Pickler::Py],
+            unpicklers: vec![],
+        };
+        let mut out = String::new();
+        general_rules(&mut out, &combos, &["dump_"], None, None);
+        assert!(
+            out.contains("where: {protocol: oob}")
+                && out.contains("where: {protocol: 5}")
+                && !out.contains("105"),
+            "{out}"
+        );
+        assert_eq!(
+            out.matches("protocol 5 needs Python 3.8 or later").count(),
+            2
+        );
+        assert_eq!(
+            dimensions(&combos, false, false)[0].1,
+            vec!["5".to_string(), "oob".to_string()]
+        );
+        let mut old = python(Implementation::Cpython, "3.7.16", true, "3.7");
+        old.pickle_highest_protocol = Some(4);
+        assert_eq!(
+            not_asked(&old, OOB_PROTOCOL, Pickler::Py, "producer"),
+            "this producer has no protocol 5"
+        );
+        let default = crate::explore::observe::DEFAULT_PROTOCOL;
+        assert_eq!(
+            not_asked(&old, default, Pickler::Py, "producer"),
+            "explore did not ask this producer"
+        );
     }
 
     /// CPython 3.12 pickles; PyPy 8's C unpickler refuses what its Python one loads; PyPy 3.9

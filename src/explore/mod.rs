@@ -129,6 +129,10 @@ pub struct Report {
     pub kinds: BTreeMap<String, u64>,
     /// Findings shrunk (each a series of rounds, then the smallest value on every interpreter).
     pub shrinks: u64,
+    /// `--values`: per builder and interpreter (its index) that could not build its value (a
+    /// strategy where Hypothesis is not installed, say): the first error, and how many values.
+    /// Not findings: those values are neither dumped nor loaded there.
+    pub unavailable: BTreeMap<(String, usize), (String, u64)>,
 }
 
 /// How long past `--time` the batch under way may go on: a tenth of the time, at least 5 s.
@@ -254,7 +258,8 @@ impl State<'_> {
             .iter()
             .map(|&i| match &options.builders {
                 Some((file, names)) if !names.is_empty() => {
-                    Value::User(file.clone(), names[i as usize % names.len()].clone())
+                    let name = names[i as usize % names.len()].clone();
+                    Value::User(file.clone(), name, options.seed, i)
                 }
                 _ => value::generate(options.seed, i, &options.vocabulary),
             })
@@ -312,8 +317,17 @@ impl State<'_> {
         Ok(true)
     }
 
-    /// A value's stability information, and whether it could be compared at all.
+    /// A value's stability information, whether it could be compared at all, and the
+    /// interpreters a builder of the user's could not build it on.
     fn note(&mut self, value: &Value, index: u64, obs: &Observation) {
+        if let Value::User(_, builder, ..) = value {
+            for (&p, built) in &obs.canon {
+                if let Err(why) = built {
+                    let e = self.report.unavailable.entry((builder.clone(), p));
+                    e.or_insert_with(|| (why.clone(), 0)).1 += 1;
+                }
+            }
+        }
         if oracle::reference(obs).is_none() && !obs.canon.is_empty() {
             self.report.not_comparable += 1;
             self.report

@@ -52,23 +52,40 @@ pub fn protocols(python: &Interpreter) -> u32 {
 /// of a newer default shows. Written `default` in the case files and the summary.
 pub const DEFAULT_PROTOCOL: u32 = 100;
 
-/// A protocol as the case files and the summary write it: its number, or `default`.
+/// Protocol 5 with a `buffer_callback`: the value's `PickleBuffer`s out of band, carried with
+/// the pickle and given back to the load as `buffers=` (`dumps_with(value, "oob", ...)`).
+/// Asked of producers and consumers that have protocol 5; a value none of whose buffers
+/// went out of band is not dumped so (nor one that cannot hold such a buffer:
+/// [`Value::may_go_out_of_band`]). Written `oob` in the case files and the summary.
+pub const OOB_PROTOCOL: u32 = 105;
+
+/// A protocol as the case files and the summary write it: its number, `default` or `oob`.
 pub fn protocol_text(protocol: u32) -> String {
-    if protocol == DEFAULT_PROTOCOL {
-        "default".into()
-    } else {
-        protocol.to_string()
+    match protocol {
+        DEFAULT_PROTOCOL => "default".into(),
+        OOB_PROTOCOL => "oob".into(),
+        _ => protocol.to_string(),
     }
 }
 
-/// The protocols `python` dumps with: each it has, then its default.
+/// The protocol number the pickle declares (`oob` is 5; the default none in particular).
+pub fn protocol_number(protocol: u32) -> u32 {
+    if protocol == OOB_PROTOCOL {
+        5
+    } else {
+        protocol
+    }
+}
+
+/// The protocols `python` dumps with: each it has, then its default, then 5 out of band.
 fn dumped(python: &Interpreter) -> impl Iterator<Item = u32> {
-    (0..=protocols(python)).chain([DEFAULT_PROTOCOL])
+    let oob = (protocols(python) >= 5).then_some(OOB_PROTOCOL);
+    (0..=protocols(python)).chain([DEFAULT_PROTOCOL]).chain(oob)
 }
 
 /// Whether a consumer that reads up to `highest` is asked to load a pickle of `protocol`.
 fn readable(protocol: u32, highest: u32) -> bool {
-    protocol <= highest || protocol == DEFAULT_PROTOCOL
+    protocol_number(protocol) <= highest || protocol == DEFAULT_PROTOCOL
 }
 
 /// How a dump or a load ended.
@@ -229,6 +246,9 @@ impl Bench<'_> {
             for v in (0..values.len()).filter(|&v| asked(p, v)) {
                 sources.push(json!([v.to_string(), values[v].source()]));
                 for proto in dumped(&self.pythons[p]) {
+                    if proto == OOB_PROTOCOL && !values[v].may_go_out_of_band() {
+                        continue;
+                    }
                     for k in Pickler::of(&self.pythons[p]) {
                         tasks.push(json!([v.to_string(), proto, k.as_str()]));
                         keys.push((v, proto, k));

@@ -339,11 +339,13 @@ fn unpickler_parity_findings(obs: &Observation) -> Vec<Finding> {
 pub fn stability(obs: &Observation) -> Vec<Stability> {
     let mut by: BTreeMap<(u32, Pickler), ByteGroups> = BTreeMap::new();
     for (&(p, protocol, pickler), outcome) in &obs.dumps {
-        // The default protocol is another number on each series: its bytes differ by design.
+        // The default protocol is another number on each series: its bytes differ by design;
+        // out of band, they are protocol 5's and the buffers.
         let Outcome::Ok(hex, _) = outcome else {
             continue;
         };
-        if protocol == super::observe::DEFAULT_PROTOCOL {
+        if protocol == super::observe::DEFAULT_PROTOCOL || protocol == super::observe::OOB_PROTOCOL
+        {
             continue;
         }
         let groups = by.entry((protocol, pickler)).or_default();

@@ -138,34 +138,101 @@ def _explore_types():
 _explore_types()
 
 
+# What dumps_with("oob") writes when buffers went out of band: this mark (0xff is no
+# opcode, so no pickle starts with it), the number of buffers, each buffer as its flag
+# (b"r" read-only, b"w" writable), its 8-byte big-endian length and its bytes, then the
+# pickle itself.
+OOB_MARK = b"\xffOOB"
+
+
 def dumps_with(obj, protocol, which):
     """Pickle obj with the C pickler ("c": _pickle, 2.7's cPickle) or the Python one ("py"),
-    with the protocol given, or with none ("default": the interpreter's default)."""
+    with the protocol given, or with none ("default": the interpreter's default), or with
+    protocol 5 and a buffer_callback ("oob": the buffers out of band, carried before the
+    pickle as OOB_MARK says; the pickle alone where no buffer went out of band)."""
     import io
     import pickle
+    import struct
+    buffers = []
+    kwargs = {}
+    if protocol == "oob":
+        protocol = 5
+        kwargs["buffer_callback"] = buffers.append
     args = () if protocol == "default" else (protocol,)
     if which == "c":
         if PY2:
             import cPickle
             return cPickle.dumps(obj, *args)
         import _pickle
-        return _pickle.dumps(obj, *args)
-    f = io.BytesIO()
-    getattr(pickle, "_Pickler", pickle.Pickler)(f, *args).dump(obj)
-    return f.getvalue()
+        data = _pickle.dumps(obj, *args, **kwargs)
+    else:
+        f = io.BytesIO()
+        getattr(pickle, "_Pickler", pickle.Pickler)(f, *args, **kwargs).dump(obj)
+        data = f.getvalue()
+    if not buffers:
+        return data
+    head = [OOB_MARK, struct.pack(">I", len(buffers))]
+    for b in buffers:
+        raw = b.raw()
+        head.append(b"r" if raw.readonly else b"w")
+        head.append(struct.pack(">Q", raw.nbytes))
+        head.append(raw.tobytes())
+    return b"".join(head) + data
+
+
+def out_of_band(data):
+    """The pickle and its buffers (bytes for a read-only one, bytearray for a writable one)
+    of what dumps_with wrote; None for buffers where it wrote a plain pickle."""
+    import struct
+    if data[:4] != OOB_MARK:
+        return data, None
+    (count,) = struct.unpack(">I", data[4:8])
+    at, buffers = 8, []
+    for _ in range(count):
+        flag = data[at:at + 1]
+        (size,) = struct.unpack(">Q", data[at + 1:at + 9])
+        raw = data[at + 9:at + 9 + size]
+        buffers.append(bytes(raw) if flag == b"r" else bytearray(raw))
+        at += 9 + size
+    return data[at:], buffers
 
 
 def loads_with(data, which):
-    """Unpickle data with the C unpickler ("c") or the Python one ("py"), default arguments."""
+    """Unpickle data with the C unpickler ("c") or the Python one ("py"), default arguments
+    (and buffers=, for what dumps_with wrote with its buffers out of band)."""
     import io
     import pickle
+    data, buffers = out_of_band(data)
+    kwargs = {} if buffers is None else {"buffers": buffers}
     if which == "c":
         if PY2:
             import cPickle
             return cPickle.loads(data)
         import _pickle
-        return _pickle.loads(data)
-    return getattr(pickle, "_Unpickler", pickle.Unpickler)(io.BytesIO(data)).load()
+        return _pickle.loads(data, **kwargs)
+    return getattr(pickle, "_Unpickler", pickle.Unpickler)(io.BytesIO(data), **kwargs).load()
+
+
+def drawn(obj, seed, number):
+    """What a builder of explore --values returned: itself, or where it is a Hypothesis
+    strategy, a value drawn from it, the same for the same seed and value number (and the same
+    Hypothesis): the last of the up to 5 examples Hypothesis's generate phase makes under
+    hypothesis.seed(seed * 2**32 + number), no database, no deadline, no health check."""
+    module = getattr(type(obj), "__module__", None) or ""
+    if not module.startswith("hypothesis") or not hasattr(obj, "example"):
+        return obj
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as seeded
+    examples = []
+
+    @seeded(seed * 4294967296 + number)
+    @settings(max_examples=5, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+    @given(obj)
+    def collect(x):
+        examples.append(x)
+    collect()
+    return examples[-1]
 
 
 def canon(obj):
@@ -319,9 +386,12 @@ def canon(obj):
                      for i in o.interpolations]]
         if name == ("zoneinfo", "ZoneInfo"):
             return ["ZoneInfo", o.key]
-        if name == ("pickle", "PickleBuffer"):
+        if name in (("pickle", "PickleBuffer"), ("builtins", "PickleBuffer")):  # PyPy's
             raw = o.raw()
             return ["bytes" if raw.readonly else "bytearray", hexs(raw.tobytes())]
+        if name == ("builtins", "memoryview"):
+            # What an out-of-band buffer may load as: apart from bytes and bytearray.
+            return ["memoryview", "ro" if o.readonly else "rw", hexs(o.tobytes())]
         if name[1] == "frozendict":
             return ["frozendict", pairs(o.items(), None)]
         return None

@@ -153,7 +153,7 @@ impl Value {
             Value::Std(s) => std_expr(s),
             Value::Obj(class, args) => format!("explore_types.{class}({})", list(args)),
             Value::Made(kind, items) => made_expr(kind, items),
-            Value::User(file, builder) => user_expr(file, builder),
+            Value::User(file, builder, seed, i) => user_expr(file, builder, *seed, *i),
         }
     }
 
@@ -161,7 +161,7 @@ impl Value {
     /// builders (`--values`) put on `sys.path`, so that their classes load by reference.
     pub fn load_setup(&self) -> String {
         let mut out = String::new();
-        if let Value::User(file, _) = self {
+        if let Value::User(file, ..) = self {
             let dir = std::path::Path::new(file)
                 .parent()
                 .map(|d| d.display().to_string())
@@ -170,6 +170,15 @@ impl Value {
         }
         self.for_each_child(&mut |c| out.push_str(&c.load_setup()));
         out
+    }
+
+    /// Whether a buffer of this value may go out of band with protocol 5: it holds a
+    /// `PickleBuffer`, or is a builder's (whose types may make one, as NumPy's arrays do).
+    /// Only those are dumped with the protocol `oob`.
+    pub fn may_go_out_of_band(&self) -> bool {
+        let mut found = matches!(self, Value::User(..) | Value::Made("PickleBuffer", _));
+        self.for_each_child(&mut |c| found = found || c.may_go_out_of_band());
+        found
     }
 
     /// The oldest Python (major, minor) that builds this value as written.
@@ -350,8 +359,10 @@ fn std_expr(s: &Std) -> String {
 }
 
 /// The call of a user's builder: its file's folder put first on `sys.path` (so that the
-/// pickles of its classes load by reference wherever the value was built), then the builder.
-fn user_expr(file: &str, builder: &str) -> String {
+/// pickles of its classes load by reference wherever the value was built), then the builder,
+/// what it returns given to `drawn` with the seed and the value number (a Hypothesis strategy
+/// is drawn from, anything else is the value).
+fn user_expr(file: &str, builder: &str, seed: u64, i: u64) -> String {
     let path = std::path::Path::new(file);
     let dir = path
         .parent()
@@ -362,7 +373,7 @@ fn user_expr(file: &str, builder: &str) -> String {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     format!(
-        "__import__('sys').path.insert(0, {}) or __import__({}).{builder}()",
+        "drawn(__import__('sys').path.insert(0, {}) or __import__({}).{builder}(), {seed}, {i})",
         text(&dir),
         text(&module)
     )

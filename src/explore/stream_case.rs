@@ -36,8 +36,58 @@ def load(data, unpickler):
     return hashlib.sha1(text).hexdigest()[:16]
 "#;
 
-/// The case file's text.
-pub fn write(finding: &Finding, pythons: &[Interpreter], seed: Option<u64>) -> String {
+/// The load of a case one of whose loads ran out of memory (or crashed) under explore: under
+/// the same limit of memory (`memory` bytes beyond what the process holds, as `streams.py`
+/// sets it in its children), given back after the load, so that the case neither allocates
+/// without bound under `crosspickle run` nor leaves its process limited. An error near the
+/// limit is a `MemoryError`, as explore reports it. Where the address space cannot be read or
+/// limited (no `/proc`, no `resource`), the stream is not loaded: a `RuntimeError`.
+const LIMITED: &str = r#"
+
+def _peak():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmPeak:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def limited(fn, *args):
+    try:
+        import resource
+        with open("/proc/self/statm") as f:
+            now = int(f.read().split()[0]) * resource.getpagesize()
+        before = _peak()
+    except Exception as e:
+        raise RuntimeError("no limit of memory here (%s): the stream is not loaded" % e)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    ceiling = now + memory
+    if hard != resource.RLIM_INFINITY:
+        ceiling = min(ceiling, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
+    try:
+        return fn(*args)
+    except MemoryError:
+        raise
+    except Exception as e:
+        peak = _peak()
+        if peak > before and peak > ceiling - (16 << 20):
+            raise MemoryError("at the memory limit: %s: %s" % (type(e).__name__, e))
+        raise
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+"#;
+
+/// Whether a load of the finding ran out of memory or crashed under explore's limit: its case
+/// loads under the same limit ([`LIMITED`]).
+pub fn needs_limit(finding: &Finding) -> bool {
+    finding.seen.values().any(|s| {
+        matches!(s, Seen::Raised(t, _) if t == "MemoryError") || matches!(s, Seen::Crash(_))
+    })
+}
+
+/// The case file's text; `memory`: the bytes one load may allocate (`--load-memory`).
+pub fn write(finding: &Finding, pythons: &[Interpreter], seed: Option<u64>, memory: u64) -> String {
     let mut out = String::new();
     let data = finding.ops.concat();
     let readers: Vec<Reader> = {
@@ -117,16 +167,24 @@ pub fn write(finding: &Finding, pythons: &[Interpreter], seed: Option<u64>) -> S
         Some((hash, None)) => ("None".to_string(), quote(hash)),
         None => ("None".to_string(), "None".to_string()),
     };
-    let check = if want.is_some() {
-        "got = load(data, unpickler)\nif unpickler != \"dis\":\n    assert got == (want_hash or want), \"loaded %s\" % (got,)\n"
+    let (limit, call) = if needs_limit(finding) {
+        (
+            format!("memory = {memory}\n{LIMITED}"),
+            "limited(load, data, unpickler)",
+        )
     } else {
-        "load(data, unpickler)\n"
+        (String::new(), "load(data, unpickler)")
+    };
+    let check = if want.is_some() {
+        format!("got = {call}\nif unpickler != \"dis\":\n    assert got == (want_hash or want), \"loaded %s\" % (got,)\n")
+    } else {
+        format!("{call}\n")
     };
     block(
         &mut out,
         "code",
         &format!(
-            "{PRELUDE}\ndata = {}\nwant = {want_text}\nwant_hash = {want_hash}\n{LOAD}\n{check}",
+            "{PRELUDE}\ndata = {}\nwant = {want_text}\nwant_hash = {want_hash}\n{LOAD}{limit}\n{check}",
             source::bytes(&data)
         ),
     );
@@ -199,7 +257,7 @@ mod tests {
             seen,
             occurrences: 1,
         };
-        let text = write(&finding, &pythons, Some(5));
+        let text = write(&finding, &pythons, Some(5), 1 << 30);
         assert!(text.contains("data = b'I01\\x0a.'"), "{text}");
         assert!(
             text.contains("want = \"[\\\"int\\\",\\\"1\\\"]\""),
@@ -211,5 +269,51 @@ mod tests {
         assert_eq!(rules.matches("outcome: error").count(), 1, "{rules}");
         assert!(rules.contains("exception: \"KeyError\""), "{rules}");
         assert!(rules.contains("where: {unpickler: py}"), "{rules}");
+        assert!(
+            !text.contains("limited("),
+            "no limit where nothing ran out: {text}"
+        );
+    }
+
+    /// A stream that ran out of memory on one interpreter: its case loads under the limit
+    /// explore set, and expects the MemoryError there.
+    #[test]
+    fn a_stream_that_ran_out_of_memory_loads_under_the_limit() {
+        let pythons: Vec<Interpreter> = ["2.7.18", "3.12.1"]
+            .iter()
+            .map(|v| {
+                let mut p = Interpreter::for_tests(Implementation::Cpython, v);
+                p.label = v.to_string();
+                p
+            })
+            .collect();
+        let mut seen = Seens::new();
+        for r in [Reader::C, Reader::Py] {
+            seen.insert(
+                (0, r),
+                Seen::Raised("ImportError".into(), "builtins".into()),
+            );
+            seen.insert((1, r), Seen::Raised("MemoryError".into(), "".into()));
+        }
+        let finding = Finding {
+            signature: "load ImportError: 2.7.18/c,2.7.18/py; MemoryError: 3.12.1/c,3.12.1/py"
+                .into(),
+            ops: stream::split(b"I01\n."),
+            index: 0,
+            seen,
+            occurrences: 1,
+        };
+        assert!(needs_limit(&finding));
+        let text = write(&finding, &pythons, None, 32 << 20);
+        assert!(text.contains("memory = 33554432\n"), "{text}");
+        assert!(
+            text.contains("\n  limited(load, data, unpickler)\n"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("exception: \"MemoryError\"").count(),
+            2,
+            "{text}"
+        );
     }
 }

@@ -37,9 +37,10 @@ pub enum Value {
     /// `int | str`, a template string...): its kind ([`NEWER`]) and the parts it is built
     /// from, written as source by `source.rs`.
     Made(&'static str, Vec<Value>),
-    /// What a builder of the user's own file makes (`explore --values FILE.py`): the file and
-    /// the function's name. Not shrunk.
-    User(String, String),
+    /// What a builder of the user's own file makes (`explore --values FILE.py`): the file, the
+    /// function's name, and the seed and value number a Hypothesis strategy it returns is
+    /// drawn with (`drawn` in prelude.py). Not shrunk.
+    User(String, String, u64, u64),
 }
 
 /// The kinds of [`Value::Made`], each with the oldest Python that has it (an address with a
@@ -805,6 +806,10 @@ mod tests {
         );
         assert_eq!(Value::Obj("Setter", vec![]).min_version(), (3, 8));
         assert_eq!(Value::Made("OSError", vec![]).min_version(), (2, 7));
+        let buffer = Value::Made("PickleBuffer", vec![Value::Bytes(b"ab".to_vec())]);
+        assert!(Value::List(None, vec![Value::None, buffer]).may_go_out_of_band());
+        assert!(!group.may_go_out_of_band(), "no buffer in it");
+        assert!(Value::User("mine.py".into(), "f".into(), 0, 0).may_go_out_of_band());
         assert_eq!(
             group.source(),
             "value = ExceptionGroup(u'g', [ValueError(None)])\n"

@@ -6,6 +6,7 @@
 # 4-byte big-endian length and its bytes. Part 0 is a JSON header; the others are pickles.
 # The worker says {"ready": 1} as it starts, then answers each request:
 #   {"op": "dump", "limit": S, "values": [[ID, SOURCE], ...], "tasks": [[ID, PROTOCOL, PICKLER], ...]}
+#     (PROTOCOL 100: the default, none named; 105: 5 with the buffers out of band)
 #     -> {"built": {ID: [CANON, HASH] or {"err": [TYPE, MESSAGE]}},
 #         "tasks": [{"p": PART} or {"err": [...]} or {"hang": 1}, ...],
 #         "parity": [[ID, PROTOCOL, C_PART, PY_PART, OPCODES], ...]}
@@ -56,7 +57,7 @@ def _bounded(limit, fn, *args):
 
 
 def _build(src):
-    ns = {"range_": range_, "__name__": "__explore__"}
+    ns = {"range_": range_, "drawn": drawn, "__name__": "__explore__"}
     exec(compile(src, "<value>", "exec"), ns)
     return ns["value"]
 
@@ -95,8 +96,14 @@ def _dump(req, parts, limit):
         if "ok" not in m:
             tasks.append({"built": 0})
             continue
-        # 100 stands for no protocol named (crosspickle's DEFAULT_PROTOCOL).
-        r = _bounded(limit, dumps_with, m["ok"], "default" if protocol == 100 else protocol, which)
+        # 100 stands for no protocol named (crosspickle's DEFAULT_PROTOCOL), 105 for protocol 5
+        # with its buffers out of band (OOB_PROTOCOL): a value none of whose buffers went out
+        # of band is not dumped that way (its pickle is protocol 5's).
+        named = {100: "default", 105: "oob"}.get(protocol, protocol)
+        r = _bounded(limit, dumps_with, m["ok"], named, which)
+        if named == "oob" and r.get("ok", OOB_MARK)[:4] != OOB_MARK:
+            tasks.append({"built": 0})
+            continue
         if "ok" in r:
             data = r.pop("ok")
             out.append(data)
@@ -108,8 +115,8 @@ def _dump(req, parts, limit):
         if which != "c" or other is None or other == data:
             continue
         try:
-            a = _renumber(pickletools.optimize(data))
-            b = _renumber(pickletools.optimize(other))
+            a = _renumber(pickletools.optimize(out_of_band(data)[0]))
+            b = _renumber(pickletools.optimize(out_of_band(other)[0]))
         except Exception:
             continue
         if a != b:

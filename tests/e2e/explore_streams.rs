@@ -197,3 +197,67 @@ fn generated_streams_repeat() -> TestResult {
         format!("names both flags: {}", bad.stderr),
     )
 }
+
+trial!(out_of_memory_as_a_case, needs = PYTHONS);
+/// A stream that allocates without bound on 3.12 (a `deque` of `builtins.range(1410065408)`)
+/// and that 2.7 refuses (it has no module `builtins`) is a finding written as a case file whose
+/// code loads under explore's limit of memory (`--load-memory 32`): with `crosspickle run` it
+/// passes on both, 3.12's runs expected to end in a `MemoryError`, in seconds (without the
+/// limit, they would allocate about 11 GiB).
+fn out_of_memory_as_a_case() -> TestResult {
+    let growing = STREAMS
+        .lines()
+        .skip_while(|l| !l.contains("grows until"))
+        .nth(1)
+        .unwrap_or_default();
+    let dir = folder(&[("grow.hex", &format!("{growing}\n"))]);
+    let d = dir.path();
+    let run = explore(
+        d,
+        &[
+            "--stream-file",
+            "grow.hex",
+            "--task-timeout",
+            "5",
+            "--load-memory",
+            "32",
+            "--out",
+            "out",
+            "--json",
+            "r.json",
+        ],
+    );
+    run.expect_code(1)?;
+    let report = json_at(&d.join("r.json"));
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let case = findings
+        .first()
+        .and_then(|f| f["case"].as_str())
+        .ok_or_else(|| format!("no case file for the growing deque: {report:#}"))?
+        .to_string();
+    let text = std::fs::read_to_string(d.join(&case)).unwrap_or_default();
+    check(
+        text.contains("memory = 33554432") && text.contains("limited(load, data, unpickler)"),
+        format!("the case loads under the limit: {text}"),
+    )?;
+    check(
+        text.contains("exception: \"MemoryError\""),
+        format!("3.12's MemoryError expected: {text}"),
+    )?;
+    let mut args = vec!["run".to_string()];
+    args.extend(args_on(PYTHONS, &["out"]));
+    let (run, results) = run_json_within(d, &args, std::time::Duration::from_secs(120))?;
+    run.expect_code(0)?;
+    let ran = runs(&results);
+    check(
+        ran.len() == 4 && ran.iter().all(|r| r["verdict"] == "xfail"),
+        format!("four runs, each failing as expected: {results:#}"),
+    )?;
+    check(
+        ran.iter().any(|r| {
+            r["python"].as_str().is_some_and(|p| p.contains("3.12"))
+                && r["exception"].to_string().contains("MemoryError")
+        }),
+        format!("3.12 ran out of memory: {results:#}"),
+    )
+}

@@ -12,6 +12,8 @@ mod download;
 mod driver_python;
 mod expected;
 mod explore;
+mod explore_hypothesis;
+mod explore_oob;
 mod explore_packages;
 mod explore_reach;
 mod explore_shards;
