@@ -17,7 +17,8 @@
 #    the C and the Python pickler as dump_params, on the same pairs (3.15 produces and reloads,
 #    2.7 and 3.6 to 3.14 load and relay), -j JOBS.
 # Each is timed with /usr/bin/time (wall, and the CPU of the process and every child it
-# waited for), and the two are compared per transfer (a bounce of one object: the peer's
+# waited for; crosspickle by benches/xpickle/own_cpu.py, which counts the same and also
+# crosspickle's own process apart), and the two are compared per transfer (a bounce of one object: the peer's
 # bounces, crosspickle's named checks whose reload ran). The load average is printed before
 # and after: on a shared machine compare CPU, not wall.
 #
@@ -87,31 +88,80 @@ fetch_peer() {
   echo "libpython3.15-testsuite $want_version" >"$stamp"
 }
 
+# The pickletester tests whose objects benches/xpickle/*.yaml write out.
+same_tests="test_ints test_int_pickling_efficiency test_long test_float test_unicode test_bytes
+  test_bytearray test_short_tuples test_singletons test_bytes_memoization
+  test_bytearray_memoization test_unicode_memoization test_misc test_builtin_exceptions
+  test_builtin_functions test_builtin_types"
+
+# run_peer NAME [REGRTEST ARGS]: the peer under /usr/bin/time; sets NAME_cpu and NAME_bounces.
 run_peer() {
+  local name=$1 status=0 w
+  shift
   fetch_peer
   rm -rf "$peer_dir/bin" && mkdir -p "$peer_dir/bin"
-  local w
   for w in "${workers[@]}"; do ln -s "${w#*=}" "$peer_dir/bin/python${w%%=*}"; done
-  echo "== the peer: test_xpickle of libpython3.15-testsuite $(cut -d' ' -f2 "$peer_dir/installed.stamp"), $("$py315" -V)"
-  echo "   workers: $(cd "$peer_dir/bin" && echo *)"
-  local status=0
+  echo "== the peer ($name): test_xpickle of libpython3.15-testsuite $(cut -d' ' -f2 "$peer_dir/installed.stamp"), $("$py315" -V)${*:+, $*}"
+  echo "   workers: $(cd "$peer_dir/bin" && ls | sort -V | paste -sd' ')"
   (cd "$out" && PATH="$peer_dir/bin:$PATH" XPICKLE_PEER_PATH="$peer_dir/usr/lib/python3.15/test" \
-    XPICKLE_COUNTS="$out/peer-counts.json" \
-    /usr/bin/time -o "$out/peer-time" -f "$fmt" \
-    "$py315" "$root/benches/xpickle/peer.py" -u xpickle -v test_xpickle >"$out/peer.log" 2>&1) || status=$?
-  grep -E '^(Ran |OK|FAILED|Total duration|Result)' "$out/peer.log" | sed 's/^/   /'
-  [[ $status == 0 ]] || echo "   (test_xpickle exited $status: see $out/peer.log)"
-  read -r peer_wall peer_user peer_sys peer_rss < <(tail -1 "$out/peer-time")
-  read -r peer_bounces peer_starts < <("$py315" -c '
+    XPICKLE_COUNTS="$out/$name-counts.json" \
+    /usr/bin/time -o "$out/$name-time" -f "$fmt" \
+    "$py315" "$root/benches/xpickle/peer.py" -u xpickle -v "$@" test_xpickle >"$out/$name.log" 2>&1) || status=$?
+  grep -E '^(Ran |OK|FAILED)' "$out/$name.log" | sed 's/^/   /' || true
+  [[ $status == 0 ]] || echo "   (test_xpickle exited $status: see $out/$name.log)"
+  local wall user sys rss bounces starts
+  read -r wall user sys rss < <(tail -1 "$out/$name-time")
+  read -r bounces starts < <("$py315" -c '
 import json, sys
 c = json.load(open(sys.argv[1]))
-print(c["bounces"], c["worker_starts"])' "$out/peer-counts.json")
-  echo "   skipped: $(grep -c ' skipped ' "$out/peer.log") tests ($(grep -o "skipped '[^']*'" "$out/peer.log" | sort | uniq -c | sort -rn | head -3 | tr -s ' ' | paste -sd';'))"
-  printf '   %s s wall, %s s CPU (%s user + %s system), %s bounces, %s worker starts\n' \
-    "$peer_wall" "$(echo "$peer_user + $peer_sys" | bc)" "$peer_user" "$peer_sys" "$peer_bounces" "$peer_starts"
+print(c["bounces"], c["worker_starts"])' "$out/$name-counts.json")
+  printf '   %s s wall, %s s CPU (%s user + %s system), %s bounces, %s worker starts: %.1f us CPU a bounce\n' \
+    "$wall" "$(echo "$user + $sys" | bc)" "$user" "$sys" "$bounces" "$starts" "$(echo "($user + $sys) * 1000000 / $bounces" | bc -l)"
+  printf -v "${name}_cpu" %s "$(echo "$user + $sys" | bc)"
+  printf -v "${name}_bounces" %s "$bounces"
+}
+
+run_crosspickle() {
+  local bin=${CROSSPICKLE_BIN:-} status=0 w pythons=$py315
+  if [[ -z $bin ]]; then
+    (cd "$root" && cargo build --release --quiet)
+    bin="$root/target/release/crosspickle"
+  fi
+  for w in "${workers[@]}"; do pythons="$pythons,${w#*=}"; done
+  echo "== crosspickle: benches/xpickle/*.yaml, 3.15 producing and reloading, the workers loading and relaying, -j $jobs ($bin)"
+  # The cases by absolute path: their support file is found beside them.
+  (cd "$out" && python3 "$root/benches/xpickle/own_cpu.py" "$out/crosspickle-time" \
+    "$bin" run --pythons-toml /dev/null --pythons-toml "$newest/pythons.toml" -p "$pythons" \
+    -j "$jobs" --json "$out/crosspickle.json" "$root"/benches/xpickle/*.yaml >"$out/crosspickle.log" 2>&1) || status=$?
+  tail -1 "$out/crosspickle.log" | sed 's/^/   /'
+  [[ $status == 0 ]] || echo "   (crosspickle exited $status: see $out/crosspickle.log)"
+  local wall user sys own_user own_sys rss
+  read -r wall user sys own_user own_sys rss <"$out/crosspickle-time"
+  # A transfer is a bounce of one object: a named check of a reload that ran (not skipped).
+  read -r crosspickle_bounces pairs < <("$py315" -c '
+import json, sys
+runs = [r for r in json.load(open(sys.argv[1]))["runs"] if r["verdict"] != "skipped"]
+print(sum(1 for r in runs for c in r.get("checks", ()) if c["phase"] == "reload" and c["verdict"] != "skipped"), len(runs))' "$out/crosspickle.json")
+  crosspickle_cpu=$(echo "$user + $sys" | bc)
+  printf '   %s s wall, %s s CPU (%s user + %s system), %s pairs run, %s bounces: %.1f us CPU a bounce\n' \
+    "$wall" "$crosspickle_cpu" "$user" "$sys" "$pairs" "$crosspickle_bounces" "$(echo "$crosspickle_cpu * 1000000 / $crosspickle_bounces" | bc -l)"
+  printf "   of which crosspickle's own process %s s (%s user + %s system, %.0f%%), the interpreters %s s; its peak RSS %s MB\n" \
+    "$(echo "$own_user + $own_sys" | bc)" "$own_user" "$own_sys" "$(echo "($own_user + $own_sys) * 100 / $crosspickle_cpu" | bc -l)" \
+    "$(echo "$crosspickle_cpu - $own_user - $own_sys" | bc)" "$((rss / 1024))"
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-want peer && run_peer
+if want peer; then
+  run_peer peer
+  match=()
+  for t in $same_tests; do match+=(-m "$t"); done
+  run_peer peer_same "${match[@]}"
+fi
+want crosspickle && run_crosspickle
+if want peer && want crosspickle; then
+  printf '== CPU a bounce, crosspickle / the peer on the same objects: %.2fx (the whole peer: %.2fx)\n' \
+    "$(echo "($crosspickle_cpu / $crosspickle_bounces) / ($peer_same_cpu / $peer_same_bounces)" | bc -l)" \
+    "$(echo "($crosspickle_cpu / $crosspickle_bounces) / ($peer_cpu / $peer_bounces)" | bc -l)"
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "outputs in $out"
