@@ -12,7 +12,7 @@
 #    those names to pyenv's 2.7 and 3.6 to 3.13 and the newest prefix's 3.14 (3.2 to 3.5 are
 #    not here, and the peer skips them, saying so). It runs with the newest prefix's 3.15,
 #    under benches/xpickle/peer.py, which counts its bounces and worker starts.
-# 2. The same work as crosspickle cases, benches/xpickle/*.yaml: pickletester's objects
+# 2. The same work as a crosspickle case, benches/xpickle/pickletester.yaml: pickletester's objects
 #    written out in the cases, each a named check, bounced with relay/reload, each protocol,
 #    the C and the Python pickler as dump_params, on the same pairs (3.15 produces and reloads,
 #    2.7 and 3.6 to 3.14 load and relay), -j JOBS.
