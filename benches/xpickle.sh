@@ -13,7 +13,7 @@
 #    not here, and the peer skips them, saying so). It runs with the newest prefix's 3.15,
 #    under benches/xpickle/peer.py, which counts its bounces and worker starts.
 # 2. The same work as a crosspickle case, benches/xpickle/pickletester.yaml: pickletester's objects
-#    written out in the cases, each a named check, bounced with relay/reload, each protocol,
+#    written out in the case, each a named check, bounced with relay/reload, each protocol,
 #    the C and the Python pickler as dump_params, on the same pairs (3.15 produces and reloads,
 #    2.7 and 3.6 to 3.14 load and relay), -j JOBS.
 # Each is timed with /usr/bin/time (wall, and the CPU of the process and every child it
