@@ -520,9 +520,13 @@ impl Validator<'_> {
     }
 
     /// `support`: each a `.py` file beside the case file, named as a module, listed once; the
-    /// files as absolute paths.
+    /// files as absolute paths (a case file named without a folder, `x.yaml`, is in the
+    /// working directory: its parent is the empty path, which `absolute` refuses).
     fn support(&mut self, names: &[String]) -> Vec<PathBuf> {
-        let folder = self.path.parent().unwrap_or(Path::new("."));
+        let folder = match self.path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
         let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
         let mut files = Vec::new();
         for (i, name) in names.iter().enumerate() {
@@ -1201,6 +1205,15 @@ mod tests {
         }
         let e = error("title: t\nsupport: [helpers.py, helpers.py]\ncode: pass\n");
         assert!(e.contains("`helpers.py` is listed twice"), "{e}");
+        // A case file named without a folder is in the working directory: its support files
+        // are named by their absolute path there, not as a bare relative name.
+        let bare = parse_case(
+            Path::new("x.yaml"),
+            "title: t\nsupport: [gone.py]\ncode: pass\n",
+        );
+        let e = bare.unwrap_err()[0].to_string();
+        let here = std::env::current_dir().unwrap().join("gone.py");
+        assert!(e.contains(&format!("no file {}", here.display())), "{e}");
         assert!(parse("title: t\ncode: pass\n").unwrap().support.is_empty());
     }
 

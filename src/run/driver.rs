@@ -536,6 +536,8 @@ fn named_check(bytes: &[u8]) -> Option<NamedCheck> {
             "message" => observed.message = Some(value),
             "traceback" => observed.traceback = Some(value),
             "classes" => observed.classes = classes(Some(&value)),
+            // Made by the relay of a bounce, in the load's process (else by the run's code).
+            "leg" if value == "relay" => observed.phase = Some(Phase::Relay),
             _ => {}
         }
     }
@@ -647,7 +649,12 @@ pub fn observe(
 fn keep_raised(observed: &mut Observed, r: DriverReport) {
     observed.checks = r.checks;
     for check in &mut observed.checks {
-        check.observed.phase = observed.phase;
+        // A process that relayed made its checks in the load, up to those its relay made.
+        check.observed.phase = match (check.observed.phase, observed.phase) {
+            (Some(Phase::Relay), _) => Some(Phase::Relay),
+            (_, Some(Phase::Relay)) => Some(Phase::Load),
+            (_, phase) => phase,
+        };
     }
     observed.classes = classes(r.classes.as_deref());
     observed.exception = r.exception;
@@ -753,6 +760,48 @@ mod tests {
         assert_eq!(c["pickle.PicklingError"], ClassRelation::Same);
         assert_eq!(c["ValueError"], ClassRelation::Unrelated);
         assert_eq!(c.len(), 2);
+    }
+
+    #[test]
+    fn a_relayed_loads_checks_are_the_loads_up_to_those_of_its_relay() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("result");
+        let check = |name: &str, leg: &str| {
+            let mut record = format!("name {}\n{name}\noutcome 4\npass\n", name.len());
+            if !leg.is_empty() {
+                record += &format!("leg {}\n{leg}\n", leg.len());
+            }
+            format!("check {}\n{record}\n", record.len())
+        };
+        let ended = Finished {
+            exit: Exit::Code(0),
+            stdout: Default::default(),
+            stderr: Default::default(),
+            duration: std::time::Duration::from_millis(5),
+        };
+        let phases = |record: String, phase| {
+            std::fs::write(&file, record).unwrap();
+            let observed = observe(&ended, &file, 1.0, phase);
+            let checks = observed.checks.iter();
+            (
+                observed.phase,
+                checks.map(|c| c.observed.phase).collect::<Vec<_>>(),
+            )
+        };
+        let relayed = format!(
+            "crosspickle-result 1\nleg 5\nrelay\noutcome 4\npass\n{}{}end 0\n\n",
+            check("loaded", ""),
+            check("relayed", "relay")
+        );
+        let (run, checks) = phases(relayed, Some(Phase::Load));
+        assert_eq!(run, Some(Phase::Relay));
+        assert_eq!(checks, [Some(Phase::Load), Some(Phase::Relay)]);
+        // Without a relay, every check is the phase's, as the run is.
+        let loaded = format!(
+            "crosspickle-result 1\noutcome 4\npass\n{}end 0\n\n",
+            check("loaded", "")
+        );
+        assert_eq!(phases(loaded, Some(Phase::Load)).1, [Some(Phase::Load)]);
     }
 
     #[test]

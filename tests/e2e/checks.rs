@@ -229,3 +229,55 @@ fn a_failing_check_fails_with_its_own_traceback_and_lf_runs_it_again() -> TestRe
         ),
     )
 }
+
+/// A bounce whose load and relay each make checks, in one process: a rule for the load's
+/// phase decides the load's check, one for the relay's the relay's, and the reload's its own.
+const BOUNCED: &str = r#"title: checks in each leg of a bounce
+setup: import pickle
+dump: |
+  data = pickle.dumps(1, 2)
+load: |
+  with check("read"):
+      obj = pickle.loads(data)
+      assert obj == 2, "loaded %r" % (obj,)
+relay: |
+  with check("read"):
+      data = pickle.dumps(obj, 2)
+      assert False, "relayed"
+reload: |
+  with check("read"):
+      assert pickle.loads(data) == 1
+expect:
+  - check: read
+    phase: load
+    outcome: fail
+    match: "^loaded 1$"
+  - check: read
+    phase: relay
+    outcome: fail
+    match: "^relayed$"
+"#;
+
+trial!(a_bounces_checks_are_each_of_its_own_leg, needs = &["3.12"]);
+/// 3.12 to itself: the load's process makes a check in the load and one in the relay, each
+/// judged by the rule of its own phase (the load's was taken for the relay's, as the process
+/// was, and failed its rule); the reload's passes; the command exits 0.
+fn a_bounces_checks_are_each_of_its_own_leg() -> TestResult {
+    let dir = folder(&[("cases/bounced.yaml", BOUNCED)]);
+    let (run, json) = run_json(dir.path(), &args_on(&["3.12"], &[]));
+    let all = runs(&json);
+    let seen: Vec<String> = all
+        .iter()
+        .flat_map(|r| r["checks"].as_array().cloned().unwrap_or_default())
+        .map(|c| format!("{} {} {}", c["name"], c["phase"], c["verdict"]))
+        .collect();
+    check(
+        seen == [
+            "\"read\" \"load\" \"xfail\"",
+            "\"read\" \"relay\" \"xfail\"",
+            "\"read\" \"reload\" \"ok\"",
+        ],
+        format!("each check of its own leg: {seen:?}\n{}", run.stdout),
+    )?;
+    run.expect_code(0)
+}

@@ -64,3 +64,23 @@ fn a_case_imports_its_support_files() -> TestResult {
         format!("a missing support file: {}", run.stderr),
     )
 }
+
+trial!(
+    a_case_named_without_its_folder_finds_its_support_files,
+    needs = &["3.12"]
+);
+/// `crosspickle run point.yaml` in the case's own folder: the support file beside it is found
+/// by the runs too, whose working directory is another (the file was named by a bare relative
+/// path, which the dump's process could not import).
+fn a_case_named_without_its_folder_finds_its_support_files() -> TestResult {
+    let dir = folder(&[("cases/shared.py", SHARED), ("cases/point.yaml", CASE)]);
+    let mut args = vec!["run".to_string()];
+    args.extend(args_on(&["3.12"], &["point.yaml"]));
+    let (run, results) = run_json(&dir.path().join("cases"), &args);
+    run.expect_code(0)?;
+    let all = runs(&results);
+    check(
+        all.len() == 2 && all.iter().all(|r| r["verdict"] == "ok"),
+        format!("2 runs ok: {all:#?}"),
+    )
+}

@@ -147,7 +147,7 @@ def _code(run, leg):
     # compiling it.
     if leg == 0:
         return run.code
-    run.leg = "relay"
+    run.leg = run.checks.leg = "relay"
     run.result.mark([("leg", "relay")])
     code = run.relay["code"]
     if isinstance(code, BaseException):

@@ -2,7 +2,8 @@
 # used as a context manager (`with check("name"):`) or a decorator (`@check("name")` runs the
 # function at once, as the check), with `check.skip(reason)` to skip the check it is called
 # in. Each check's outcome (pass, fail, error, skip), exception, message, traceback and class
-# relations are kept in the order the checks ended, and written to the result record as one
+# relations, and the leg it ended in (`relay` for one the relay of a bounce made after the
+# load, in the load's process), are kept in the order the checks ended, and written to the result record as one
 # `check` field each (a record of the same form inside); a check that raised an Exception does
 # not stop the code, which goes on after it. What is not an Exception (SystemExit,
 # KeyboardInterrupt) is recorded, then goes on up, as it would without the check.
@@ -23,6 +24,9 @@ class _Checks(object):
     def __init__(self, class_names=(), modules_before=None, builtins_before=None, main=None):
         self._done = []
         self._context = (class_names, modules_before, builtins_before, main)
+        # The leg the checks are made in: None for the run's own code, "relay" once the relay
+        # of a bounce started (3_run.py's _code).
+        self.leg = None
 
     def __call__(self, name):
         if not isinstance(name, str) and not (_unicode is not None and isinstance(name, _unicode)):
@@ -52,6 +56,7 @@ class _Checks(object):
             ("message", message),
             ("traceback", tb_text),
             ("classes", classes),
+            ("leg", self.leg),
         ])
 
     def _fields(self):
