@@ -5,6 +5,7 @@
 mod bisect;
 mod bounce;
 mod checks;
+mod checks_kept;
 mod corpus;
 mod cpython_build;
 mod docs;
