@@ -6,6 +6,7 @@ mod bisect;
 mod bounce;
 mod checks;
 mod checks_kept;
+mod checks_reports;
 mod corpus;
 mod cpython_build;
 mod docs;
