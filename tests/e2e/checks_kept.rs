@@ -3,9 +3,6 @@
 //! testcase, and the checks that ended before a run crashed (`os._exit`, a signal) in its
 //! record, in both isolations.
 
-use std::path::Path;
-use std::process::Command;
-
 use crate::support::*;
 
 /// A check that fails on each interpreter's first attempt only (a marker per attempt, named by
@@ -24,26 +21,6 @@ code: |
   with check("first time"):
       assert n > 0, "attempt %d fails" % (n + 1)
 "#;
-
-fn xmllint(file: &Path) -> TestResult {
-    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/junit/junit-10.xsd");
-    let schema = [schema, "/work/shared/junit/junit-10.xsd".into()]
-        .into_iter()
-        .find(|p| p.is_file())
-        .ok_or("junit-10.xsd not found in ../shared/junit/")?;
-    let out = Command::new("xmllint")
-        .arg("--noout")
-        .arg("--schema")
-        .arg(schema)
-        .arg(file)
-        .output()
-        .map_err(|e| format!("xmllint (apt-get install libxml2-utils): {e}"))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    check(
-        out.status.success() && stderr.contains("validates"),
-        format!("{} does not validate:\n{stderr}", file.display()),
-    )
-}
 
 trial!(
     a_retried_run_keeps_each_attempts_checks,
@@ -119,7 +96,7 @@ fn a_retried_run_keeps_each_attempts_checks() -> TestResult {
         xml.matches(":: first time\"").count() == 2,
         format!("a testcase per run for the check:\n{xml}"),
     )?;
-    xmllint(&junit)
+    crate::retries::xmllint(&junit)
 }
 
 /// Two checks end (one passes, one fails as its rule expects), then the process ends without
