@@ -1,7 +1,7 @@
 //! Named checks are kept wherever a run goes: the checks of the earlier attempts of a run tried
 //! again (`--retries`) in the JSON and as JUnit's flaky or rerun elements of the check's own
-//! testcase, and the checks that ended before a run crashed (`os._exit`, a signal) in its
-//! record, in both isolations.
+//! testcase, and the checks that ended before a run crashed (`os._exit`, a signal) or ran out
+//! of time in its record, in both isolations.
 
 use crate::support::*;
 
@@ -100,23 +100,28 @@ fn a_retried_run_keeps_each_attempts_checks() -> TestResult {
 }
 
 /// Two checks end (one passes, one fails as its rule expects), then the process ends without
-/// reporting: `os._exit(3)`, or killed by SIGKILL.
+/// reporting: `os._exit(3)`, killed by SIGKILL, or killed at its time limit (1 s).
 const CRASHES: &str = r#"title: checks that ended before the run crashed
+timeout: 1
 params:
-  how: [exit, kill]
+  how: [exit, kill, hang]
 code: |
-  import os, signal
+  import os, signal, time
   with check("before"):
       pass
   with check("fails"):
       assert False, "as its rule expects"
   if how == "exit":
       os._exit(3)
+  if how == "hang":
+      time.sleep(60)
   os.kill(os.getpid(), signal.SIGKILL)
 expect:
   - check: fails
     outcome: fail
     match: "^as its rule expects$"
+  - where: {how: hang}
+    outcome: timeout
   - outcome: crash
 "#;
 
@@ -125,15 +130,16 @@ trial!(
     needs = &["2.7", "3.12"],
     both
 );
-/// On 2.7 and 3.12, in each isolation: both runs crash as expected (`xfail`), and each keeps
-/// the two checks that ended before, judged (`ok`, and the failure its rule expects).
+/// On 2.7 and 3.12, in each isolation: each run crashes or times out as expected (`xfail`),
+/// and each keeps the two checks that ended before, judged (`ok`, and the failure its rule
+/// expects).
 fn a_run_that_crashes_keeps_the_checks_that_ended(isolation: &'static str) -> TestResult {
     let dir = folder(&[("cases/crashes.yaml", CRASHES)]);
     let extra = ["-j", "2", "--isolation", isolation];
     let (run, json) = run_json(dir.path(), &args_on(&["2.7", "3.12"], &extra));
     run.expect_code(0)?;
     let all = runs(&json);
-    check(all.len() == 4, format!("four runs, got {}", all.len()))?;
+    check(all.len() == 6, format!("six runs, got {}", all.len()))?;
     for r in &all {
         let what = format!("{} {}", r["python"], r["params"]);
         let checks: Vec<String> = r["checks"]
@@ -142,15 +148,20 @@ fn a_run_that_crashes_keeps_the_checks_that_ended(isolation: &'static str) -> Te
             .flatten()
             .map(|c| format!("{} {} {}", c["name"], c["outcome"], c["verdict"]))
             .collect();
+        let ended = if r["params"]["how"] == "hang" {
+            "timeout"
+        } else {
+            "crash"
+        };
         check(
             r["verdict"] == "xfail"
-                && r["outcome"] == "crash"
+                && r["outcome"] == ended
                 && checks == ["\"before\" \"pass\" \"ok\"", "\"fails\" \"fail\" \"xfail\""],
             format!("{what}: the crash keeps the checks that ended: {checks:?}\n{r}"),
         )?;
     }
     check(
-        run.stdout.contains("8 named checks: 4 ok, 4 xfail"),
+        run.stdout.contains("12 named checks: 6 ok, 6 xfail"),
         format!("the summary counts the kept checks:\n{}", run.stdout),
     )
 }
