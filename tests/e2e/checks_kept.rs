@@ -29,7 +29,8 @@ trial!(
 );
 /// 2.7 and 3.12 with `--retries 1`: each run is `flaky`, its check `first time` too; the
 /// attempt before holds its own checks (`first time` a regression with its message); in JUnit
-/// the check's testcase passes with a `<flakyFailure>` of that attempt, and the file validates.
+/// the check's testcase passes with a `<flakyFailure>` of that attempt, and the file validates;
+/// `merge` keeps the attempts' checks.
 fn a_retried_run_keeps_each_attempts_checks() -> TestResult {
     let dir = folder(&[]);
     let d = dir.path();
@@ -96,7 +97,22 @@ fn a_retried_run_keeps_each_attempts_checks() -> TestResult {
         xml.matches(":: first time\"").count() == 2,
         format!("a testcase per run for the check:\n{xml}"),
     )?;
-    crate::retries::xmllint(&junit)
+    crate::retries::xmllint(&junit)?;
+    // `merge` reads the attempts' checks back and writes them as they were.
+    let merged = Run::from(
+        crosspickle(d)
+            .args(["merge", "results.json", "--json", "merged.json"])
+            .output()?,
+    );
+    merged.expect_code(0)?;
+    let merged_json = json_at(&d.join("merged.json"));
+    let attempts_of = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+        runs(v).iter().map(|r| r["attempts"].clone()).collect()
+    };
+    check(
+        attempts_of(&merged_json) == attempts_of(&json),
+        format!("merge keeps the attempts' checks: {merged_json}"),
+    )
 }
 
 /// Two checks end (one passes, one fails as its rule expects), then the process ends without
