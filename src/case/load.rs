@@ -1636,7 +1636,14 @@ mod tests {
                 "check: ' '",
                 "cases/x.yaml:4:12: expect[0].check has a blank name",
             ),
-            ("check: 3", "cases/x.yaml:4:"),
+            (
+                "check: 3",
+                "cases/x.yaml:4:12: expect[0].check: invalid type: integer `3`, expected a check's name, a string (quote a name that YAML reads as another type: `check: \"3\"`)",
+            ),
+            (
+                "check: [a, {b: 1}]",
+                "cases/x.yaml:4:16: expect[0].check[1]: invalid type: map, expected a check's name",
+            ),
         ] {
             let e = first_error(&format!(
                 "title: t\ncode: pass\nexpect:\n  - {rule}\n    outcome: fail\n"

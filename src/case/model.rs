@@ -386,13 +386,22 @@ impl Case {
     /// The rule that decides what the check `name` of a run of `params` on `side` must show:
     /// the first with a `check` that names it and whose other selectors hold, or `pass`.
     pub fn expected_for_check(&self, params: &Params, side: RunSide<'_>, name: &str) -> Expected {
-        self.expect
-            .iter()
-            .find(|r| {
-                r.check.as_ref().is_some_and(|c| c.matches(name)) && r.selects_side(params, side)
-            })
-            .map(|r| r.expected.clone())
+        self.deciding_check_rule(params, side, name)
+            .map(|i| self.expect[i].expected.clone())
             .unwrap_or_else(Expected::default_pass)
+    }
+
+    /// The index in `expect` of the rule that decides the check `name` (see
+    /// [`Case::expected_for_check`]), `None` for the default `pass`.
+    pub fn deciding_check_rule(
+        &self,
+        params: &Params,
+        side: RunSide<'_>,
+        name: &str,
+    ) -> Option<usize> {
+        self.expect.iter().position(|r| {
+            r.check.as_ref().is_some_and(|c| c.matches(name)) && r.selects_side(params, side)
+        })
     }
 
     /// `id[protocol=5,pickler=c]`, or just `id` without params (see [`run_name`]).

@@ -3,7 +3,9 @@
 //! and the rule that decides it, without running anything. The cells come from the run's own
 //! plan ([`Plan::build`]: which runs are skipped, by which reason or `skip` rule) and from the
 //! very rule choice its verdicts use ([`Case::deciding_rule`] on a [`RunSide`]), so that what
-//! this prints is what a run decides.
+//! this prints is what a run decides. Each name or glob a rule's `check` gives has a row of
+//! its own under its run's: the rule that decides a named check of that name
+//! ([`Case::deciding_check_rule`]).
 
 use std::sync::Arc;
 
@@ -49,6 +51,46 @@ pub struct Cell {
         serialize_with = "crate::results::wire::serialize_expected"
     )]
     pub dump_expected: Option<Expected>,
+    /// The named checks the rules name (`check: NAME`), each with the rule that decides a
+    /// check of that name in this run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckCell>,
+}
+
+/// What the rules say of a named check in one run: the name (or glob) a rule's `check` gives,
+/// the index in `expect` of the rule that decides it (`null` for the implicit `pass`), and for
+/// a round trip the rule that decides it when its dump makes it.
+#[derive(Debug, Serialize)]
+pub struct CheckCell {
+    pub check: String,
+    pub rule: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dump_rule: Option<Option<usize>>,
+}
+
+impl CheckCell {
+    /// As [`Cell::symbol`]: the deciding rule's number, `.` the implicit pass, `D/L` for a
+    /// round trip whose dump's check another rule decides.
+    pub fn symbol(&self) -> String {
+        let number = |r: Option<usize>| r.map_or(".".to_string(), |i| (i + 1).to_string());
+        match self.dump_rule {
+            Some(dump) if dump != self.rule => format!("{}/{}", number(dump), number(self.rule)),
+            _ => number(self.rule),
+        }
+    }
+}
+
+/// The names and globs the rules of `case` give in `check`, each once, in file order.
+fn check_patterns(case: &Case) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for rule in &case.expect {
+        for name in rule.check.iter().flat_map(|c| c.patterns()) {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+    }
+    names
 }
 
 /// One case's rules and cells.
@@ -114,6 +156,7 @@ fn cell(run: &PlannedRun) -> Cell {
         expected: None,
         dump_rule: None,
         dump_expected: None,
+        checks: Vec::new(),
     };
     if matches!(run.disposition, Disposition::Skip(_)) {
         return cell;
@@ -144,6 +187,26 @@ fn cell(run: &PlannedRun) -> Cell {
             (cell.dump_rule, cell.dump_expected) = (Some(rule), Some(expected));
         }
     }
+    let check_rule =
+        |side: RunSide<'_>, name: &str| case.deciding_check_rule(&run.params, side, name);
+    cell.checks = check_patterns(case)
+        .into_iter()
+        .map(|name| match &run.producer {
+            None => CheckCell {
+                check: name.to_string(),
+                rule: check_rule(RunSide::single(&run.interpreter), name),
+                dump_rule: None,
+            },
+            Some(producer) => CheckCell {
+                check: name.to_string(),
+                rule: check_rule(RunSide::pair(producer, &run.interpreter, Phase::Load), name),
+                dump_rule: Some(check_rule(
+                    RunSide::pair(producer, &run.interpreter, Phase::Dump),
+                    name,
+                )),
+            },
+        })
+        .collect();
     cell
 }
 
@@ -212,7 +275,12 @@ fn combinations(runs: &[Cell]) -> Vec<(&Params, String)> {
 
 fn render_runs(out: &mut String, m: &CaseMatrix, interpreters: &[String]) {
     let combos = combinations(&m.runs);
-    let width = interpreters.iter().map(|l| l.len()).max().unwrap_or(0);
+    let width = interpreters
+        .iter()
+        .map(|l| l.len())
+        .chain(check_names(m).iter().map(|n| n.chars().count() + 5))
+        .max()
+        .unwrap_or(0);
     let widths: Vec<usize> = combos.iter().map(|(_, n)| n.len().max(3)).collect();
     if combos.len() > 1 || !combos.first().is_some_and(|(p, _)| p.is_empty()) {
         let mut header = format!("    {:width$}", "");
@@ -224,17 +292,50 @@ fn render_runs(out: &mut String, m: &CaseMatrix, interpreters: &[String]) {
     }
     for label in interpreters {
         let mut row = format!("    {label:width$}");
-        for ((params, _), w) in combos.iter().zip(&widths) {
-            let symbol = m
-                .runs
-                .iter()
-                .find(|r| &r.python == label && &r.params == *params)
-                .map_or(String::new(), Cell::symbol);
+        let cells: Vec<Option<&Cell>> = combos
+            .iter()
+            .map(|(params, _)| {
+                m.runs
+                    .iter()
+                    .find(|r| &r.python == label && &r.params == *params)
+            })
+            .collect();
+        for (cell, w) in cells.iter().zip(&widths) {
+            let symbol = cell.map_or(String::new(), Cell::symbol);
             row.push_str(&format!("  {symbol:w$}"));
         }
         out.push_str(row.trim_end());
         out.push('\n');
+        // A row per named check the rules name, under the interpreter's.
+        for name in check_names(m) {
+            let mut row = format!("    {:width$}", format!("  :: {name}"));
+            for (cell, w) in cells.iter().zip(&widths) {
+                let symbol = cell.map_or(String::new(), |c| check_symbol(c, name));
+                row.push_str(&format!("  {symbol:w$}"));
+            }
+            out.push_str(row.trim_end());
+            out.push('\n');
+        }
     }
+}
+
+/// The check names of a case's cells, each once, in order.
+fn check_names(m: &CaseMatrix) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for c in m.runs.iter().flat_map(|r| &r.checks) {
+        if !names.contains(&c.check.as_str()) {
+            names.push(&c.check);
+        }
+    }
+    names
+}
+
+/// The symbol of the named check `name` in `cell` (empty where the case does not apply).
+fn check_symbol(cell: &Cell, name: &str) -> String {
+    cell.checks
+        .iter()
+        .find(|c| c.check == name)
+        .map_or(String::new(), CheckCell::symbol)
 }
 
 fn render_pairs(out: &mut String, m: &CaseMatrix, interpreters: &[String], letters: &[String]) {
@@ -251,12 +352,23 @@ fn render_pairs(out: &mut String, m: &CaseMatrix, interpreters: &[String], lette
             }
         }
     }
-    let width = producers.iter().map(|(p, _)| p.len()).max().unwrap_or(0) + 4;
+    let width = producers
+        .iter()
+        .map(|(p, _)| p.len() + 4)
+        .chain(check_names(m).iter().map(|n| n.chars().count() + 6))
+        .max()
+        .unwrap_or(4);
     for (params, name) in combinations(&m.runs) {
         let cells: Vec<&Cell> = m.runs.iter().filter(|r| &r.params == params).collect();
         let w = cells
             .iter()
             .map(|c| c.symbol().len())
+            .chain(
+                cells
+                    .iter()
+                    .flat_map(|c| &c.checks)
+                    .map(|c| c.symbol().len()),
+            )
             .chain(letters.iter().map(|l| l.len()))
             .max()
             .unwrap_or(1);
@@ -270,14 +382,28 @@ fn render_pairs(out: &mut String, m: &CaseMatrix, interpreters: &[String], lette
         out.push_str(&format!("{}\n", header.trim_end()));
         for &(producer, l) in &producers {
             let mut row = format!("    {:width$}", format!("{l}  {producer}"));
-            for consumer in interpreters {
-                let symbol = cells
-                    .iter()
-                    .find(|c| c.dump_python.as_ref() == Some(producer) && &c.python == consumer)
-                    .map_or(String::new(), |c| c.symbol());
+            let pairs: Vec<Option<&&Cell>> = interpreters
+                .iter()
+                .map(|consumer| {
+                    cells
+                        .iter()
+                        .find(|c| c.dump_python.as_ref() == Some(producer) && &c.python == consumer)
+                })
+                .collect();
+            for pair in &pairs {
+                let symbol = pair.map_or(String::new(), |c| c.symbol());
                 row.push_str(&format!(" {symbol:>w$}"));
             }
             out.push_str(&format!("{}\n", row.trim_end()));
+            // A row per named check the rules name, under the producer's.
+            for name in check_names(m) {
+                let mut row = format!("    {:width$}", format!("   :: {name}"));
+                for pair in &pairs {
+                    let symbol = pair.map_or(String::new(), |c| check_symbol(c, name));
+                    row.push_str(&format!(" {symbol:>w$}"));
+                }
+                out.push_str(&format!("{}\n", row.trim_end()));
+            }
         }
         // The comparisons of live dumps with their recorded twins: no column of their own.
         for c in cells.iter().filter(|c| c.phase == Some("compare")) {
@@ -321,6 +447,7 @@ mod tests {
             expected: None,
             dump_rule: dump,
             dump_expected: None,
+            checks: Vec::new(),
         }
     }
 
@@ -332,5 +459,13 @@ mod tests {
         assert_eq!(cell("env-error", Some(None), None).symbol(), "!");
         assert_eq!(cell("run", Some(Some(2)), Some(Some(2))).symbol(), "3");
         assert_eq!(cell("run", Some(None), Some(Some(0))).symbol(), "1/.");
+        let check = |rule, dump_rule| CheckCell {
+            check: "c".into(),
+            rule,
+            dump_rule,
+        };
+        assert_eq!(check(None, None).symbol(), ".");
+        assert_eq!(check(Some(1), Some(Some(1))).symbol(), "2");
+        assert_eq!(check(Some(1), Some(None)).symbol(), "./2");
     }
 }

@@ -166,11 +166,15 @@ fn render_markdown(cases: &[Case]) -> String {
     out
 }
 
-/// `bpo-39492`, `cpython#18266`, `loky#259`, or the host's last path part.
+/// `bpo-39492`, `cpython#18266`, `loky#259`, `cpython:_compat_pickle.py` (a file of a
+/// repository), or the host's last path part.
 fn link_label(url: &str) -> String {
     let parts: Vec<&str> = url.trim_end_matches('/').split('/').collect();
     if let Some(n) = url.strip_prefix("https://bugs.python.org/issue") {
         return format!("bpo-{n}");
+    }
+    if url.starts_with("https://github.com/") && parts.len() >= 8 && parts[5] == "blob" {
+        return format!("{}:{}", parts[4], parts[parts.len() - 1]);
     }
     if url.starts_with("https://github.com/") && parts.len() >= 7 {
         return format!("{}#{}", parts[4], parts[6]);
@@ -196,5 +200,9 @@ mod tests {
             "loky#272"
         );
         assert_eq!(link_label("https://peps.python.org/pep-0574/"), "pep-0574");
+        assert_eq!(
+            link_label("https://github.com/python/cpython/blob/main/Lib/_compat_pickle.py"),
+            "cpython:_compat_pickle.py"
+        );
     }
 }

@@ -24,6 +24,7 @@ mod pythons;
 mod ranges;
 mod record;
 mod repro;
+mod repro_bounce;
 mod run;
 mod schema;
 mod settings;

@@ -2,7 +2,8 @@
 //! Python script that shows its behaviour without crosspickle or YAML, ready to paste into an
 //! upstream issue, followed by the script's output on each interpreter selected, those that
 //! print the same grouped. A round trip's pickles are made by the case's `dump` on each
-//! producer and written into the script as bytes; the script runs the case's `load` on each.
+//! producer and written into the script as bytes; the script runs the case's `load` on each,
+//! and for a bounce its relay there and its reload on the producer (`repro_bounce.rs`).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use clap::Args;
 
 use super::args::PythonOptions;
 use super::failure::Failure;
+use super::repro_bounce::Pickle;
 use super::settings::{Given, Settings};
 use crate::case::{Body, Case, ParamValue};
 use crate::errors::Error;
@@ -97,6 +99,8 @@ pub async fn repro(args: ReproArgs) -> Result<i32, Failure> {
         .unwrap_or_else(|| interpreters.clone());
     let limit = Duration::from_secs_f64(args.timeout.unwrap_or(60.0));
 
+    // A bounce's pickles, whose reloads run on their producers.
+    let mut bounced: Option<Vec<Pickle>> = None;
     let script = match &case.body {
         Body::Code(code) => code_script(&case, code),
         Body::RoundTrip { dump, load } => {
@@ -124,9 +128,11 @@ pub async fn repro(args: ReproArgs) -> Result<i32, Failure> {
                 let run = &plan.runs[d.run];
                 let producer = run.producer.as_ref().expect("a round trip's run");
                 match d.result {
-                    Ok((_, Some(bytes))) => {
-                        pickles.push((producer.label.clone(), run.params.python_literal(), bytes))
-                    }
+                    Ok((_, Some(bytes))) => pickles.push(Pickle {
+                        producer: producer.label.clone(),
+                        params: run.params.clone(),
+                        bytes,
+                    }),
                     Ok((observed, None)) => refused.push(format!(
                         "{} {}: {}",
                         producer.label, run.params, observed.outcome
@@ -134,24 +140,45 @@ pub async fn repro(args: ReproArgs) -> Result<i32, Failure> {
                     Err(e) => refused.push(format!("{} {}: {e}", producer.label, run.params)),
                 }
             }
-            pickles.sort();
+            pickles.sort_by(|a, b| {
+                (&a.producer, a.params.python_literal(), &a.bytes).cmp(&(
+                    &b.producer,
+                    b.params.python_literal(),
+                    &b.bytes,
+                ))
+            });
             if pickles.is_empty() {
                 eprintln!("error: no producer made a pickle: {}", refused.join("; "));
                 return Ok(super::failure::EXIT_SYSTEM);
             }
-            if case.bounce.is_some() {
-                // The script runs each consumer's load: the reload, the producer's, has no
-                // place in it.
-                eprintln!("note: the script shows the dump and the load; the case's bounce (relay and reload) is left out");
+            match &case.bounce {
+                Some(bounce) => {
+                    let script = super::repro_bounce::script(
+                        header(&case),
+                        &case,
+                        dump,
+                        load,
+                        bounce,
+                        &pickles,
+                        &refused,
+                    );
+                    bounced = Some(pickles);
+                    script
+                }
+                None => round_trip_script(&case, dump, load, &pickles, &refused),
             }
-            round_trip_script(&case, dump, load, &pickles, &refused)
         }
     };
     if let Some(out) = &args.out {
         crate::sys::fs::write_atomic(out, script.as_bytes())
             .map_err(|e| Error::io(format!("cannot write {}", out.display()), e))?;
     }
-    let outputs = run_everywhere(&script, &consumers, limit).await;
+    let outputs = match &bounced {
+        Some(pickles) => {
+            super::repro_bounce::outputs(&script, &consumers, &interpreters, pickles, limit).await
+        }
+        None => run_everywhere(&script, &consumers, limit).await,
+    };
     crate::sys::stdout::emit(&markdown(&case, &script, &outputs));
     Ok(super::failure::EXIT_OK)
 }
@@ -180,7 +207,7 @@ fn round_trip_script(
     case: &Case,
     dump: &str,
     load: &str,
-    pickles: &[(String, String, Vec<u8>)],
+    pickles: &[Pickle],
     refused: &[String],
 ) -> String {
     let mut out = header(case);
@@ -193,12 +220,13 @@ fn round_trip_script(
     }
     let _ = writeln!(out, "import sys\nprint(sys.version.split()[0])");
     out.push_str("PICKLES = [\n");
-    for (producer, params, bytes) in pickles {
+    for p in pickles {
         let _ = writeln!(
             out,
-            "    ({}, {params}, {}),",
-            python_text(producer),
-            crate::explore::source::bytes(bytes)
+            "    ({}, {}, {}),",
+            python_text(&p.producer),
+            p.params.python_literal(),
+            crate::explore::source::bytes(&p.bytes)
         );
     }
     out.push_str("]\n");
@@ -249,50 +277,63 @@ fn header(case: &Case) -> String {
 }
 
 /// A Python text literal that reads the same on 2.7 and 3 (`u'...'`, escaped).
-fn python_text(s: &str) -> String {
+pub(super) fn python_text(s: &str) -> String {
     ParamValue::Str(s.to_string()).python_literal()
 }
 
-/// The script's output on each interpreter (stdout, then stderr when it is not empty), each
-/// run as crosspickle runs every process (`sys::process`): its group killed at the time limit,
-/// its output bounded.
+/// The script's output on each interpreter (stdout, then stderr when it is not empty).
 async fn run_everywhere(
     script: &str,
     on: &[Arc<Interpreter>],
     limit: Duration,
 ) -> Vec<(String, String)> {
-    use crate::sys::process::{self, Exit, Output, ProcessSpec};
     let dir = tempfile::tempdir().ok();
     let path = dir.as_ref().map(|d| d.path().join("repro.py"));
     let mut outputs = Vec::new();
-    let Some(path) = path.filter(|p| std::fs::write(p, script).is_ok()) else {
+    let (Some(dir), Some(path)) = (&dir, path.filter(|p| std::fs::write(p, script).is_ok())) else {
         return outputs;
     };
-    let never = tokio_util::sync::CancellationToken::new();
     for python in on {
-        let spec = ProcessSpec::new(&python.executable, Some(limit))
-            .arg(&path)
-            .remove_env("PYTHONPATH")
-            .remove_env("PYTHONHOME")
-            .set_env("PYTHONHASHSEED", "0")
-            .output(Output::Capture(REPRO_OUTPUT));
-        let text = match process::run(&spec, &never).await {
-            Ok(done) if done.exit == Exit::TimedOut => {
-                format!("no answer within {} s\n", limit.as_secs_f64())
-            }
-            Ok(done) => {
-                let mut text = done.stdout.text();
-                let err = done.stderr.text();
-                if !err.trim().is_empty() {
-                    text.push_str(&err);
-                }
-                text
-            }
-            Err(e) => format!("could not start: {e}\n"),
-        };
+        let text = run_script(python, &path, &[], dir.path(), limit).await;
         outputs.push((python.label.clone(), text));
     }
     outputs
+}
+
+/// The output of `python script args…` in `dir` (stdout, then stderr when it is not empty),
+/// run as crosspickle runs every process (`sys::process`): its group killed at the time limit,
+/// its output bounded.
+pub(super) async fn run_script(
+    python: &Interpreter,
+    script: &std::path::Path,
+    args: &[&str],
+    dir: &std::path::Path,
+    limit: Duration,
+) -> String {
+    use crate::sys::process::{self, Exit, Output, ProcessSpec};
+    let never = tokio_util::sync::CancellationToken::new();
+    let spec = ProcessSpec::new(&python.executable, Some(limit))
+        .arg(script)
+        .args(args)
+        .cwd(dir)
+        .remove_env("PYTHONPATH")
+        .remove_env("PYTHONHOME")
+        .set_env("PYTHONHASHSEED", "0")
+        .output(Output::Capture(REPRO_OUTPUT));
+    match process::run(&spec, &never).await {
+        Ok(done) if done.exit == Exit::TimedOut => {
+            format!("no answer within {} s\n", limit.as_secs_f64())
+        }
+        Ok(done) => {
+            let mut text = done.stdout.text();
+            let err = done.stderr.text();
+            if !err.trim().is_empty() {
+                text.push_str(&err);
+            }
+            text
+        }
+        Err(e) => format!("could not start: {e}\n"),
+    }
 }
 
 /// Bytes kept of each stream of the script's run, at its start and at its end.

@@ -63,8 +63,22 @@ pub fn cell_id(r: &RunRecord) -> String {
 
 pub fn render(results: &Results) -> String {
     let mut grid = Grid::new(results);
-    // The rows with a failing run first (in their order), so the page opens on them.
-    grid.rows.sort_by_key(|row| !row_fails(results, row));
+    // The rows with a failing run first (in their order), so the page opens on them: each
+    // with its checks' rows, which are judged with it.
+    let mut fails = false;
+    let keys: Vec<bool> = grid
+        .rows
+        .iter()
+        .map(|row| {
+            if row.check.is_none() {
+                fails = row_fails(results, row);
+            }
+            !fails
+        })
+        .collect();
+    let mut keyed: Vec<(bool, Row)> = keys.into_iter().zip(grid.rows).collect();
+    keyed.sort_by_key(|(key, _)| *key);
+    grid.rows = keyed.into_iter().map(|(_, row)| row).collect();
     let ids = cell_ids(results);
     let mut out = String::with_capacity(64 * 1024);
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -230,13 +244,17 @@ fn filters(results: &Results) -> String {
 
 fn matrix(results: &Results, grid: &Grid<'_>, ids: &[String]) -> String {
     let mut out = String::new();
-    let failing = grid.rows.iter().filter(|r| row_fails(results, r)).count();
+    let failing = grid
+        .rows
+        .iter()
+        .filter(|r| r.check.is_none() && row_fails(results, r))
+        .count();
     if failing > 0 {
         let _ = writeln!(
             out,
             "<p class=\"note\" id=\"failing-first\">{} with a failing run first, then the {} others.</p>",
             text::count(failing, "row", "rows"),
-            grid.rows.len() - failing
+            grid.rows.iter().filter(|r| r.check.is_none()).count() - failing
         );
     }
     out.push_str("<div id=\"matrix-wrap\">\n<table id=\"matrix\">\n<thead><tr><th scope=\"col\">case</th>");
@@ -257,24 +275,36 @@ fn matrix(results: &Results, grid: &Grid<'_>, ids: &[String]) -> String {
         out.push_str(&row_header(results, row));
         out.push_str("</th>");
         for cell in &row.cells {
-            match cell {
-                Some(i) => {
-                    let r = &results.runs[*i];
+            let shown = cell.and_then(|i| Some((i, row.verdict(&results.runs[i])?)));
+            match (shown, &row.check) {
+                (Some((i, v)), Some(check)) => {
+                    // A check's cell opens its run's details, where the check is told.
+                    let r = &results.runs[i];
+                    let label = format!("{} :: {check} on {}: {v}", r.name(), r.python);
+                    let _ = write!(
+                        out,
+                        "<td><button type=\"button\" class=\"cell check v-{v}\" data-verdict=\"{v}\" data-details=\"details-{}\" title=\"{}\" aria-expanded=\"false\">{}</button></td>",
+                        escape(&ids[i]),
+                        t(&label),
+                        v.symbol(),
+                    );
+                }
+                (Some((i, v)), None) => {
+                    let r = &results.runs[i];
                     let conflict = results.conflict_for(r).is_some();
-                    let v = r.shown_verdict();
                     let label = format!("{} on {}: {}", r.name(), r.python, v);
                     let _ = write!(
                         out,
                         "<td><button type=\"button\" class=\"cell v-{v}{}\" id=\"{}\" data-verdict=\"{v}\" data-details=\"details-{}\" title=\"{}\" aria-expanded=\"false\">{}{}</button></td>",
                         if conflict { " conflict" } else { "" },
-                        escape(&ids[*i]),
-                        escape(&ids[*i]),
+                        escape(&ids[i]),
+                        escape(&ids[i]),
                         t(&label),
                         v.symbol(),
                         if conflict { "!" } else { "" }
                     );
                 }
-                None => out.push_str("<td></td>"),
+                (None, _) => out.push_str("<td></td>"),
             }
         }
         out.push_str("</tr>\n");
@@ -291,7 +321,7 @@ fn matrix(results: &Results, grid: &Grid<'_>, ids: &[String]) -> String {
 fn row_fails(results: &Results, row: &Row) -> bool {
     row.cells.iter().flatten().any(|&i| {
         let r = &results.runs[i];
-        r.fails() || results.conflict_for(r).is_some()
+        row.fails(r) || (row.check.is_none() && results.conflict_for(r).is_some())
     })
 }
 
@@ -309,6 +339,11 @@ fn row_header(results: &Results, row: &Row) -> String {
         "<tr data-tags=\"{}\"{failing}><th scope=\"row\">",
         t(&tags_json)
     );
+    if row.check.is_some() {
+        // A named check's row, under its run's: its name alone.
+        let _ = write!(out, "<span class=\"check-name\">{}</span>", t(&row.name));
+        return out;
+    }
     let links: Vec<&String> = info
         .map(|i| i.links.iter().filter(|l| is_web_link(l)).collect())
         .unwrap_or_default();
@@ -483,6 +518,7 @@ table#matrix { border-collapse: collapse; margin-top: .5rem; }
 #matrix thead th { position: sticky; top: 0; background: #f6f8fa; font-weight: 600; }
 #matrix tbody th { text-align: left; font-weight: normal; max-width: 38rem; }
 .case-title { color: #656d76; font-size: .85em; }
+.check-name { white-space: pre; }
 .cell { width: 2.2rem; height: 1.8rem; border: 0; border-radius: 4px; color: #fff; font: bold 13px ui-monospace, monospace; cursor: pointer; }
 .cell.v-ok { background: var(--ok); } .cell.v-xfail { background: var(--xfail); }
 .cell.v-regression { background: var(--regression); } .cell.v-fixed { background: var(--fixed); }

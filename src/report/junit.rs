@@ -297,10 +297,40 @@ fn check_case(v: &RunView<'_>, c: &crate::run::CheckRecord) -> TestCase {
         }
         _ => TestCaseStatus::success(),
     };
+    // `--retries`: where the same check failed in an earlier attempt, that attempt's failure,
+    // `<flakyFailure>` when the check then went as expected, else `<rerunFailure>`.
+    let mut status = status;
+    let earlier = check_reruns(v.record, c);
+    if !earlier.is_empty() {
+        status.add_reruns(earlier);
+        status.set_rerun_kind(FlakyOrRerun::Rerun);
+    }
     let mut case = TestCase::new(text::clean(&format!("{} :: {}", v.name, c.name)), status);
     let r = v.record;
     case.set_classname(text::clean(&format!("crosspickle.{}.{}", r.python, r.case)));
     case
+}
+
+/// The earlier attempts of `r` in which the check `c` (its name, made in the same phase)
+/// failed, each as a rerun: its verdict as type, what it showed as message, its own traceback
+/// (or what it showed) as stack trace, each within [`MIN_PER_RUN`] bytes.
+fn check_reruns(r: &RunRecord, c: &crate::run::CheckRecord) -> Vec<TestRerun> {
+    r.attempts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let earlier = a.checks.iter().find(|e| {
+                e.name == c.name && e.observed.phase == c.observed.phase && e.verdict.fails_run()
+            })?;
+            let mut rerun = TestRerun::new(NonSuccessKind::Failure);
+            rerun.set_type(earlier.verdict.as_str());
+            let line = format!("attempt {}: {}", i + 1, super::view::check_line(earlier));
+            rerun.set_message(text::clean_head(&line, MESSAGE));
+            let trace = earlier.observed.traceback.as_deref().unwrap_or(&line);
+            rerun.set_stack_trace(text::clean_ends(trace, MIN_PER_RUN));
+            Some(rerun)
+        })
+        .collect()
 }
 
 /// Each earlier attempt of `r` that failed as a rerun, in `room` bytes between them (at least

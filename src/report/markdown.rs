@@ -229,6 +229,7 @@ fn matrix(results: &Results) -> String {
         let link = results
             .cases
             .get(&row.case)
+            .filter(|_| row.check.is_none())
             .and_then(|i| i.links.iter().find(|l| is_web_link(l)));
         match link {
             Some(url) => {
@@ -239,16 +240,16 @@ fn matrix(results: &Results) -> String {
             }
         }
         for cell in &row.cells {
-            match cell {
-                Some(i) => {
-                    let r = &results.runs[*i];
-                    let mark = if results.conflict_for(r).is_some() {
+            let run = cell.map(|i| &results.runs[i]);
+            match run.and_then(|r| Some((r, row.verdict(r)?))) {
+                Some((r, v)) => {
+                    let mark = if row.check.is_none() && results.conflict_for(r).is_some() {
                         CONFLICT
                     } else {
                         ""
                     };
-                    failing |= r.fails() || !mark.is_empty();
-                    let _ = write!(out, " {}{mark} |", symbol(r.shown_verdict()));
+                    failing |= row.fails(r) || !mark.is_empty();
+                    let _ = write!(out, " {}{mark} |", symbol(v));
                 }
                 None => out.push_str("  |"),
             }

@@ -406,8 +406,12 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
     }
     let total_rows = grid.rows.len();
     if layout.failures_only.is_some() {
-        grid.rows
-            .retain(|r| r.cells.iter().flatten().any(|&i| results.runs[i].fails()));
+        grid.rows.retain(|row| {
+            row.cells
+                .iter()
+                .flatten()
+                .any(|&i| row.fails(&results.runs[i]))
+        });
     }
     let width = layout.width.max(MIN_WIDTH);
     let cells: Vec<usize> = grid
@@ -472,11 +476,8 @@ pub fn matrix(results: &Results, style: Style, layout: Layout) -> String {
             }
             for (cell, w) in row.cells[group.clone()].iter().zip(&cells[group.clone()]) {
                 let w = *w;
-                let cell = match cell {
-                    Some(i) => {
-                        let v = results.runs[*i].shown_verdict();
-                        style.verdict(v, &format!("{:>w$}", v.symbol()))
-                    }
+                let cell = match cell.and_then(|i| row.verdict(&results.runs[i])) {
+                    Some(v) => style.verdict(v, &format!("{:>w$}", v.symbol())),
                     None => format!("{:>w$}", " "),
                 };
                 let _ = write!(out, " {cell}");

@@ -45,16 +45,17 @@ impl CodeLines<'_> {
         out
     }
 
-    /// Every traceback and message of `record` (of its earlier attempts and its named checks
-    /// too) rewritten.
+    /// Every traceback and message of `record` (of its earlier attempts, its named checks and
+    /// theirs too) rewritten.
     pub fn apply(&self, record: &mut crate::results::RunRecord) {
-        let observed = record.attempts.iter_mut().map(|a| a.observed.as_mut());
-        let checks = record.checks.iter_mut().map(|c| Some(&mut c.observed));
-        for o in observed
-            .chain([record.observed.as_mut()])
-            .chain(checks)
-            .flatten()
-        {
+        let mut observed: Vec<Option<&mut crate::outcome::Observed>> = Vec::new();
+        for a in &mut record.attempts {
+            observed.push(a.observed.as_mut());
+            observed.extend(a.checks.iter_mut().map(|c| Some(&mut c.observed)));
+        }
+        observed.push(record.observed.as_mut());
+        observed.extend(record.checks.iter_mut().map(|c| Some(&mut c.observed)));
+        for o in observed.into_iter().flatten() {
             for text in [o.traceback.as_mut(), o.message.as_mut()]
                 .into_iter()
                 .flatten()

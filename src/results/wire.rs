@@ -264,6 +264,9 @@ struct WireAttempt {
     dump_duration_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// The named checks that attempt's code made, each judged (written when there are some).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    checks: Vec<WireCheck>,
 }
 
 /// A param value: a JSON scalar of its type, or, for what a JSON number cannot hold exactly,
@@ -666,6 +669,7 @@ impl From<&RunRecord> for WireRun {
                     observed: a.observed.as_ref().map(WireObserved::from),
                     dump_duration_s: a.dump_duration_s,
                     reason: a.reason.clone(),
+                    checks: a.checks.iter().map(WireCheck::from).collect(),
                 })
                 .collect(),
             packages: match r.dump_python {
@@ -707,6 +711,7 @@ impl TryFrom<WireRun> for RunRecord {
                     observed: a.observed.map(Observed::from),
                     dump_duration_s: a.dump_duration_s,
                     reason: a.reason,
+                    checks: a.checks.into_iter().map(CheckRecord::from).collect(),
                 })
                 .collect(),
             packages: Packages {

@@ -1,8 +1,11 @@
 //! The named checks of a run (`check(name)` in the case's code, the driver's `7_checks.py`),
 //! each judged on its own ([`CheckRecord`]): against the first rule whose `check` names it and
 //! whose other selectors hold for the run, else against `pass`. A check skipped inside the
-//! run is `skipped` whatever its rule says, its reason the one the code gave.
+//! run is `skipped` whatever its rule says, its reason the one the code gave. A check of a run
+//! tried again (`--retries`) that failed in an earlier attempt and is as expected in the last
+//! is `flaky` ([`mark_flaky`]).
 
+use super::record::Attempt;
 use crate::case::{Case, Expected, OutcomeKind, Params, Phase, RunSide};
 use crate::outcome::{NamedCheck, Observed};
 use crate::verdict::{judge, Verdict};
@@ -69,4 +72,73 @@ pub fn judge_checks<'a>(
             }
         })
         .collect()
+}
+
+/// The checks of a run's last attempt (`checks`) that are as expected (`ok`, `xfail`) where the
+/// same check (its name, made in the same phase) failed in one of the earlier `attempts`: each
+/// becomes `flaky`, as a run that failed then passed does.
+pub fn mark_flaky(checks: &mut [CheckRecord], attempts: &[Attempt]) {
+    for check in checks
+        .iter_mut()
+        .filter(|c| matches!(c.verdict, Verdict::Ok | Verdict::Xfail))
+    {
+        let failed_before = attempts.iter().flat_map(|a| &a.checks).any(|earlier| {
+            earlier.name == check.name
+                && earlier.observed.phase == check.observed.phase
+                && earlier.verdict.fails_run()
+        });
+        if failed_before {
+            check.verdict = Verdict::Flaky;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(name: &str, verdict: Verdict) -> CheckRecord {
+        CheckRecord {
+            name: name.into(),
+            verdict,
+            expected: Expected::default_pass(),
+            observed: Observed::new(OutcomeKind::Pass, 0.0),
+        }
+    }
+
+    #[test]
+    fn a_check_that_failed_before_and_passes_now_is_flaky() {
+        let attempt = |checks| Attempt {
+            verdict: Verdict::Ok,
+            expected: Expected::default_pass(),
+            observed: None,
+            dump_duration_s: None,
+            reason: None,
+            checks,
+        };
+        let attempts = [
+            attempt(vec![
+                check("a", Verdict::Regression),
+                check("b", Verdict::Ok),
+            ]),
+            attempt(vec![check("c", Verdict::Changed)]),
+        ];
+        let mut last = vec![
+            check("a", Verdict::Ok),
+            check("b", Verdict::Ok),
+            check("c", Verdict::Regression),
+            check("d", Verdict::Ok),
+        ];
+        mark_flaky(&mut last, &attempts);
+        let verdicts: Vec<Verdict> = last.iter().map(|c| c.verdict).collect();
+        assert_eq!(
+            verdicts,
+            [
+                Verdict::Flaky,
+                Verdict::Ok,
+                Verdict::Regression,
+                Verdict::Ok
+            ]
+        );
+    }
 }

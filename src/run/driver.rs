@@ -448,10 +448,9 @@ pub struct DriverReport {
     pub message: Option<String>,
     pub traceback: Option<String>,
     /// `name relation` lines: how the raised class stands to each class name asked about.
+    /// (The named checks, `check` fields, are read whether or not the record is whole:
+    /// [`written_checks`].)
     pub classes: Option<String>,
-    /// The named checks the code made (`check` fields, each a record of the same fields and
-    /// its `name`), in the order they ended.
-    pub checks: Vec<NamedCheck>,
 }
 
 /// The fields of the driver's record (`name length\n<bytes>\n` each) as far as they are
@@ -502,11 +501,6 @@ pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
     }
     let mut report = DriverReport::default();
     for (name, value) in fields {
-        if name == "check" {
-            // Read as bytes: its lengths count the bytes the driver wrote.
-            report.checks.extend(named_check(value));
-            continue;
-        }
         let value = String::from_utf8_lossy(value).into_owned();
         match name {
             "outcome" => report.outcome = Some(value),
@@ -520,7 +514,8 @@ pub fn parse_report(bytes: &[u8]) -> Option<DriverReport> {
     report.outcome.is_some().then_some(report)
 }
 
-/// A `check` field's record: its name, outcome, and what it raised (`None` without a name or
+/// A `check` field's record (read as bytes: its lengths count the bytes the driver wrote): its
+/// name, outcome, and what it raised (`None` without a name or
 /// a known outcome).
 fn named_check(bytes: &[u8]) -> Option<NamedCheck> {
     let (fields, _) = fields_of(bytes);
@@ -579,6 +574,12 @@ pub fn observe(
             .iter()
             .any(|(name, value)| *name == "leg" && *value == b"relay")
     });
+    // Each named check is written as it ends: those that ended are kept however the run
+    // ended (a crash, a signal, its time limit).
+    let checks = bytes
+        .as_deref()
+        .map(|b| written_checks(b, phase))
+        .unwrap_or_default();
     let phase = match phase {
         Some(Phase::Load) if relayed => Some(Phase::Relay),
         phase => phase,
@@ -587,6 +588,7 @@ pub fn observe(
         stdout: finished.stdout.text(),
         stderr: finished.stderr.text(),
         phase,
+        checks,
         ..Observed::new(OutcomeKind::Crash, finished.duration.as_secs_f64())
     };
     match finished.exit {
@@ -645,17 +647,27 @@ pub fn observe(
     observed
 }
 
+/// The named checks a run's record holds, whole or cut short, in the order they ended: each
+/// with the phase that made it (`phase`, or the relay's for those after a load's relay
+/// started).
+fn written_checks(bytes: &[u8], phase: Option<Phase>) -> Vec<NamedCheck> {
+    let mut leg = phase;
+    let mut checks = Vec::new();
+    for (name, value) in fields(bytes).0 {
+        match name {
+            "leg" if value == b"relay" => leg = Some(Phase::Relay),
+            "check" => checks.extend(named_check(value).map(|mut check| {
+                check.observed.phase = leg;
+                check
+            })),
+            _ => {}
+        }
+    }
+    checks
+}
+
 /// What the report says the code raised: its exception, traceback and class relations.
 fn keep_raised(observed: &mut Observed, r: DriverReport) {
-    observed.checks = r.checks;
-    for check in &mut observed.checks {
-        // A process that relayed made its checks in the load, up to those its relay made.
-        check.observed.phase = match (check.observed.phase, observed.phase) {
-            (Some(Phase::Relay), _) => Some(Phase::Relay),
-            (_, Some(Phase::Relay)) => Some(Phase::Load),
-            (_, phase) => phase,
-        };
-    }
     observed.classes = classes(r.classes.as_deref());
     observed.exception = r.exception;
     observed.traceback = r.traceback;
@@ -763,45 +775,50 @@ mod tests {
     }
 
     #[test]
-    fn a_relayed_loads_checks_are_the_loads_up_to_those_of_its_relay() {
+    fn checks_that_ended_are_kept_when_the_run_is_cut_short() {
+        let check = |name: &str, outcome: &str| {
+            let inner = format!(
+                "name {}\n{name}\noutcome {}\n{outcome}\n",
+                name.len(),
+                outcome.len()
+            );
+            format!("check {}\n{inner}\n", inner.len())
+        };
+        // Two checks of the load, the relay's start, a check of the relay, then a kill.
+        let record = format!(
+            "crosspickle-result 1\npid 2\n42\n{}{}leg 5\nrelay\n{}",
+            check("a", "pass"),
+            check("b", "fail"),
+            check("c", "skip")
+        );
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("result");
-        let check = |name: &str, leg: &str| {
-            let mut record = format!("name {}\n{name}\noutcome 4\npass\n", name.len());
-            if !leg.is_empty() {
-                record += &format!("leg {}\n{leg}\n", leg.len());
-            }
-            format!("check {}\n{record}\n", record.len())
-        };
-        let ended = Finished {
-            exit: Exit::Code(0),
+        std::fs::write(&file, &record).unwrap();
+        let killed = Finished {
+            exit: Exit::Signal(9),
             stdout: Default::default(),
             stderr: Default::default(),
             duration: std::time::Duration::from_millis(5),
         };
-        let phases = |record: String, phase| {
-            std::fs::write(&file, record).unwrap();
-            let observed = observe(&ended, &file, 1.0, phase);
-            let checks = observed.checks.iter();
-            (
-                observed.phase,
-                checks.map(|c| c.observed.phase).collect::<Vec<_>>(),
-            )
-        };
-        let relayed = format!(
-            "crosspickle-result 1\nleg 5\nrelay\noutcome 4\npass\n{}{}end 0\n\n",
-            check("loaded", ""),
-            check("relayed", "relay")
+        let observed = observe(&killed, &file, 1.0, Some(Phase::Load));
+        assert_eq!(observed.outcome, OutcomeKind::Crash);
+        assert_eq!(observed.phase, Some(Phase::Relay));
+        let seen: Vec<_> = observed
+            .checks
+            .iter()
+            .map(|c| (c.name.as_str(), c.observed.outcome, c.observed.phase))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("a", OutcomeKind::Pass, Some(Phase::Load)),
+                ("b", OutcomeKind::Fail, Some(Phase::Load)),
+                ("c", OutcomeKind::Skip, Some(Phase::Relay)),
+            ]
         );
-        let (run, checks) = phases(relayed, Some(Phase::Load));
-        assert_eq!(run, Some(Phase::Relay));
-        assert_eq!(checks, [Some(Phase::Load), Some(Phase::Relay)]);
-        // Without a relay, every check is the phase's, as the run is.
-        let loaded = format!(
-            "crosspickle-result 1\noutcome 4\npass\n{}end 0\n\n",
-            check("loaded", "")
-        );
-        assert_eq!(phases(loaded, Some(Phase::Load)).1, [Some(Phase::Load)]);
+        // A check cut short in the middle of its field is not one.
+        let cut = &record[..record.len() - 3];
+        assert_eq!(written_checks(cut.as_bytes(), None).len(), 2);
     }
 
     #[test]

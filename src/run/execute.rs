@@ -531,6 +531,7 @@ async fn judge_with_retries(
     {
         record.verdict = Verdict::Flaky;
     }
+    super::checks::mark_flaky(&mut record.checks, &attempts);
     record.attempts = attempts;
     Some(record)
 }

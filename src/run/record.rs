@@ -60,6 +60,8 @@ pub struct Attempt {
     pub observed: Option<Observed>,
     pub dump_duration_s: Option<f64>,
     pub reason: Option<String>,
+    /// The named checks that attempt's code made, each judged, as a run's.
+    pub checks: Vec<CheckRecord>,
 }
 
 impl Attempt {
@@ -102,6 +104,7 @@ impl RunRecord {
             observed: self.observed.clone(),
             dump_duration_s: self.dump_duration_s,
             reason: self.reason.clone(),
+            checks: self.checks.clone(),
         }
     }
 

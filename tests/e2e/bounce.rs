@@ -238,26 +238,87 @@ fn list_expected_shows_the_reloads_rule() -> TestResult {
     )
 }
 
-trial!(repro_says_it_leaves_the_bounce_out, needs = &["3.12"]);
-/// `repro` of a bounce: the script runs the load (which passes on 3.12), and stderr says the
-/// relay and the reload are not in it.
-fn repro_says_it_leaves_the_bounce_out() -> TestResult {
+trial!(repro_writes_the_three_legs, needs = &["2.7", "3.12"]);
+/// `repro` of a bounce on 2.7 and 3.12: the script holds the four pickles the dumps made, loads
+/// and relays each on a consumer, and reloads on the producer what was relayed of its own;
+/// crosspickle shows each leg's output (3.12 relays all four, 2.7 reloads its `Exception` and
+/// cannot read protocol 5), and the script run by hand, 3.12 then 2.7, says the same.
+fn repro_writes_the_three_legs() -> TestResult {
     let dir = folder(&[("bounce.yaml", BOUNCE)]);
     let run = Run::from(
         crosspickle(dir.path())
-            .args(["repro", "bounce.yaml", "--pythons-toml", "/dev/null"])
-            .args(python_args(&["3.12"]))
+            .args([
+                "repro",
+                "bounce.yaml",
+                "-o",
+                "repro.py",
+                "--pythons-toml",
+                "/dev/null",
+            ])
+            .args(python_args(&["2.7", "3.12"]))
             .output()?,
     );
     run.expect_code(0)?;
+    let out = &run.stdout;
+    let script = std::fs::read_to_string(dir.path().join("repro.py"))?;
     check(
-        run.stderr.contains(
-            "note: the script shows the dump and the load; the case's bounce (relay and reload) is left out",
+        script.contains("RELAY = ")
+            && script.contains("RELOAD = ")
+            && !script.contains("crosspickle")
+            && !run.stderr.contains("left out"),
+        format!(
+            "the script holds the three legs:\n{script}\nstderr: {}",
+            run.stderr
         ),
-        format!("stderr: {}", run.stderr),
     )?;
+    let section = |heading: &str| -> String {
+        let start = out
+            .find(heading)
+            .map(|i| i + heading.len())
+            .unwrap_or(out.len());
+        let rest = &out[start..];
+        let end = rest.find("\nOutput on ").unwrap_or(rest.len());
+        rest[..end].to_string()
+    };
+    let relays = section("cpython-3.12.1 (load and relay)");
     check(
-        run.stdout.contains("```python") && run.stdout.contains("-> ok"),
-        format!("the script and its output: {}", run.stdout),
+        relays.matches("-> load ok, relay ok (relayed-").count() == 4,
+        format!("3.12 loads and relays the four pickles:\n{out}"),
+    )?;
+    let reloads = section("cpython-2.7.18 (reload of what cpython-3.12.1 relayed)");
+    let reloaded_as = |protocol: &str, what: &str| {
+        reloads.lines().any(|l| {
+            l.starts_with("cpython-2.7.18, {")
+                && l.contains(&format!("'relay_protocol': {protocol}}} -> relayed-"))
+                && l.ends_with(&format!(".pickle: reload: {what}"))
+        })
+    };
+    check(
+        reloaded_as("2", "AssertionError: Exception")
+            && reloaded_as("-1", "ValueError: unsupported pickle protocol: 5")
+            && !reloads.contains("cpython-3.12.1,"),
+        format!("2.7 reloads what 3.12 relayed of its own pickles:\n{out}"),
+    )?;
+    // By hand: the relay on 3.12, then the reload on 2.7, in a folder of their own.
+    let by_hand = tempfile::tempdir()?;
+    std::fs::copy(dir.path().join("repro.py"), by_hand.path().join("repro.py"))?;
+    let say = |python: &str, args: &[&str]| -> std::io::Result<String> {
+        let out = std::process::Command::new(python)
+            .arg("repro.py")
+            .args(args)
+            .current_dir(by_hand.path())
+            .output()?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (py27, py312) = (
+        path_str(&python("2.7").unwrap()),
+        path_str(&python("3.12").unwrap()),
+    );
+    let relayed = say(&py312, &[])?;
+    let reloaded = say(&py27, &["reload", "cpython-2.7.18"])?;
+    check(
+        relayed.lines().skip(1).eq(relays.lines().filter(|l| l.contains(" -> ")))
+            && reloaded.lines().skip(1).eq(reloads.lines().filter(|l| l.contains(" -> "))),
+        format!("run by hand, the script says what crosspickle showed:\n{relayed}\n{reloaded}\nshown:\n{out}"),
     )
 }

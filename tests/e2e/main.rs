@@ -5,6 +5,8 @@
 mod bisect;
 mod bounce;
 mod checks;
+mod checks_kept;
+mod checks_reports;
 mod corpus;
 mod cpython_build;
 mod docs;

@@ -53,7 +53,8 @@ fn schema() -> Result<PathBuf, String> {
     .ok_or_else(|| "junit-10.xsd not found in ../shared/junit/".to_string())
 }
 
-fn xmllint(file: &Path) -> TestResult {
+/// Whether `file` validates against junit-10.xsd (with Maven Surefire's rerun elements).
+pub(crate) fn xmllint(file: &Path) -> TestResult {
     let out = Command::new("xmllint")
         .arg("--noout")
         .arg("--schema")

@@ -700,6 +700,30 @@ def checks_are_written_as_nested_records():
 
 
 @test
+def checks_are_written_to_the_record_as_each_ends():
+    path = os.path.join(SCRATCH, "result-checks")
+    result = D["_Result"](path)
+    try:
+        checks = D["_Checks"](result=result)
+        with checks("first"):
+            pass
+        # Written before the run's end: a run killed now keeps it.
+        eq(read(path), head() + b"check 28\nname 5\nfirst\noutcome 4\npass\n\n")
+        eq(checks._fields(), [])
+        os.close(result.fd)  # the case closed the descriptor: the file is written again
+        with checks("second"):
+            pass
+        result.send([("outcome", "pass")] + checks._fields())
+    finally:
+        try:
+            os.close(result.fd)
+        except OSError:
+            pass
+    eq(read(path), head() + b"check 28\nname 5\nfirst\noutcome 4\npass\n\n"
+       + b"check 29\nname 6\nsecond\noutcome 4\npass\n\noutcome 4\npass\nend 0\n\n")
+
+
+@test
 def checks_refuse_a_name_that_is_not_a_string():
     checks = D["_Checks"]()
     got = caught(checks, 3)

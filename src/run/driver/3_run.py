@@ -61,8 +61,9 @@ def _begin(literal, server, preload):
         # What the case cannot take back: the modules and builtins there before it started.
         run.modules_before = dict(sys.modules)
         run.builtins_before = dict(getattr(__builtins__, "__dict__", __builtins__))
-    # `check`, the named checks of the run (7_checks.py), unless a param has that name.
-    run.checks = _Checks(run.class_names, run.modules_before, run.builtins_before, main)
+    # `check`, the named checks of the run (7_checks.py), unless a param has that name; each
+    # written to the result record as it ends.
+    run.checks = _Checks(run.class_names, run.modules_before, run.builtins_before, main, run.result)
     main.__dict__.setdefault("check", run.checks)
     # This driver's module must outlive the swap: Python 2 clears a dead module's globals.
     sys.modules["__crosspickle_driver__"] = sys.modules["__main__"]
@@ -114,7 +115,7 @@ def _end(run, caught, aside):
         except BaseException:
             raised = _exc_info()
     fields = _report(raised, run.class_names, run.modules_before, run.builtins_before, main)
-    fields.extend(run.checks._fields())
+    fields.extend(run.checks._fields())  # those not written as they ended
     del raised
     run.result.send(fields)
     try:
@@ -147,7 +148,7 @@ def _code(run, leg):
     # compiling it.
     if leg == 0:
         return run.code
-    run.leg = run.checks.leg = "relay"
+    run.leg = "relay"
     run.result.mark([("leg", "relay")])
     code = run.relay["code"]
     if isinstance(code, BaseException):

@@ -82,8 +82,10 @@ class _Result(object):
         self.fd = fd
         st = self.fstat(fd)
         self.identity = (st.st_dev, st.st_ino)
-        self.head = b"crosspickle-result 1\n" + self._fields([("pid", str(self.pid))])
-        self._write(fd, self.head)
+        # What is written before the end (the head, then each mark), said again by a file
+        # opened anew: chunks, joined only then.
+        self.head = [b"crosspickle-result 1\n" + self._fields([("pid", str(self.pid))])]
+        self._write(fd, self.head[0])
 
     @staticmethod
     def _fields(fields):
@@ -106,11 +108,11 @@ class _Result(object):
         self._emit(self._fields(fields) + b"end 0\n\n")
 
     def mark(self, fields):
-        # Fields written before the end (the leg of a bounce a run is in), said again by a
-        # file opened anew.
+        # Fields written before the end (the leg of a bounce a run is in, each named check as
+        # it ends), said again by a file opened anew.
         data = self._fields(fields)
         self._emit(data)
-        self.head += data
+        self.head.append(data)
 
     def _emit(self, data):
         if self.getpid() != self.pid:
@@ -123,7 +125,7 @@ class _Result(object):
             ours = False
         if not ours:
             fd = self.os_open(self.path, self.flags, 0o600)
-            data = self.head + data
+            data = b"".join(self.head) + data
         self._write(fd, data)
 
 

@@ -2,10 +2,10 @@
 # used as a context manager (`with check("name"):`) or a decorator (`@check("name")` runs the
 # function at once, as the check), with `check.skip(reason)` to skip the check it is called
 # in. Each check's outcome (pass, fail, error, skip), exception, message, traceback and class
-# relations, and the leg it ended in (`relay` for one the relay of a bounce made after the
-# load, in the load's process), are kept in the order the checks ended, and written to the result record as one
-# `check` field each (a record of the same form inside); a check that raised an Exception does
-# not stop the code, which goes on after it. What is not an Exception (SystemExit,
+# relations are kept in the order the checks ended, and written to the result record as one
+# `check` field each (a record of the same form inside) as each ends, before the run's end: a
+# run that then crashes, is killed or times out keeps the checks that ended. A check that
+# raised an Exception does not stop the code, which goes on after it. What is not an Exception (SystemExit,
 # KeyboardInterrupt) is recorded, then goes on up, as it would without the check.
 
 
@@ -21,12 +21,13 @@ class _Checks(object):
 
     Skipped = CheckSkipped
 
-    def __init__(self, class_names=(), modules_before=None, builtins_before=None, main=None):
+    def __init__(self, class_names=(), modules_before=None, builtins_before=None, main=None, result=None):
         self._done = []
         self._context = (class_names, modules_before, builtins_before, main)
-        # The leg the checks are made in: None for the run's own code, "relay" once the relay
-        # of a bounce started (3_run.py's _code).
-        self.leg = None
+        # The result record each check is written to as it ends (_Result.mark), and how many
+        # of _done are there; the others go with the run's end (_fields).
+        self._result = result
+        self._written = 0
 
     def __call__(self, name):
         if not isinstance(name, str) and not (_unicode is not None and isinstance(name, _unicode)):
@@ -56,12 +57,20 @@ class _Checks(object):
             ("message", message),
             ("traceback", tb_text),
             ("classes", classes),
-            ("leg", self.leg),
         ])
+        if self._result is not None and self._written == len(self._done) - 1:
+            try:
+                self._result.mark([("check", _Result._fields(self._done[-1]))])
+                self._written += 1
+            except BaseException:
+                # Not written now (a descriptor the case took, a full disk): this one and
+                # those after it go with the run's end, in order.
+                self._result = None
 
     def _fields(self):
-        # The result record's `check` fields, one per check in the order they ended.
-        return [("check", _Result._fields(done)) for done in self._done]
+        # The result record's `check` fields not written yet, one per check in the order they
+        # ended.
+        return [("check", _Result._fields(done)) for done in self._done[self._written :]]
 
 
 class _Check(object):
