@@ -15,6 +15,7 @@ mod explore;
 mod explore_packages;
 mod explore_reach;
 mod explore_shards;
+mod explore_sites;
 mod explore_streams;
 mod failures;
 mod format2;
