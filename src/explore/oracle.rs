@@ -579,6 +579,41 @@ mod tests {
             .any(|f| f.oracle == Oracle::LoadDiffers && f.unpickler == Some(Pickler::C)));
     }
 
+    /// A finding holds where its exceptions were raised: each unpickler's own.
+    #[test]
+    fn a_finding_holds_its_raise_sites() {
+        let raised = |site: &str| Outcome::Error("TypeError".into(), "no".into(), site.into());
+        let at = |site: &str| {
+            let obs = loads(&[
+                (0, Pickler::C, ok("[\"float\",\"-inf\"]")),
+                (1, Pickler::C, raised("_pickle")),
+                (1, Pickler::Py, raised(site)),
+            ]);
+            findings(&obs)
+                .into_iter()
+                .filter(|f| f.oracle == Oracle::LoadDiffers)
+                .collect::<Vec<_>>()
+        };
+        let here = at("pickle.load_reduce");
+        assert_eq!(here.len(), 2, "{here:?}");
+        let sites: BTreeSet<String> = here.iter().flat_map(|f| f.sites.clone()).collect();
+        assert_eq!(
+            sites,
+            BTreeSet::from(["_pickle".to_string(), "pickle.load_reduce".to_string()])
+        );
+        let elsewhere = at("copyreg._reconstructor");
+        let py = |fs: &[Finding]| {
+            fs.iter()
+                .find(|f| f.unpickler == Some(Pickler::Py))
+                .map(|f| f.sites.clone())
+        };
+        assert_eq!(
+            py(&elsewhere),
+            Some(BTreeSet::from(["copyreg._reconstructor".to_string()]))
+        );
+        assert_eq!(site(&raised("")), None, "no site said");
+    }
+
     #[test]
     fn two_values_or_two_exception_types_disagree_one_type_agrees() {
         let obs = loads(&[
