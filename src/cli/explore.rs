@@ -421,7 +421,7 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
 }
 
 /// The version of the `--json` report (its `explore` key), which `--baseline` reads.
-pub const FORMAT: u64 = 3;
+pub const FORMAT: u64 = 4;
 
 /// `--out` and `--json`, checked before exploring, so that neither fails after the whole run.
 pub(super) fn usable_outputs(args: &ExploreArgs) -> Result<(), Error> {
@@ -538,7 +538,7 @@ fn labels(pythons: &[Interpreter], set: &BTreeSet<usize>) -> Vec<String> {
 fn outcome_json(o: &Outcome) -> Json {
     match o {
         Outcome::Ok(..) => json!({"outcome": "ok"}),
-        Outcome::Error(t, m) => json!({"outcome": "error", "exception": t, "message": m}),
+        Outcome::Error(t, m, _) => json!({"outcome": "error", "exception": t, "message": m}),
         Outcome::Hang => json!({"outcome": "hang"}),
         Outcome::Crash(why) => json!({"outcome": "crash", "message": why}),
     }
@@ -595,6 +595,7 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
         "unpickler": f.unpickler.map(|u| u.as_str()),
         "observed": f.observed,
         "cause": f.cause,
+        "sites": r.group.iter().flat_map(|g| g.sites.iter()).collect::<BTreeSet<_>>(),
         "detail": f.detail,
         "producers": labels(pythons, &f.producers),
         "consumers": labels(pythons, &f.consumers),

@@ -760,7 +760,7 @@ fn outcome(o: &Outcome) -> &'static str {
 
 fn exception(o: &Outcome) -> Option<&str> {
     match o {
-        Outcome::Error(t, _) => Some(t),
+        Outcome::Error(t, ..) => Some(t),
         _ => None,
     }
 }
@@ -1041,7 +1041,7 @@ mod tests {
             (
                 1,
                 Pickler::C,
-                Outcome::Error("ValueError".into(), "no".into()),
+                Outcome::Error("ValueError".into(), "no".into(), String::new()),
             ),
             (1, Pickler::Py, loaded.clone()),
             (2, Pickler::Py, loaded.clone()),

@@ -52,7 +52,7 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
     type Groups = BTreeMap<String, (BTreeSet<usize>, BTreeSet<usize>, String)>;
     let mut dumps: BTreeMap<(u32, Pickler, String), Groups> = BTreeMap::new();
     for (&(p, protocol, k), outcome) in &obs.dumps {
-        if let Outcome::Error(t, m) = outcome {
+        if let Outcome::Error(t, m, _) = outcome {
             let g = dumps.entry((protocol, k, t.clone())).or_default();
             let e = g
                 .entry(normalise(m))
@@ -74,12 +74,13 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
                 witness: Some(witness),
                 cause: format!("{t}: {}", normalise(&detail)),
                 detail: format!("{t}: {detail}"),
+                sites: BTreeSet::new(),
             });
         }
     }
     let mut loads: BTreeMap<(usize, Pickler, String), Groups> = BTreeMap::new();
     for (&(pickle, c, u), outcome) in &obs.loads {
-        if let Outcome::Error(t, m) = outcome {
+        if let Outcome::Error(t, m, _) = outcome {
             let g = loads.entry((pickle, u, t.clone())).or_default();
             let e = g
                 .entry(normalise(m))
@@ -104,6 +105,7 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
                         witness: Some(witness),
                         cause: format!("{t}: {}", normalise(&detail)),
                         detail: format!("{t}: {detail}"),
+                        sites: BTreeSet::new(),
                     });
                 f.producers.insert(p);
                 f.consumers.extend(who.iter().copied());
@@ -161,7 +163,7 @@ mod tests {
     }
 
     fn error(t: &str, m: &str) -> Outcome {
-        Outcome::Error(t.into(), m.into())
+        Outcome::Error(t.into(), m.into(), String::new())
     }
 
     #[test]

@@ -449,7 +449,8 @@ fn same_cause(a: &Finding, b: &Finding) -> bool {
     (a.oracle, &a.observed, &a.cause) == (b.oracle, &b.observed, &b.cause)
 }
 
-/// What tells a finding apart: the oracle, what differs ([`Finding::cause`]), and the
+/// What tells a finding apart: the oracle, what differs ([`Finding::cause`]), where its
+/// exceptions were raised ([`Finding::sites`], every protocol and pickler of its group), and the
 /// implementations and version ranges on each side (the producers and the consumers of every
 /// protocol, pickler and unpickler of its group at once). Not the value's shape, not which
 /// protocols or which of the two unpicklers showed it: 2.7's `TypeError` on `Ellipsis` and on
@@ -463,15 +464,22 @@ fn signature(
 ) -> String {
     let mut producers = BTreeSet::new();
     let mut consumers = BTreeSet::new();
+    let mut sites = BTreeSet::new();
     for g in group {
         producers.extend(g.producers.iter().copied());
         consumers.extend(g.consumers.iter().copied());
+        sites.extend(g.sites.iter().map(String::as_str));
     }
     // The interpreters that built the value: a side that holds all of them of an
     // implementation is that implementation, whichever were asked.
     let asked: BTreeSet<usize> = obs.canon.keys().copied().collect();
+    let raised = if sites.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", sites.into_iter().collect::<Vec<_>>().join(","))
+    };
     let mut text = format!(
-        "{} {} | {}",
+        "{} {}{raised} | {}",
         finding.oracle.as_str(),
         finding.cause,
         sides(&producers, &asked, pythons)
@@ -625,10 +633,12 @@ async fn shrink(
     Ok(None)
 }
 
-/// `g` still shows `pair`: the same kind of finding on (at least) its producer and consumer;
-/// a candidate that shows it on more of the interpreters observed is as good.
+/// `g` still shows `pair`: the same kind of finding on (at least) its producer and consumer,
+/// raised where `pair` was (a smaller value that raises the same type elsewhere is another
+/// cause); a candidate that shows it on more of the interpreters observed is as good.
 fn covers(g: &Finding, pair: &Finding) -> bool {
     same_kind(g, pair)
+        && g.sites.is_subset(&pair.sites)
         && pair.producers.is_subset(&g.producers)
         && pair.consumers.is_subset(&g.consumers)
 }

@@ -95,8 +95,9 @@ pub enum Outcome {
     /// bytes that still differ once `pickletools.optimize`d, its optimized form; a load's
     /// canonical description.
     Ok(Arc<str>, Option<Arc<str>>),
-    /// The exception's type and message.
-    Error(String, String),
+    /// The exception's type, message and where it was raised (`pickle.save_global`,
+    /// `copyreg._reduce_ex`, `_pickle` for the C code; empty where unknown).
+    Error(String, String, String),
     Hang,
     Crash(String),
 }
@@ -106,7 +107,7 @@ impl Outcome {
     pub fn label(&self) -> String {
         match self {
             Outcome::Ok(..) => "ok".into(),
-            Outcome::Error(t, _) => t.clone(),
+            Outcome::Error(t, ..) => t.clone(),
             Outcome::Hang => "hang".into(),
             Outcome::Crash(_) => "crash".into(),
         }
@@ -327,7 +328,7 @@ impl Bench<'_> {
                         Outcome::Ok(text.clone(), opt)
                     }
                     Done::Loaded { .. } => Outcome::Crash("a load's answer to a dump".into()),
-                    Done::Error(t, m) => Outcome::Error(t, m),
+                    Done::Error(t, m, site) => Outcome::Error(t, m, site),
                     Done::Hang => Outcome::Hang,
                     Done::Crash(why) => Outcome::Crash(why),
                 };
@@ -410,7 +411,7 @@ impl Bench<'_> {
                         };
                         Outcome::Ok(text, None)
                     }
-                    Done::Error(t, m) => Outcome::Error(t, m),
+                    Done::Error(t, m, site) => Outcome::Error(t, m, site),
                     Done::Hang => Outcome::Hang,
                     Done::Crash(why) => Outcome::Crash(why),
                     Done::NotBuilt | Done::Dumped(_) => {
@@ -449,7 +450,7 @@ mod tests {
         let other = obs.wrote((2, 2, Pickler::C), None);
         assert_ne!(same, other);
         let loaded = Outcome::Ok("[\"int\",\"1\"]".into(), None);
-        let refused = Outcome::Error("ValueError".into(), "unsupported".into());
+        let refused = Outcome::Error("ValueError".into(), "unsupported".into(), String::new());
         for c in 0..3 {
             obs.loads.insert((same, c, Pickler::Py), loaded.clone());
             obs.loads.insert((other, c, Pickler::Py), refused.clone());

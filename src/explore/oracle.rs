@@ -62,6 +62,10 @@ pub struct Finding {
     pub witness: Option<usize>,
     /// One message or description that shows it.
     pub detail: String,
+    /// Where the exceptions it groups were raised (`pickle.save_global`, `_pickle`,
+    /// `copyreg._reduce_ex`, a reducer's `module.__reduce__`): two causes that raise the same
+    /// exception type from different places part by it. Empty where nothing raised.
+    pub sites: BTreeSet<String>,
 }
 
 impl Finding {
@@ -74,13 +78,14 @@ impl Finding {
                 .join(",")
         };
         format!(
-            "{} protocol={} pickler={} unpickler={} observed={} cause={} producers={} consumers={}",
+            "{} protocol={} pickler={} unpickler={} observed={} cause={} sites={} producers={} consumers={}",
             self.oracle.as_str(),
             self.protocol,
             self.pickler.as_str(),
             self.unpickler.map_or("-", Pickler::as_str),
             self.observed,
             self.cause,
+            self.sites.iter().cloned().collect::<Vec<_>>().join(","),
             labels(&self.producers),
             labels(&self.consumers)
         )
@@ -106,7 +111,9 @@ pub fn pair(finding: &Finding, obs: &Observation) -> Option<(usize, usize)> {
                 && finding.consumers.contains(&c);
             let shows = match finding.oracle {
                 Oracle::LoadDiffers => {
-                    Some(u) == finding.unpickler && outcome.label() == finding.observed
+                    Some(u) == finding.unpickler
+                        && outcome.label() == finding.observed
+                        && site(outcome).is_none_or(|s| finding.sites.contains(s))
                 }
                 Oracle::ValueDiffers => {
                     Some(u) == finding.unpickler
@@ -154,8 +161,20 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
     out
 }
 
-/// The producers that pickled, and those that did not by what happened (with an example).
-type DumpGroups = (Vec<usize>, BTreeMap<String, (BTreeSet<usize>, String)>);
+/// The producers that pickled, and those that did not by what happened (with an example and
+/// where it was raised).
+type DumpGroups = (
+    Vec<usize>,
+    BTreeMap<String, (BTreeSet<usize>, String, BTreeSet<String>)>,
+);
+
+/// Where an outcome's exception was raised, if it says.
+pub fn site(outcome: &Outcome) -> Option<&String> {
+    match outcome {
+        Outcome::Error(_, _, site) if !site.is_empty() => Some(site),
+        _ => None,
+    }
+}
 
 /// Producers that wrote the same bytes, and the bytes (hex).
 type ByteGroups = Vec<(BTreeSet<usize>, String)>;
@@ -170,15 +189,16 @@ fn dump_findings(obs: &Observation) -> Vec<Finding> {
                 let group = entry
                     .1
                     .entry(other.label())
-                    .or_insert_with(|| (BTreeSet::new(), detail(other)));
+                    .or_insert_with(|| (BTreeSet::new(), detail(other), BTreeSet::new()));
                 group.0.insert(p);
+                group.2.extend(site(other).cloned());
             }
         }
     }
     let mut out = Vec::new();
     for ((protocol, pickler), (ok, bad)) in by {
         let Some(&witness) = ok.first() else { continue };
-        for (observed, (producers, detail)) in bad {
+        for (observed, (producers, detail, sites)) in bad {
             out.push(Finding {
                 oracle: Oracle::DumpDiffers,
                 protocol,
@@ -190,6 +210,7 @@ fn dump_findings(obs: &Observation) -> Vec<Finding> {
                 consumers: BTreeSet::new(),
                 witness: Some(witness),
                 detail,
+                sites,
             });
         }
     }
@@ -228,9 +249,11 @@ fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
                     consumers: BTreeSet::new(),
                     witness: None,
                     detail: detail.clone(),
+                    sites: BTreeSet::new(),
                 });
             f.producers.insert(p);
             f.consumers.insert(c);
+            f.sites.extend(site(outcome).cloned());
         }
     }
     groups.into_values().collect()
@@ -267,6 +290,7 @@ fn parity_findings(obs: &Observation) -> Vec<Finding> {
                 detail: format!(
                     "C pickler (optimized): {c_opt}, Python pickler (optimized): {py_opt}"
                 ),
+                sites: BTreeSet::new(),
             })
             .producers
             .insert(p);
@@ -327,9 +351,12 @@ fn unpickler_parity_findings(obs: &Observation) -> Vec<Finding> {
                         describe(c_out),
                         describe(py_out)
                     ),
+                    sites: BTreeSet::new(),
                 });
             f.producers.insert(p);
             f.consumers.insert(c);
+            f.sites.extend(site(c_out).cloned());
+            f.sites.extend(site(py_out).cloned());
         }
     }
     by.into_values().collect()
@@ -489,7 +516,7 @@ pub fn value_cause(want: &str, got: &str) -> String {
 
 fn detail(outcome: &Outcome) -> String {
     match outcome {
-        Outcome::Error(t, m) => format!("{t}: {m}"),
+        Outcome::Error(t, m, _) => format!("{t}: {m}"),
         Outcome::Crash(why) => why.clone(),
         Outcome::Hang => "did not end within the time limit".into(),
         Outcome::Ok(..) => String::new(),
@@ -505,7 +532,7 @@ mod tests {
     }
 
     fn error(t: &str, m: &str) -> Outcome {
-        Outcome::Error(t.into(), m.into())
+        Outcome::Error(t.into(), m.into(), String::new())
     }
 
     /// A value pickled by producer 0 (protocol 0, C pickler) and loaded by consumers 0 and 1
@@ -552,6 +579,41 @@ mod tests {
         assert!(findings(&obs)
             .iter()
             .any(|f| f.oracle == Oracle::LoadDiffers && f.unpickler == Some(Pickler::C)));
+    }
+
+    /// A finding holds where its exceptions were raised: each unpickler's own.
+    #[test]
+    fn a_finding_holds_its_raise_sites() {
+        let raised = |site: &str| Outcome::Error("TypeError".into(), "no".into(), site.into());
+        let at = |site: &str| {
+            let obs = loads(&[
+                (0, Pickler::C, ok("[\"float\",\"-inf\"]")),
+                (1, Pickler::C, raised("_pickle")),
+                (1, Pickler::Py, raised(site)),
+            ]);
+            findings(&obs)
+                .into_iter()
+                .filter(|f| f.oracle == Oracle::LoadDiffers)
+                .collect::<Vec<_>>()
+        };
+        let here = at("pickle.load_reduce");
+        assert_eq!(here.len(), 2, "{here:?}");
+        let sites: BTreeSet<String> = here.iter().flat_map(|f| f.sites.clone()).collect();
+        assert_eq!(
+            sites,
+            BTreeSet::from(["_pickle".to_string(), "pickle.load_reduce".to_string()])
+        );
+        let elsewhere = at("copyreg._reconstructor");
+        let py = |fs: &[Finding]| {
+            fs.iter()
+                .find(|f| f.unpickler == Some(Pickler::Py))
+                .map(|f| f.sites.clone())
+        };
+        assert_eq!(
+            py(&elsewhere),
+            Some(BTreeSet::from(["copyreg._reconstructor".to_string()]))
+        );
+        assert_eq!(site(&raised("")), None, "no site said");
     }
 
     #[test]

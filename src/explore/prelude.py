@@ -255,7 +255,8 @@ def canon(obj):
         return [off.days * 86400 + off.seconds, off.microseconds, t.tzname(None)]
 
     def key(o):
-        return json.dumps(walk(o, None), sort_keys=True)
+        # No sort_keys: a description holds no dict (it would make 2.7 encode in Python).
+        return json.dumps(walk(o, None))
 
     def pairs(items, memo):
         items = sorted(items, key=lambda kv: key(kv[0]))
@@ -406,4 +407,4 @@ def canon(obj):
         ("fractions", "Fraction"): lambda o: [str(o.numerator), str(o.denominator)],
         ("uuid", "UUID"): lambda o: [str(o)],
     }
-    return json.dumps(walk(obj, {}), sort_keys=True, separators=(",", ":"))
+    return json.dumps(walk(obj, {}), separators=(",", ":"))

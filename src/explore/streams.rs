@@ -407,7 +407,7 @@ impl Bench<'_> {
             for ((s, r), d) in keys.into_iter().zip(answer.tasks) {
                 let seen = match d {
                     Done::Loaded { hash, canon } => Seen::Loaded(hash, canon),
-                    Done::Error(t, m) => Seen::Raised(t, m),
+                    Done::Error(t, m, _) => Seen::Raised(t, m),
                     Done::Hang => Seen::Hang,
                     Done::Crash(how) => Seen::Crash(how),
                     Done::Dumped(_) | Done::NotBuilt => Seen::Crash("no answer".into()),

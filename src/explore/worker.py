@@ -8,14 +8,17 @@
 #   {"op": "dump", "limit": S, "values": [[ID, SOURCE], ...], "tasks": [[ID, PROTOCOL, PICKLER], ...]}
 #     (PROTOCOL 100: the default, none named; 105: 5 with the buffers out of band)
 #     -> {"built": {ID: [CANON, HASH] or {"err": [TYPE, MESSAGE]}},
-#         "tasks": [{"p": PART} or {"err": [...]} or {"hang": 1}, ...],
+#         "tasks": [{"p": PART} or {"err": [TYPE, MESSAGE, SITE]} or {"hang": 1}, ...],
 #         "parity": [[ID, PROTOCOL, C_PART, PY_PART, OPCODES], ...]}
 #        the pickles as parts; "parity" only where the C and the Python pickler wrote different
 #        bytes and still differ once pickletools.optimize'd (the optimized forms as parts, and
 #        the first opcodes that differ, "BINPUT/PUT").
 #   {"op": "load", "limit": S, "tasks": [[PART, UNPICKLER, EXPECTED_HASH], ...]}, the pickles
 #     (and "setup": [SOURCE, ...], run once each before loading: the user's folders on sys.path)
-#     -> {"tasks": [{"h": HASH} (plus "canon": TEXT when HASH is not the expected one), ...]}
+#     -> {"tasks": [{"h": HASH} (plus "canon": TEXT when HASH is not the expected one)
+#         or {"err": [TYPE, MESSAGE, SITE]} or {"hang": 1}, ...]}
+#   SITE: where the exception was raised, "pickle.save_global", "copyreg._reduce_ex", the
+#   reducer's "module.__reduce__", or "_pickle" ("cPickle" on 2.7) for the C code (_site).
 #   {"op": "streams", ...}: byte streams loaded under limits (streams.py, before this file)
 # What a value prints goes to stderr: the worker's channel is a copy of its stdout.
 import json
@@ -51,9 +54,35 @@ def _bounded(limit, fn, *args):
     except _Hang:
         return {"hang": 1}
     except Exception as e:
-        return {"err": _error(e)}
+        return {"err": _error(e) + [_site(sys.exc_info()[2])]}
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+# What the C pickler and unpickler are, as a raise site: an exception raised in C code called
+# from this file's own frames.
+_ACCELERATOR = "cPickle" if PY2 else "_pickle"
+
+
+def _site(tb):
+    """Where an exception was raised, as MODULE.FUNCTION of the innermost frame (pickle.py's,
+    copyreg's, a reducer's): no line numbers, which move between versions. The import
+    machinery's frames are passed over (a class that is not found is find_class's); an
+    exception raised with no frame under this file's own was raised by the C accelerator."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    own = globals()
+    for f in reversed(frames):
+        g = f.f_globals
+        if g is own:
+            break
+        module = g.get("__name__") or "?"
+        if module.startswith(("importlib", "_frozen_importlib")):
+            continue
+        return "%s.%s" % (module, f.f_code.co_name)
+    return _ACCELERATOR
 
 
 def _build(src):
@@ -87,10 +116,10 @@ def _dump(req, parts, limit):
                 if "ok" in c:
                     built[vid] = c["ok"]
                 else:
-                    built[vid] = {"err": c.get("err", ["Hang", ""])}
+                    built[vid] = {"err": c.get("err", ["Hang", ""])[:2]}
                     m = {}
             else:
-                built[vid] = {"err": m.get("err", ["Hang", ""])}
+                built[vid] = {"err": m.get("err", ["Hang", ""])[:2]}
             made[vid] = m
         m = made[vid]
         if "ok" not in m:

@@ -42,8 +42,9 @@ pub enum Done {
     Loaded { hash: String, canon: Option<String> },
     /// The dump's value could not be built (its error is in [`Answer::built`]).
     NotBuilt,
-    /// The exception's type and message.
-    Error(String, String),
+    /// The exception's type, message and where it was raised (`pickle.save_global`,
+    /// `_pickle`; empty where the worker did not say).
+    Error(String, String, String),
     /// The task outlived the time limit.
     Hang,
     /// The worker's process ended during this task, as described.
@@ -123,6 +124,15 @@ enum WireBuilt {
     Err { err: (String, String) },
 }
 
+/// An exception: its type and message, and where it was raised (loads and dumps; streams say
+/// no site).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum WireErr {
+    Sited(String, String, String),
+    Plain(String, String),
+}
+
 #[derive(Deserialize, Default)]
 struct WireTask {
     #[serde(default)]
@@ -132,7 +142,7 @@ struct WireTask {
     #[serde(default)]
     canon: Option<String>,
     #[serde(default)]
-    err: Option<(String, String)>,
+    err: Option<WireErr>,
     #[serde(default)]
     hang: Option<u8>,
     #[serde(default)]
@@ -482,9 +492,10 @@ fn decode(parts: &[Vec<u8>], count: usize) -> Result<Answer, String> {
                 canon,
                 ..
             } => Done::Loaded { hash, canon },
-            WireTask {
-                err: Some((t, m)), ..
-            } => Done::Error(t, m),
+            WireTask { err: Some(e), .. } => match e {
+                WireErr::Sited(t, m, site) => Done::Error(t, m, site),
+                WireErr::Plain(t, m) => Done::Error(t, m, String::new()),
+            },
             WireTask { hang: Some(_), .. } => Done::Hang,
             WireTask { built: Some(_), .. } => Done::NotBuilt,
             WireTask {
@@ -520,9 +531,9 @@ mod tests {
 
     #[test]
     fn an_answer_decodes_with_its_pickles() {
-        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[{"p":1},{"built":0},{"hang":1},{"err":["E","m"]}],"parity":[["0",2,2,3,"BINPUT/PUT"]]}"#;
+        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[{"p":1},{"built":0},{"hang":1},{"err":["E","m","pickle.save"]},{"err":["F","n"]}],"parity":[["0",2,2,3,"BINPUT/PUT"]]}"#;
         let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
-        let a = decode(&parts, 4).unwrap();
+        let a = decode(&parts, 5).unwrap();
         assert_eq!(a.built["0"], Ok(("[1]".into(), "ab".into())));
         assert_eq!(a.built["1"], Err(("TypeError".into(), "no".into())));
         assert_eq!(
@@ -531,7 +542,8 @@ mod tests {
                 Done::Dumped(b"P".to_vec()),
                 Done::NotBuilt,
                 Done::Hang,
-                Done::Error("E".into(), "m".into())
+                Done::Error("E".into(), "m".into(), "pickle.save".into()),
+                Done::Error("F".into(), "n".into(), String::new())
             ]
         );
         assert_eq!(
