@@ -130,12 +130,12 @@ pub fn write(
             "{IMPORT}import pickletools\n{source}c = pickletools.optimize(dumps_with(value, protocol, \"c\"))\npy = pickletools.optimize(dumps_with(value, protocol, \"py\"))\nassert c == py, \"C: %r, Python: %r\" % (c, py)\n"
         ));
         out.push_str("expect:\n");
+        general_rules(&mut out, combos, &[""], Some(""), None);
         let mut rules = String::new();
         for &p in &combos.protocols {
             parity_rules(&mut rules, p, obs, pythons, version);
         }
         out.push_str(&compact(&rules, &dimensions(combos, false, false)));
-        general_rules(&mut out, combos, &[""], Some(""), None);
         return out;
     }
     let _ = writeln!(out, "  pickler: [{}]", names(&combos.picklers));
@@ -147,13 +147,6 @@ pub fn write(
         );
         block(&mut out, "load", &format!("{IMPORT}{UNPICKLER_PARITY}"));
         out.push_str("expect:\n");
-        let mut rules = String::new();
-        for &p in &combos.protocols {
-            for &k in &combos.picklers {
-                unpickler_parity_rules(&mut rules, (p, k), obs, pythons, version);
-            }
-        }
-        out.push_str(&compact(&rules, &dimensions(combos, true, false)));
         general_rules(
             &mut out,
             combos,
@@ -161,6 +154,13 @@ pub fn write(
             Some("dump_"),
             Some(""),
         );
+        let mut rules = String::new();
+        for &p in &combos.protocols {
+            for &k in &combos.picklers {
+                unpickler_parity_rules(&mut rules, (p, k), obs, pythons, version);
+            }
+        }
+        out.push_str(&compact(&rules, &dimensions(combos, true, false)));
         return out;
     }
     let unpickler = if combos.unpicklers.is_empty() {
@@ -179,6 +179,17 @@ pub fn write(
         "{IMPORT}{setup}got = canon(loads_with(data, {unpickler}))\n{source}want = canon(value)\nassert got == want, \"loaded %s, pickled %s\" % (got, want)\n"
     ));
     out.push_str("expect:\n");
+    let c_unpickler = combos
+        .unpicklers
+        .contains(&Pickler::C)
+        .then_some("unpickler");
+    general_rules(
+        &mut out,
+        combos,
+        &["dump_", "load_"],
+        Some("dump_"),
+        c_unpickler,
+    );
     let unpicklers = if combos.unpicklers.is_empty() {
         vec![None]
     } else {
@@ -194,17 +205,6 @@ pub fn write(
     }
     let with_unpickler = !combos.unpicklers.is_empty();
     out.push_str(&compact(&rules, &dimensions(combos, true, with_unpickler)));
-    let unpickler = combos
-        .unpicklers
-        .contains(&Pickler::C)
-        .then_some("unpickler");
-    general_rules(
-        &mut out,
-        combos,
-        &["dump_", "load_"],
-        Some("dump_"),
-        unpickler,
-    );
     out
 }
 
@@ -449,9 +449,11 @@ fn factor(combos: &[Vec<String>], params: &[(&str, Vec<String>)]) -> Vec<Option<
         .collect()
 }
 
-/// The rules for the interpreters explore did not see, after those for the ones it saw (the
-/// first rule that matches wins): by version range and feature, what cannot run is skipped,
-/// so the file also passes on interpreters beside those. A protocol is skipped on the Pythons
+/// The rules for the interpreters explore did not see, before those for the ones it saw (the
+/// first rule that matches wins, and a rule of an explored consumer, by its version share,
+/// also matches a producer explore did not see): by version range and feature, what cannot
+/// run is skipped, so the file also passes on interpreters beside those. On the explored
+/// ones they skip what explore did not ask either. A protocol is skipped on the Pythons
 /// before it (`sides`: the prefixes of the ends that pickle or unpickle); the C pickler on a
 /// Python 3 without `_pickle` (PyPy before 8: 2.7 has `cPickle`) on the end that pickles
 /// (`c_pickler`: its prefix), and the C unpickler on the end that loads (`c_unpickler`: the
@@ -1086,6 +1088,55 @@ mod tests {
         );
         assert!(!rules.contains("load_implementation: cpython"), "{rules}");
         assert_eq!(rules.matches("outcome: fail").count(), 1, "{rules}");
+    }
+
+    /// The general skips come before every rule of an explored interpreter: PyPy 8's `fail`
+    /// (a consumer's rule, naming no producer) also matches a producer explore did not see,
+    /// PyPy 3.9 say, whose C pickler is missing; the first rule that matches it must be the
+    /// skip (it was the `fail`, a regression when the dump raised `No module named '_pickle'`).
+    #[test]
+    fn general_skips_match_before_the_explored_rules() {
+        let pythons = vec![
+            python(Implementation::Cpython, "3.12.1", true, "cpython-3.12.1"),
+            python(Implementation::Pypy, "3.11.17", true, "pypy-3.11.17"),
+        ];
+        let loaded = Outcome::Ok("[\"float\",\"-inf\"]".into(), None);
+        let mut obs = Observation::default();
+        for p in 0..2 {
+            obs.canon.insert(p, Ok("[\"float\",\"-inf\"]".into()));
+            obs.dumps
+                .insert((p, 0, Pickler::C), Outcome::Ok("46".into(), None));
+            obs.insert_load((p, 0, Pickler::C, 0, Pickler::C), loaded.clone());
+            obs.insert_load((p, 0, Pickler::C, 0, Pickler::Py), loaded.clone());
+            let no = Outcome::Error("ValueError".into(), "no".into());
+            obs.insert_load((p, 0, Pickler::C, 1, Pickler::C), no);
+            obs.insert_load((p, 0, Pickler::C, 1, Pickler::Py), loaded.clone());
+        }
+        let finding = super::super::oracle::findings(&obs)
+            .into_iter()
+            .find(|f| f.oracle == Oracle::UnpicklerParity)
+            .expect("an unpickler-parity finding");
+        let combos = Combos {
+            protocols: vec![0],
+            picklers: vec![Pickler::C],
+            unpicklers: vec![],
+        };
+        let origin = Origin { seed: 1, index: 7 };
+        let value = Value::Float(f64::NEG_INFINITY);
+        let text = write(&finding, &combos, &value, &obs, &pythons, &origin, "pypy");
+        let rules = &text[text.find("expect:\n").expect("rules")..];
+        let at = |what: &str| {
+            rules
+                .find(what)
+                .unwrap_or_else(|| panic!("{what}: {rules}"))
+        };
+        let fail = at("outcome: fail");
+        assert!(at("no C pickler (_pickle) here") < fail, "{rules}");
+        assert!(at("no C unpickler (_pickle) here") < fail, "{rules}");
+        assert!(
+            !rules[fail..].contains("outcome: skip"),
+            "every skip first: {rules}"
+        );
     }
 
     /// Version shares that meet join; those that do not, or that are every version, are
