@@ -27,8 +27,10 @@
 #   OVERHEAD_PARTS="trivial peer corpus memory" (the default) chooses the parts to measure;
 #   OVERHEAD_BIN=path measures that crosspickle instead of building this one;
 #   OVERHEAD_OLD_BIN=path also measures an older build (a release build of an earlier commit)
-#   in part 1, interleaved with the others: its exec ratio to the floor beside this one's, and
-#   the two builds' ratio, so that a change that makes every run dearer shows in its note.
+#   in part 1, interleaved with the others: its row gives its exec ratio to the floor and the
+#   two builds' ratio, and a last line puts the two builds' exec ratios to the floor side by
+#   side (wall and CPU), so that a change that makes every run dearer shows in its note. On a
+#   loaded machine compare the CPU ratios: wall time then depends on the scheduler's share.
 # Example, this checkout against the build of an earlier commit, exec isolation only:
 #   git worktree add /tmp/old COMMIT && (cd /tmp/old && cargo build --release)
 #   OVERHEAD_OLD_BIN=/tmp/old/target/release/crosspickle OVERHEAD_PARTS=trivial \
@@ -134,6 +136,8 @@ if [[ -n $old_bin ]]; then
   to=$(wall "$work/t-old"); co=$(cpu "$work/t-old")
   printf '  the older build, --isolation exec                   %7.2fs  %7.2fs   = %.2fx / %.2fx the xargs loop; this build / the older = %.2fx / %.2fx\n' "$to" "$co" "$(echo "$to / $tx" | bc -l)" "$(echo "$co / ($cx + 0.000001)" | bc -l)" "$(echo "$te / $to" | bc -l)" "$(echo "$ce / ($co + 0.000001)" | bc -l)"
   echo "    (the older build: $old_bin)"
+  printf '  exec isolation / the xargs loop, wall and CPU: this build %.2fx / %.2fx, the older build %.2fx / %.2fx\n' \
+    "$(echo "$te / $tx" | bc -l)" "$(echo "$ce / ($cx + 0.000001)" | bc -l)" "$(echo "$to / $tx" | bc -l)" "$(echo "$co / ($cx + 0.000001)" | bc -l)"
 fi
 printf '  crosspickle --isolation fork                        %7.2fs  %7.2fs   exec / fork = %.2fx / %.2fx\n' "$tf" "$cf" "$(echo "$te / $tf" | bc -l)" "$(echo "$ce / ($cf + 0.000001)" | bc -l)"
 printf '  python forking 200 children, each finalised         %7.2fs  %7.2fs   fork isolation adds %.2f ms wall, %.2f ms CPU a run\n' "$tl" "$cl" "$(echo "($tf - $tl) * 1000 / 200" | bc -l)" "$(echo "($cf - $cl) * 1000 / 200" | bc -l)"

@@ -1003,9 +1003,8 @@ async fn exec(ctx: &Context, prepared: &Prepared) -> Result<Finished, RunFailure
         ..
     } = prepared;
     let key = &start.key;
-    let spec = ProcessSpec::new(&key.program, Some(prepared.time_limit()))
+    let spec = ProcessSpec::with_env(&key.program, Some(prepared.time_limit()), key.env.clone())
         .args(key.args.iter().cloned())
-        .env(key.env.clone())
         .cwd(dirs.cwd())
         .stdin(Stdin::Bytes(
             format!("{}once {}\n", key.opening(true), request.to_literal()).into_bytes(),
