@@ -1108,7 +1108,7 @@ mod tests {
                 .insert((p, 0, Pickler::C), Outcome::Ok("46".into(), None));
             obs.insert_load((p, 0, Pickler::C, 0, Pickler::C), loaded.clone());
             obs.insert_load((p, 0, Pickler::C, 0, Pickler::Py), loaded.clone());
-            let no = Outcome::Error("ValueError".into(), "no".into());
+            let no = Outcome::Error("ValueError".into(), "no".into(), "_pickle".into());
             obs.insert_load((p, 0, Pickler::C, 1, Pickler::C), no);
             obs.insert_load((p, 0, Pickler::C, 1, Pickler::Py), loaded.clone());
         }
