@@ -926,6 +926,27 @@ pub(super) fn quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The case file of the unpickler-parity finding `obs` shows, at protocol 0 with the C
+    /// pickler, written as value 7 of seed 1.
+    fn unpickler_parity_case(
+        obs: &Observation,
+        value: &Value,
+        pythons: &[Interpreter],
+        sides: &str,
+    ) -> String {
+        let finding = super::super::oracle::findings(obs)
+            .into_iter()
+            .find(|f| f.oracle == Oracle::UnpicklerParity)
+            .expect("an unpickler-parity finding");
+        let combos = Combos {
+            protocols: vec![0],
+            picklers: vec![Pickler::C],
+            unpicklers: vec![],
+        };
+        let origin = Origin { seed: 1, index: 7 };
+        write(&finding, &combos, value, obs, pythons, &origin, sides)
+    }
     use crate::python::Implementation;
 
     fn python(implementation: Implementation, version: &str, c: bool, label: &str) -> Interpreter {
@@ -1050,25 +1071,7 @@ mod tests {
         ] {
             obs.insert_load((0, 0, Pickler::C, c, u), o);
         }
-        let finding = super::super::oracle::findings(&obs)
-            .into_iter()
-            .find(|f| f.oracle == Oracle::UnpicklerParity)
-            .expect("an unpickler-parity finding");
-        let combos = Combos {
-            protocols: vec![0],
-            picklers: vec![Pickler::C],
-            unpicklers: vec![],
-        };
-        let origin = Origin { seed: 1, index: 7 };
-        let text = write(
-            &finding,
-            &combos,
-            &value,
-            &obs,
-            &pythons,
-            &origin,
-            "pypy 3.11",
-        );
+        let text = unpickler_parity_case(&obs, &value, &pythons, "pypy 3.11");
         assert!(
             text.contains("attempt(\"c\")") && text.contains("attempt(\"py\")"),
             "{text}"
@@ -1112,18 +1115,8 @@ mod tests {
             obs.insert_load((p, 0, Pickler::C, 1, Pickler::C), no);
             obs.insert_load((p, 0, Pickler::C, 1, Pickler::Py), loaded.clone());
         }
-        let finding = super::super::oracle::findings(&obs)
-            .into_iter()
-            .find(|f| f.oracle == Oracle::UnpicklerParity)
-            .expect("an unpickler-parity finding");
-        let combos = Combos {
-            protocols: vec![0],
-            picklers: vec![Pickler::C],
-            unpicklers: vec![],
-        };
-        let origin = Origin { seed: 1, index: 7 };
         let value = Value::Float(f64::NEG_INFINITY);
-        let text = write(&finding, &combos, &value, &obs, &pythons, &origin, "pypy");
+        let text = unpickler_parity_case(&obs, &value, &pythons, "pypy");
         let rules = &text[text.find("expect:\n").expect("rules")..];
         let at = |what: &str| {
             rules

@@ -4,7 +4,7 @@
 //! crosspickle's cache, and used by a run; and the messages for what uv cannot install.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use libtest_mimic::Trial;
 
@@ -18,6 +18,56 @@ pub fn which_uv() -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join("uv"))
         .find(|p| p.is_file())
+}
+
+/// A trial that needs uv and the package index: ignored, saying which, when uv is missing or
+/// cannot resolve `requirement` for 3.12 (asked only where 3.12 is there to run the trial).
+pub fn index_trial(
+    name: &str,
+    needs: &[&str],
+    requirement: &str,
+    test: fn() -> TestResult,
+) -> Trial {
+    let Some(uv) = which_uv() else {
+        return trial(name, needs, test)
+            .with_kind("needs uv (CROSSPICKLE_TEST_UV, or on PATH)")
+            .with_ignored_flag(true);
+    };
+    let reachable = || -> Option<bool> {
+        let mut child = Command::new(&uv)
+            .args(["pip", "compile", "-", "--python-version", "3.12", "--quiet"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        use std::io::Write;
+        child
+            .stdin
+            .take()?
+            .write_all(format!("{requirement}\n").as_bytes())
+            .ok()?;
+        Some(child.wait().ok()?.success())
+    };
+    if python("3.12").is_some() && reachable() != Some(true) {
+        return trial(name, needs, test)
+            .with_kind(format!(
+                "needs the package index (uv could not resolve {requirement})"
+            ))
+            .with_ignored_flag(true);
+    }
+    trial(name, needs, test)
+}
+
+/// PATH with uv's folder first, as a user who installed uv has it.
+pub fn path_with_uv() -> std::ffi::OsString {
+    let uv = which_uv().expect("the gate found uv");
+    std::env::join_paths(
+        std::iter::once(uv.parent().expect("a folder").to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .expect("PATH")
 }
 
 fn uv_trial(name: &str, needs: &[&str], test: fn() -> TestResult) -> Trial {

@@ -4,8 +4,6 @@
 //! finding. Hypothesis is installed by `--requires` (uv and the package index): ignored, saying
 //! so, without them.
 
-use std::process::{Command, Stdio};
-
 use libtest_mimic::Trial;
 
 use crate::support::*;
@@ -22,34 +20,7 @@ const HYPOTHESIS: &str = "hypothesis==6.170.15; python_version >= \"3.11\"";
 
 /// Needs 3.8, 3.12, 3.13, uv and the package index (uv resolves Hypothesis for 3.12).
 fn index_trial(name: &str, test: fn() -> TestResult) -> Trial {
-    let needs = &["3.8", "3.12", "3.13"];
-    let Some(uv) = crate::download::which_uv() else {
-        return trial(name, needs, test)
-            .with_kind("needs uv (CROSSPICKLE_TEST_UV, or on PATH)")
-            .with_ignored_flag(true);
-    };
-    let reachable = || -> Option<bool> {
-        let mut child = Command::new(&uv)
-            .args(["pip", "compile", "-", "--python-version", "3.12", "--quiet"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        use std::io::Write;
-        child
-            .stdin
-            .take()?
-            .write_all(b"hypothesis==6.170.15\n")
-            .ok()?;
-        Some(child.wait().ok()?.success())
-    };
-    if python("3.12").is_some() && reachable() != Some(true) {
-        return trial(name, needs, test)
-            .with_kind("needs the package index (uv could not resolve hypothesis==6.170.15)")
-            .with_ignored_flag(true);
-    }
-    trial(name, needs, test)
+    crate::download::index_trial(name, &["3.8", "3.12", "3.13"], "hypothesis==6.170.15", test)
 }
 
 trial!(strategies_as_builders, by = index_trial);
@@ -61,13 +32,7 @@ trial!(strategies_as_builders, by = index_trial);
 fn strategies_as_builders() -> TestResult {
     let dir = folder(&[("buffers.py", BUFFERS)]);
     let d = dir.path();
-    let uv = crate::download::which_uv().expect("the gate found uv");
-    let path = std::env::join_paths(
-        std::iter::once(uv.parent().expect("a folder").to_path_buf()).chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
-    .expect("PATH");
+    let path = crate::download::path_with_uv();
     let explore = |json: &str, out: &str| {
         let mut args = vec!["explore".to_string()];
         args.extend(args_on(

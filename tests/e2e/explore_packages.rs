@@ -7,8 +7,6 @@
 //! interpreter and requirements), so a suite that ran one makes them once. Ignored, saying so,
 //! without uv or when the index cannot be reached.
 
-use std::process::{Command, Stdio};
-
 use libtest_mimic::Trial;
 use serde_json::Value;
 
@@ -37,29 +35,7 @@ def held():
 /// Needs 3.12, uv (CROSSPICKLE_TEST_UV, or on PATH) and the package index: asked of uv, which
 /// resolves NumPy 1.26.4 for 3.12 or says why not.
 fn index_trial(name: &str, test: fn() -> TestResult) -> Trial {
-    let Some(uv) = crate::download::which_uv() else {
-        return trial(name, &["3.12"], test)
-            .with_kind("needs uv (CROSSPICKLE_TEST_UV, or on PATH)")
-            .with_ignored_flag(true);
-    };
-    let reachable = || -> Option<bool> {
-        let mut child = Command::new(&uv)
-            .args(["pip", "compile", "-", "--python-version", "3.12", "--quiet"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        use std::io::Write;
-        child.stdin.take()?.write_all(b"numpy==1.26.4\n").ok()?;
-        Some(child.wait().ok()?.success())
-    };
-    if python("3.12").is_some() && reachable() != Some(true) {
-        return trial(name, &["3.12"], test)
-            .with_kind("needs the package index (uv could not resolve numpy==1.26.4)")
-            .with_ignored_flag(true);
-    }
-    trial(name, &["3.12"], test)
+    crate::download::index_trial(name, &["3.12"], "numpy==1.26.4", test)
 }
 
 trial!(numpy2_pickles_on_numpy1_from_the_builders, by = index_trial);
@@ -70,13 +46,7 @@ trial!(numpy2_pickles_on_numpy1_from_the_builders, by = index_trial);
 fn numpy2_pickles_on_numpy1_from_the_builders() -> TestResult {
     let dir = folder(&[("arrays.py", ARRAYS)]);
     let d = dir.path();
-    let uv = crate::download::which_uv().expect("the gate found uv");
-    let path = std::env::join_paths(
-        std::iter::once(uv.parent().expect("a folder").to_path_buf()).chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
-    .expect("PATH");
+    let path = crate::download::path_with_uv();
     let mut args = vec!["explore".to_string()];
     args.extend(args_on(
         &["3.12"],
