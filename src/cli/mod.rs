@@ -25,6 +25,7 @@ mod ranges;
 mod record;
 mod repro;
 mod repro_bounce;
+mod repro_script;
 mod run;
 mod schema;
 mod settings;

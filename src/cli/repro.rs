@@ -15,8 +15,9 @@ use clap::Args;
 use super::args::PythonOptions;
 use super::failure::Failure;
 use super::repro_bounce::Pickle;
+use super::repro_script::{python_text, run_script};
 use super::settings::{Given, Settings};
-use crate::case::{Body, Case, ParamValue};
+use crate::case::{Body, Case};
 use crate::errors::Error;
 use crate::python::Interpreter;
 use crate::run::{dump_only, ExecuteOptions, Plan};
@@ -276,11 +277,6 @@ fn header(case: &Case) -> String {
     out
 }
 
-/// A Python text literal that reads the same on 2.7 and 3 (`u'...'`, escaped).
-pub(super) fn python_text(s: &str) -> String {
-    ParamValue::Str(s.to_string()).python_literal()
-}
-
 /// The script's output on each interpreter (stdout, then stderr when it is not empty).
 async fn run_everywhere(
     script: &str,
@@ -299,45 +295,6 @@ async fn run_everywhere(
     }
     outputs
 }
-
-/// The output of `python script args…` in `dir` (stdout, then stderr when it is not empty),
-/// run as crosspickle runs every process (`sys::process`): its group killed at the time limit,
-/// its output bounded.
-pub(super) async fn run_script(
-    python: &Interpreter,
-    script: &std::path::Path,
-    args: &[&str],
-    dir: &std::path::Path,
-    limit: Duration,
-) -> String {
-    use crate::sys::process::{self, Exit, Output, ProcessSpec};
-    let never = tokio_util::sync::CancellationToken::new();
-    let spec = ProcessSpec::new(&python.executable, Some(limit))
-        .arg(script)
-        .args(args)
-        .cwd(dir)
-        .remove_env("PYTHONPATH")
-        .remove_env("PYTHONHOME")
-        .set_env("PYTHONHASHSEED", "0")
-        .output(Output::Capture(REPRO_OUTPUT));
-    match process::run(&spec, &never).await {
-        Ok(done) if done.exit == Exit::TimedOut => {
-            format!("no answer within {} s\n", limit.as_secs_f64())
-        }
-        Ok(done) => {
-            let mut text = done.stdout.text();
-            let err = done.stderr.text();
-            if !err.trim().is_empty() {
-                text.push_str(&err);
-            }
-            text
-        }
-        Err(e) => format!("could not start: {e}\n"),
-    }
-}
-
-/// Bytes kept of each stream of the script's run, at its start and at its end.
-const REPRO_OUTPUT: usize = 64 * 1024;
 
 /// The script and its outputs, those that are the same grouped, as Markdown.
 fn markdown(case: &Case, script: &str, outputs: &[(String, String)]) -> String {

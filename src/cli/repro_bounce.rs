@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::repro_script::{python_text, run_script};
 use crate::case::{Bounce, Case, Params, Phase};
 use crate::python::Interpreter;
 
@@ -53,7 +54,7 @@ pub fn script(
         let _ = writeln!(
             out,
             "    ({}, {}, {}, {}),",
-            super::repro::python_text(&p.producer),
+            python_text(&p.producer),
             case.side_params(&p.params, Some(Phase::Load))
                 .python_literal(),
             case.side_params(&p.params, Some(Phase::Reload))
@@ -62,13 +63,9 @@ pub fn script(
         );
     }
     out.push_str("]\n");
-    let _ = writeln!(out, "LOAD = {}", super::repro::python_text(load));
-    let _ = writeln!(out, "RELAY = {}", super::repro::python_text(&bounce.relay));
-    let _ = writeln!(
-        out,
-        "RELOAD = {}",
-        super::repro::python_text(&bounce.reload)
-    );
+    let _ = writeln!(out, "LOAD = {}", python_text(load));
+    let _ = writeln!(out, "RELAY = {}", python_text(&bounce.relay));
+    let _ = writeln!(out, "RELOAD = {}", python_text(&bounce.reload));
     out.push_str(LEGS);
     out
 }
@@ -143,11 +140,11 @@ pub async fn outputs(
         if std::fs::write(&path, script).is_err() {
             return outputs;
         }
-        let text = super::repro::run_script(consumer, &path, &[], dir.path(), limit).await;
+        let text = run_script(consumer, &path, &[], dir.path(), limit).await;
         outputs.push((format!("{} (load and relay)", consumer.label), text));
         for producer in &producers {
             let args = ["reload", producer.label.as_str()];
-            let text = super::repro::run_script(producer, &path, &args, dir.path(), limit).await;
+            let text = run_script(producer, &path, &args, dir.path(), limit).await;
             let heading = format!(
                 "{} (reload of what {} relayed)",
                 producer.label, consumer.label

@@ -5,7 +5,6 @@
 //! tried again (`--retries`) that failed in an earlier attempt and is as expected in the last
 //! is `flaky` ([`mark_flaky`]).
 
-use super::record::Attempt;
 use crate::case::{Case, Expected, OutcomeKind, Params, Phase, RunSide};
 use crate::outcome::{NamedCheck, Observed};
 use crate::verdict::{judge, Verdict};
@@ -75,14 +74,17 @@ pub fn judge_checks<'a>(
 }
 
 /// The checks of a run's last attempt (`checks`) that are as expected (`ok`, `xfail`) where the
-/// same check (its name, made in the same phase) failed in one of the earlier `attempts`: each
-/// becomes `flaky`, as a run that failed then passed does.
-pub fn mark_flaky(checks: &mut [CheckRecord], attempts: &[Attempt]) {
+/// same check (its name, made in the same phase) failed in one of the earlier attempts (`earlier`,
+/// their checks together): each becomes `flaky`, as a run that failed then passed does.
+pub fn mark_flaky<'a>(
+    checks: &mut [CheckRecord],
+    earlier: impl Iterator<Item = &'a CheckRecord> + Clone,
+) {
     for check in checks
         .iter_mut()
         .filter(|c| matches!(c.verdict, Verdict::Ok | Verdict::Xfail))
     {
-        let failed_before = attempts.iter().flat_map(|a| &a.checks).any(|earlier| {
+        let failed_before = earlier.clone().any(|earlier| {
             earlier.name == check.name
                 && earlier.observed.phase == check.observed.phase
                 && earlier.verdict.fails_run()
@@ -108,20 +110,10 @@ mod tests {
 
     #[test]
     fn a_check_that_failed_before_and_passes_now_is_flaky() {
-        let attempt = |checks| Attempt {
-            verdict: Verdict::Ok,
-            expected: Expected::default_pass(),
-            observed: None,
-            dump_duration_s: None,
-            reason: None,
-            checks,
-        };
-        let attempts = [
-            attempt(vec![
-                check("a", Verdict::Regression),
-                check("b", Verdict::Ok),
-            ]),
-            attempt(vec![check("c", Verdict::Changed)]),
+        let earlier = [
+            check("a", Verdict::Regression),
+            check("b", Verdict::Ok),
+            check("c", Verdict::Changed),
         ];
         let mut last = vec![
             check("a", Verdict::Ok),
@@ -129,7 +121,7 @@ mod tests {
             check("c", Verdict::Regression),
             check("d", Verdict::Ok),
         ];
-        mark_flaky(&mut last, &attempts);
+        mark_flaky(&mut last, earlier.iter());
         let verdicts: Vec<Verdict> = last.iter().map(|c| c.verdict).collect();
         assert_eq!(
             verdicts,

@@ -531,7 +531,7 @@ async fn judge_with_retries(
     {
         record.verdict = Verdict::Flaky;
     }
-    super::checks::mark_flaky(&mut record.checks, &attempts);
+    super::checks::mark_flaky(&mut record.checks, attempts.iter().flat_map(|a| &a.checks));
     record.attempts = attempts;
     Some(record)
 }
