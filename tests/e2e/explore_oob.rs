@@ -29,17 +29,11 @@ fn buffers_out_of_band() -> TestResult {
     args.extend(args_on(
         &pythons,
         &[
-            "--values", "bufs.py", "--count", "2", "--json", "r.json", "--out", "out", "-j", "2",
+            "--values", "bufs.py", "--count", "2", "--out", "out", "-j", "2",
         ],
     ));
-    let run = Run::from(
-        crosspickle(d)
-            .args(&args)
-            .output()
-            .expect("crosspickle runs"),
-    );
+    let (run, report) = run_json(d, &args);
     run.expect_code(1)?;
-    let report = json_at(&d.join("r.json"));
     let findings = report["findings"].as_array().cloned().unwrap_or_default();
     let parity = findings.iter().find(|f| f["oracle"] == "unpickler-parity");
     let Some(parity) = parity else {

@@ -21,18 +21,10 @@ fn default_protocol_and_messages() -> TestResult {
     let mut args = vec!["explore".to_string()];
     args.extend(args_on(
         &pythons,
-        &[
-            "--seed", "1", "--count", "60", "--json", "r.json", "--out", "out", "-j", "2",
-        ],
+        &["--seed", "1", "--count", "60", "--out", "out", "-j", "2"],
     ));
-    let run = Run::from(
-        crosspickle(d)
-            .args(&args)
-            .output()
-            .expect("crosspickle runs"),
-    );
+    let (run, report) = run_json(d, &args);
     run.expect_code(1)?;
-    let report = json_at(&d.join("r.json"));
     let findings = report["findings"].as_array().cloned().unwrap_or_default();
     let find = |oracle: &str, observed: &str| {
         findings
