@@ -262,7 +262,7 @@ pub fn case_constraints(schema: &mut Schema) {
 
 /// What the loader says of one rule that a derive cannot: `skip` needs a `reason` and takes no
 /// exception, message or signal; `pass` and `timeout` raise nothing to match; `signal` goes
-/// with `crash`.
+/// with `crash`, alone or in a list.
 pub fn rule_constraints(schema: &mut Schema) {
     let any_of = |keys: &[&str]| serde_json::json!({ "anyOf": keys.iter().map(|k| serde_json::json!({ "required": [k] })).collect::<Vec<_>>() });
     let when = |outcomes: &[&str]| serde_json::json!({ "properties": { "outcome": { "enum": outcomes } }, "required": ["outcome"] });
@@ -283,7 +283,13 @@ pub fn rule_constraints(schema: &mut Schema) {
             },
             {
                 "if": { "required": ["signal"] },
-                "then": when(&["crash"])
+                "then": {
+                    "required": ["outcome"],
+                    "properties": { "outcome": { "anyOf": [
+                        { "const": "crash" },
+                        { "type": "array", "contains": { "const": "crash" } }
+                    ] } }
+                }
             }
         ]),
     );
