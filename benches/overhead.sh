@@ -6,8 +6,9 @@
 # 1. 200 trivial runs (`code: pass`, one interpreter, -j JOBS): a plain
 #    `seq 200 | xargs -P JOBS -I{} python -c pass` loop (the floor of exec isolation: bare
 #    interpreter starts), crosspickle --isolation exec, crosspickle --isolation fork, and a
-#    Python loop forking 200 children JOBS at a time, each ending as an interpreter does (the
-#    floor of fork isolation: what finalising a forked child costs).
+#    Python loop forking 200 children JOBS at a time, each ending as a quiet forked run does
+#    (its atexit handlers, then os._exit: the floor of fork isolation, the bare fork; a floor
+#    whose children were finalised cost more than crosspickle's quiet endings).
 # 2. The corpus's standard-library `code` runs on PYTHON (every params combination; no
 #    `requires`, no round trips): crosspickle --isolation fork and exec against the in-process
 #    peer, a loop that runs the same runs one after another in one interpreter without any
@@ -42,6 +43,12 @@ if [[ ${1:-} == -h || ${1:-} == --help ]]; then
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 python=${1:-$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)}
+# PYTHON is a command the floors run as they are: a crosspickle request such as `3.12` is not
+# one, and a floor that cannot start would measure nothing (0.01 s) and every ratio with it.
+if ! "$python" -c pass >/dev/null 2>&1; then
+  echo "overhead: PYTHON \`$python\` does not run \`-c pass\`: give an interpreter's path or command (such as ~/.pyenv/versions/3.12.1/bin/python3.12), not a crosspickle request" >&2
+  exit 2
+fi
 jobs=${2:-$(nproc)}
 repeats=${3:-7}
 corpus_repeats=${4:-3}
@@ -91,13 +98,14 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 xargs_loop() { seq 200 | xargs -P "$jobs" -I{} "$python" -c pass; }
 # shellcheck disable=SC2016
-fork_floor='import os, sys
+fork_floor='import atexit, os, sys
 n, j = int(sys.argv[1]), int(sys.argv[2])
 running = started = 0
 while started < n or running:
     while running < j and started < n:
         if os.fork() == 0:
-            sys.exit(0)  # out of the loop, then finalised as any interpreter
+            atexit._run_exitfuncs()  # the quiet ending of a forked run, and nothing more
+            os._exit(0)
         running += 1
         started += 1
     os.wait()
@@ -140,7 +148,7 @@ if [[ -n $old_bin ]]; then
     "$(echo "$te / $tx" | bc -l)" "$(echo "$ce / ($cx + 0.000001)" | bc -l)" "$(echo "$to / $tx" | bc -l)" "$(echo "$co / ($cx + 0.000001)" | bc -l)"
 fi
 printf '  crosspickle --isolation fork                        %7.2fs  %7.2fs   exec / fork = %.2fx / %.2fx\n' "$tf" "$cf" "$(echo "$te / $tf" | bc -l)" "$(echo "$ce / ($cf + 0.000001)" | bc -l)"
-printf '  python forking 200 children, each finalised         %7.2fs  %7.2fs   fork isolation adds %.2f ms wall, %.2f ms CPU a run\n' "$tl" "$cl" "$(echo "($tf - $tl) * 1000 / 200" | bc -l)" "$(echo "($cf - $cl) * 1000 / 200" | bc -l)"
+printf '  python forking 200 children, each ending quietly    %7.2fs  %7.2fs   fork isolation adds %.2f ms wall, %.2f ms CPU a run\n' "$tl" "$cl" "$(echo "($tf - $tl) * 1000 / 200" | bc -l)" "$(echo "($cf - $cl) * 1000 / 200" | bc -l)"
 
 fi
 
