@@ -8,6 +8,7 @@ pub mod case;
 pub mod message;
 pub mod observe;
 pub mod oracle;
+pub mod parity_cause;
 pub mod shrink;
 pub mod sides;
 pub mod source;

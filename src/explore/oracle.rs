@@ -51,7 +51,7 @@ pub struct Finding {
     /// What differs, as one cause shows it whatever value shows it: the exception's type
     /// (`dump-differs`, `load-differs`), the first node of the description that differs
     /// (`value-differs`: `bytes->str`, `ref->list` for sharing lost, `Falsy: state missing`),
-    /// the first opcode that differs (`parity`: `BINPUT/PUT`), what each unpickler did
+    /// what each pickler chose (`parity`: `TUPLE/LIST`, `parity_cause.rs`), what each unpickler did
     /// (`unpickler-parity`). Not the value's shape: a difference inside a list is the same
     /// cause as the same difference alone.
     pub cause: String,
