@@ -9,7 +9,10 @@ use std::collections::BTreeSet;
 use super::stream::{name, split};
 
 /// The opcodes a pickle's memo is written with.
-const MEMO: &[&str] = &["PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"];
+const MEMO_WRITES: &[&str] = &["PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"];
+
+/// The opcodes a pickle's memo is read with.
+const MEMO_READS: &[&str] = &["GET", "BINGET", "LONG_BINGET"];
 
 /// What no pickler chooses for a value: framing, the protocol, the end, stack marks and memo
 /// reads (a memo written by one pickler alone is named before these are dropped).
@@ -66,8 +69,9 @@ fn structure(op: &str) -> Option<&'static str> {
 
 /// The cause of the difference between the C pickler's pickle `c` and the Python pickler's
 /// `py` (both optimized, their memo numbered alike), as `C/PY`:
-/// - `memo: c only` or `memo: py only` where, at the first opcode that differs, one pickler
-///   writes to the memo and the other does not, whatever that object is;
+/// - `memo: c only` or `memo: py only` where, at the first opcode that differs (framing left
+///   aside), one pickler writes to or reads from the memo and the other does not (it writes
+///   the object again), whatever that object is;
 /// - else the containers and reductions each pickler wrote that the other did not (`TUPLE/LIST`,
 ///   `REDUCE/NEWOBJ`, `-` for none), by family and without their arguments;
 /// - else the filling opcodes each wrote that the other did not (`APPEND/APPENDS`);
@@ -76,20 +80,17 @@ fn structure(op: &str) -> Option<&'static str> {
 /// - `bytes` where the opcodes are the same.
 pub fn cause(c: &[u8], py: &[u8]) -> String {
     let (a, b) = (split(c), split(py));
-    let Some(first) = a.iter().zip(&b).position(|(x, y)| x != y).or_else(|| {
+    let (fa, fb) = (unframed(&a), unframed(&b));
+    let Some(first) = fa.iter().zip(&fb).position(|(x, y)| x != y).or_else(|| {
         // One is the other and more.
-        (a.len() != b.len()).then_some(a.len().min(b.len()))
+        (fa.len() != fb.len()).then_some(fa.len().min(fb.len()))
     }) else {
         return "bytes".into();
     };
-    let at = |ops: &[Vec<u8>]| ops.get(first).map_or("end", |op| name(op));
-    let (x, y) = (at(&a), at(&b));
-    if MEMO.contains(&x) != MEMO.contains(&y) {
-        return if MEMO.contains(&x) {
-            "memo: c only".into()
-        } else {
-            "memo: py only".into()
-        };
+    let at = |ops: &[&[u8]]| ops.get(first).map_or("end", |op| name(op));
+    let (x, y) = (at(&fa), at(&fb));
+    if let Some(which) = memo_only(x, y) {
+        return format!("memo: {which} only");
     }
     let (a, b) = (chosen(&a), chosen(&b));
     let (only_c, only_py) = unmatched(&a, &b);
@@ -118,12 +119,36 @@ pub fn cause(c: &[u8], py: &[u8]) -> String {
     }
 }
 
+/// A pickle's opcodes but its framing, which is no choice: a frame's length differs wherever
+/// anything inside it does.
+fn unframed(ops: &[Vec<u8>]) -> Vec<&[u8]> {
+    ops.iter()
+        .map(Vec::as_slice)
+        .filter(|op| !matches!(name(op), "PROTO" | "FRAME"))
+        .collect()
+}
+
 /// A pickle's opcodes but those no pickler chooses for a value.
 fn chosen(ops: &[Vec<u8>]) -> Vec<&[u8]> {
     ops.iter()
         .map(Vec::as_slice)
         .filter(|op| !IGNORED.contains(&name(op)))
         .collect()
+}
+
+/// Which pickler alone uses its memo where the two first differ at `x` (the C pickler's
+/// opcode) and `y`: the one that writes to it where the other does not, else the one that
+/// reads from it where the other neither reads nor writes (it writes the object again).
+fn memo_only(x: &str, y: &str) -> Option<&'static str> {
+    let (wx, wy) = (MEMO_WRITES.contains(&x), MEMO_WRITES.contains(&y));
+    let (rx, ry) = (MEMO_READS.contains(&x), MEMO_READS.contains(&y));
+    match () {
+        _ if wx && !wy => Some("c"),
+        _ if wy && !wx => Some("py"),
+        _ if rx && !ry && !wy => Some("c"),
+        _ if ry && !rx && !wx => Some("py"),
+        _ => None,
+    }
 }
 
 /// Sorted names joined by `+`, `-` for none.
@@ -238,6 +263,32 @@ mod tests {
         assert_eq!(cause(&with(b")\x81."), &with(b")R.")), "NEWOBJ/REDUCE");
         assert_eq!(cause(b"\x80\x02]q\x00.", b"\x80\x02]."), "memo: c only");
         assert_eq!(cause(b"\x80\x02].", b"\x80\x02]q\x00."), "memo: py only");
+        // PyPy 3.11's C pickler at protocol 4: a bytes memoized and read again, a module
+        // name read from the memo, where the Python pickler writes them again; the frames'
+        // lengths differ first.
+        assert_eq!(
+            cause(
+                b"\x80\x04\x95\x0e\x00\x00\x00\x00\x00\x00\x00}(\x8c\x00NC\x02\xff\xfe\x94h\x00u.",
+                b"\x80\x04\x95\x0f\x00\x00\x00\x00\x00\x00\x00}(\x8c\x00NC\x02\xff\xfeC\x02\xff\xfeu."
+            ),
+            "memo: c only"
+        );
+        assert_eq!(
+            cause(
+                b"\x80\x04\x95/\x00\x00\x00\x00\x00\x00\x00\x8c\x05array\x94\x8c\x14_array_reconstructor\x93(h\x00h\x00\x93\x8c\x01dK\x10C\x00tR.",
+                b"\x80\x04\x954\x00\x00\x00\x00\x00\x00\x00\x8c\x05array\x94\x8c\x14_array_reconstructor\x93(\x8c\x05arrayh\x00\x93\x8c\x01dK\x10C\x00tR."
+            ),
+            "memo: c only"
+        );
+        // CPython 3.12 at protocol 0: the C pickler memoizes a text the Python one reads
+        // from its memo an opcode later, and writes again at the end.
+        assert_eq!(
+            cause(
+                b"(lc_codecs\nencode\np0\n(V\\u0000\np2\ng1\ntRag2\na.",
+                b"(lc_codecs\nencode\np0\n(V\\u0000\ng1\ntRaV\\u0000\na."
+            ),
+            "memo: c only"
+        );
         assert_eq!(
             cause(b"\x80\x02](K\x01K\x02e.", b"\x80\x02]K\x01aK\x02a."),
             "APPENDS/APPEND"

@@ -193,3 +193,78 @@ fn one_message_finding_per_wording() -> TestResult {
         format!("the message itself kept: {}", f["detail"]),
     )
 }
+
+const FROZENSETS: &str = r#"import array
+
+
+def empty():
+    return frozenset()
+
+
+def ints():
+    return frozenset([1, 2])
+
+
+def texts():
+    return frozenset([u"a"])
+
+
+def mixed():
+    return frozenset([1.5, None, 3, 4])
+
+
+def pairs():
+    return frozenset([(1, 2)])
+
+
+def same_bytes_twice():
+    return {b"\xff\xfe": b"\xff\xfe"}
+
+
+def doubles():
+    return array.array("d")
+"#;
+
+trial!(pypy8_frozensets_are_one_finding, needs = &["pypy8"]);
+/// PyPy 8's C pickler writes a frozenset's items as a tuple, its Python pickler as a list
+/// (protocols 0 to 3): five frozensets of other items are one parity finding, `TUPLE/LIST`
+/// (ten before, one per first differing opcode and protocol). Its C pickler memoizes a bytes
+/// and a module's name the Python one writes again: at protocols 3 to 5, two values, one
+/// finding (`memo: c only`; at protocol 4 the frames' lengths differed first, and each value
+/// was a finding of its own opcodes).
+fn pypy8_frozensets_are_one_finding() -> TestResult {
+    let dir = folder(&[("frozensets.py", FROZENSETS)]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(
+        &["pypy8"],
+        &["--values", "frozensets.py", "--count", "7"],
+    ));
+    let (run, report) = run_json(d, &args);
+    run.expect_code(1)?;
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let parity: Vec<_> = findings
+        .iter()
+        .filter(|f| f["oracle"] == "parity")
+        .collect();
+    let causes: Vec<&str> = parity.iter().filter_map(|f| f["cause"].as_str()).collect();
+    check(
+        causes.len() == 3
+            && ["TUPLE/LIST", "memo: c only", "memo: py only"]
+                .iter()
+                .all(|c| causes.contains(c)),
+        format!("three causes, one finding each: {causes:?}"),
+    )?;
+    let tuples = parity
+        .iter()
+        .find(|f| f["cause"] == "TUPLE/LIST")
+        .expect("checked above");
+    check(
+        tuples["protocols"] == serde_json::json!([0, 1, 2, 3])
+            && tuples["occurrences"].as_u64() == Some(5),
+        format!(
+            "the five frozensets at protocols 0 to 3: {} {}",
+            tuples["protocols"], tuples["occurrences"]
+        ),
+    )
+}
