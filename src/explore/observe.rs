@@ -32,6 +32,14 @@ impl Pickler {
         }
     }
 
+    /// The other one.
+    pub fn other(self) -> Pickler {
+        match self {
+            Pickler::C => Pickler::Py,
+            Pickler::Py => Pickler::C,
+        }
+    }
+
     /// What `python` has: the C one where its accelerator is there (`_pickle`, `cPickle`).
     pub fn of(python: &Interpreter) -> Vec<Pickler> {
         if python.c_pickle.is_some() {

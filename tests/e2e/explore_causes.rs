@@ -268,3 +268,52 @@ fn pypy8_frozensets_are_one_finding() -> TestResult {
         ),
     )
 }
+
+trial!(
+    two_unpicklers_refusing_otherwise_are_one_load_finding,
+    needs = &["2.7", "pypy8"]
+);
+/// PyPy 8's C pickler writes `MEMOIZE` (protocol 4) into protocols 1 and 2: 2.7's cPickle
+/// refuses the pickle with `UnpicklingError`, its pickle.py with `KeyError`. One load-differs
+/// finding names what each did (two before, one per unpickler), beside the unpickler-parity
+/// finding; the case files pass on the two interpreters.
+fn two_unpicklers_refusing_otherwise_are_one_load_finding() -> TestResult {
+    const ON: &[&str] = &["2.7", "pypy8"];
+    let dir = folder(&[("texts.py", "def texts():\n    return [u\"\"]\n")]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(
+        ON,
+        &["--values", "texts.py", "--count", "1", "--out", "out"],
+    ));
+    let (run, report) = run_json(d, &args);
+    run.expect_code(1)?;
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let refused: Vec<_> = findings
+        .iter()
+        .filter(|f| {
+            f["oracle"] == "load-differs"
+                && f["protocols"]
+                    .as_array()
+                    .is_some_and(|p| p.contains(&serde_json::json!(1)))
+        })
+        .collect();
+    let summary: Vec<String> = findings
+        .iter()
+        .map(|f| format!("{} {}", f["signature"], f["protocols"]))
+        .collect();
+    check(
+        refused.len() == 1,
+        format!("one load-differs finding at protocol 1: {summary:#?}"),
+    )?;
+    let f = refused[0];
+    check(
+        f["cause"] == "c=UnpicklingError py=KeyError"
+            && f["unpicklers"] == serde_json::json!(["c", "py"]),
+        format!("what each unpickler did, both in it: {f:#}"),
+    )?;
+    let mut run_args = vec!["run".to_string()];
+    run_args.extend(args_on(ON, &["out"]));
+    let (run, _) = run_json(d, &run_args);
+    run.expect_code(0)
+}
