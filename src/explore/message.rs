@@ -122,6 +122,7 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for ((protocol, pickler, t), groups) in dumps {
+        let cause = wordings(&t, &groups);
         for (who, _, detail, witness) in minorities(&groups) {
             out.push(Finding {
                 oracle: Oracle::MessageDiffers,
@@ -132,7 +133,7 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
                 producers: who,
                 consumers: BTreeSet::new(),
                 witness: Some(witness),
-                cause: format!("{t}: {}", mask(&normalise(&detail))),
+                cause: cause.clone(),
                 detail: format!("{t}: {detail}"),
                 sites: BTreeSet::new(),
             });
@@ -150,6 +151,7 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
     }
     let mut merged: BTreeMap<(u32, Pickler, Pickler, String), Finding> = BTreeMap::new();
     for ((pickle, u, t), groups) in loads {
+        let cause = wordings(&t, &groups);
         for (who, _, detail, witness) in minorities(&groups) {
             for &(p, protocol, pickler) in &obs.pickles[pickle] {
                 let f = merged
@@ -163,7 +165,7 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
                         producers: BTreeSet::new(),
                         consumers: BTreeSet::new(),
                         witness: Some(witness),
-                        cause: format!("{t}: {}", mask(&normalise(&detail))),
+                        cause: cause.clone(),
                         detail: format!("{t}: {detail}"),
                         sites: BTreeSet::new(),
                     });
@@ -174,6 +176,18 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
     }
     out.extend(merged.into_values());
     out
+}
+
+/// The cause of the message-differs findings of one exception type `t`: every wording its
+/// interpreters said, masked ([`mask`]) and sorted, whichever of them is the reference (the
+/// largest group, which the interpreters that have a protocol decide): one change of wording
+/// is one cause at every protocol.
+fn wordings(
+    t: &str,
+    groups: &BTreeMap<String, (BTreeSet<usize>, BTreeSet<usize>, String)>,
+) -> String {
+    let all: BTreeSet<String> = groups.keys().map(|m| mask(m)).collect();
+    format!("{t}: {}", all.into_iter().collect::<Vec<_>>().join(" | "))
 }
 
 /// Each group of interpreters but the reference (the largest; on a tie, the first
@@ -297,6 +311,42 @@ mod tests {
         assert_eq!(f.producers, BTreeSet::from([0]));
         assert_eq!(f.witness, Some(0));
         assert_eq!(f.detail, "UnpicklingError: pickle data was truncated");
+    }
+
+    /// Which wording is the reference follows which interpreters have a protocol: the cause
+    /// names both wordings, so the two protocols' findings are one cause; another pair of
+    /// wordings is another.
+    #[test]
+    fn a_cause_is_every_wording_whichever_is_the_reference() {
+        let (old, new) = (
+            "'time' object has no attribute 'x'",
+            "'time' object has no attribute 'x' and no __dict__ for setting new attributes",
+        );
+        let mut obs = Observation::default();
+        for (protocol, said) in [(0, [old, old, new]), (5, [old, new, new])] {
+            for (c, m) in said.iter().enumerate() {
+                obs.insert_load(
+                    (0, protocol, Pickler::C, c, Pickler::Py),
+                    error("AttributeError", m),
+                );
+            }
+        }
+        let found = findings(&obs);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].cause, found[1].cause);
+        assert_eq!(
+            found[0].cause,
+            "AttributeError: '?' object has no attribute '?' | '?' object has no attribute '?' \
+             and no __dict__ for setting new attributes"
+        );
+        let mut other = Observation::default();
+        for (c, m) in [old, old, "no attribute"].iter().enumerate() {
+            other.insert_load(
+                (0, 0, Pickler::C, c, Pickler::Py),
+                error("AttributeError", m),
+            );
+        }
+        assert_ne!(findings(&other)[0].cause, found[0].cause);
     }
 
     #[test]
