@@ -8,6 +8,7 @@ pub mod case;
 pub mod message;
 pub mod observe;
 pub mod oracle;
+pub mod parity_cause;
 pub mod shrink;
 pub mod sides;
 pub mod source;
@@ -635,12 +636,18 @@ async fn shrink(
 
 /// `g` still shows `pair`: the same kind of finding on (at least) its producer and consumer,
 /// raised where `pair` was (a smaller value that raises the same type elsewhere is another
-/// cause); a candidate that shows it on more of the interpreters observed is as good.
+/// cause); a candidate that shows it on more of the interpreters observed is as good. A
+/// message change is shown by its two wordings (its cause names both), whichever side is the
+/// reference: on a producer and its witness alone the two groups tie, and the first
+/// interpreter's is the reference.
 fn covers(g: &Finding, pair: &Finding) -> bool {
-    same_kind(g, pair)
-        && g.sites.is_subset(&pair.sites)
-        && pair.producers.is_subset(&g.producers)
-        && pair.consumers.is_subset(&g.consumers)
+    let sides = if g.oracle == oracle::Oracle::MessageDiffers {
+        let (a, b) = (pair.involved(), g.involved());
+        a.iter().all(|i| b.contains(i))
+    } else {
+        pair.producers.is_subset(&g.producers) && pair.consumers.is_subset(&g.consumers)
+    };
+    same_kind(g, pair) && g.sites.is_subset(&pair.sites) && sides
 }
 
 fn overlap(a: &Finding, b: &Finding) -> usize {
@@ -684,6 +691,32 @@ mod tests {
             sides(&set(&[1, 2, 3, 5]), &set(&[1, 2, 3, 4, 5]), &pythons),
             "cpython"
         );
+    }
+
+    /// A message change shrunk on a producer and its witness alone is still shown when the
+    /// two swap (a tie makes the first interpreter's wording the reference); another oracle
+    /// is not shown by other producers.
+    #[test]
+    fn a_message_change_is_covered_whichever_side_is_the_reference() {
+        let finding = |oracle, producer: usize, witness: usize| Finding {
+            oracle,
+            protocol: 0,
+            pickler: observe::Pickler::C,
+            unpickler: None,
+            observed: "TypeError".into(),
+            cause: "TypeError: a | b".into(),
+            producers: BTreeSet::from([producer]),
+            consumers: BTreeSet::new(),
+            witness: Some(witness),
+            detail: String::new(),
+            sites: BTreeSet::new(),
+        };
+        let message = oracle::Oracle::MessageDiffers;
+        assert!(covers(&finding(message, 0, 1), &finding(message, 1, 0)));
+        assert!(!covers(&finding(message, 2, 0), &finding(message, 1, 0)));
+        let dump = oracle::Oracle::DumpDiffers;
+        assert!(!covers(&finding(dump, 0, 1), &finding(dump, 1, 0)));
+        assert!(covers(&finding(dump, 1, 0), &finding(dump, 1, 0)));
     }
 
     fn options(shard: Option<(u64, u64)>) -> Options {

@@ -12,6 +12,7 @@ use futures::stream::{self, StreamExt};
 use serde_json::{json, Map, Value as Json};
 use tokio_util::sync::CancellationToken;
 
+use super::parity_cause;
 use super::value::Value;
 use super::worker::{Done, Failed, Worker};
 use crate::python::Interpreter;
@@ -28,6 +29,14 @@ impl Pickler {
         match self {
             Pickler::C => "c",
             Pickler::Py => "py",
+        }
+    }
+
+    /// The other one.
+    pub fn other(self) -> Pickler {
+        match self {
+            Pickler::C => Pickler::Py,
+            Pickler::Py => Pickler::C,
         }
     }
 
@@ -146,8 +155,9 @@ pub struct Observation {
     pickle_of: BTreeMap<DumpKey, usize>,
     /// What each consumer's unpicklers did with each distinct pickle.
     pub loads: BTreeMap<PickleLoad, Outcome>,
-    /// Per producer and protocol whose C and Python pickles differ once optimized: the first
-    /// opcodes that differ (`BINPUT/PUT`, one name when only the argument differs).
+    /// Per producer and protocol whose C and Python pickles differ once optimized: what each
+    /// pickler chose that the other did not (`TUPLE/LIST`, `memo: c only`, `FLOAT`), as
+    /// [`parity_cause::cause`] names it from the two pickles.
     pub parity_ops: BTreeMap<(usize, u32), String>,
 }
 
@@ -298,10 +308,12 @@ impl Bench<'_> {
                 }
             }
             let mut optimized: BTreeMap<(usize, u32), (Arc<str>, Arc<str>)> = BTreeMap::new();
-            for (id, protocol, c, py, ops) in &answer.parity {
+            for (id, protocol, c, py) in &answer.parity {
                 if let Ok(v) = id.parse::<usize>() {
                     optimized.insert((v, *protocol), (hex(c), hex(py)));
-                    obs[v].parity_ops.insert((p, *protocol), ops.clone());
+                    obs[v]
+                        .parity_ops
+                        .insert((p, *protocol), parity_cause::cause(c, py));
                 }
             }
             for ((v, proto, k), done) in keys.into_iter().zip(answer.tasks) {

@@ -51,7 +51,7 @@ pub struct Finding {
     /// What differs, as one cause shows it whatever value shows it: the exception's type
     /// (`dump-differs`, `load-differs`), the first node of the description that differs
     /// (`value-differs`: `bytes->str`, `ref->list` for sharing lost, `Falsy: state missing`),
-    /// the first opcode that differs (`parity`: `BINPUT/PUT`), what each unpickler did
+    /// what each pickler chose (`parity`: `TUPLE/LIST`, `parity_cause.rs`), what each unpickler did
     /// (`unpickler-parity`). Not the value's shape: a difference inside a list is the same
     /// cause as the same difference alone.
     pub cause: String,
@@ -112,7 +112,8 @@ pub fn pair(finding: &Finding, obs: &Observation) -> Option<(usize, usize)> {
             let shows = match finding.oracle {
                 Oracle::LoadDiffers => {
                     Some(u) == finding.unpickler
-                        && outcome.label() == finding.observed
+                        && refusal(outcome, u, obs.load((p, protocol, k, c, u.other())))
+                            == finding.observed
                         && site(outcome).is_none_or(|s| finding.sites.contains(s))
                 }
                 Oracle::ValueDiffers => {
@@ -228,12 +229,10 @@ fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
                 value_cause(reference, canon),
                 format!("loaded {canon}, pickled {reference}"),
             ),
-            other => (
-                Oracle::LoadDiffers,
-                other.label(),
-                other.label(),
-                detail(other),
-            ),
+            other => {
+                let refused = refusal(other, u, obs.loads.get(&(pickle, c, u.other())));
+                (Oracle::LoadDiffers, refused.clone(), refused, detail(other))
+            }
         };
         for &(p, protocol, pickler) in &obs.pickles[pickle] {
             let f = groups
@@ -296,6 +295,23 @@ fn parity_findings(obs: &Observation) -> Vec<Finding> {
             .insert(p);
     }
     by.into_values().collect()
+}
+
+/// What a load-differs finding names a consumer's refusal by (`outcome`, by unpickler `u`):
+/// its exception type (`hang`, `crash`), or where the consumer's other unpickler refused the
+/// same pickle otherwise, what each did (`c=UnpicklingError py=KeyError`), the same for both
+/// unpicklers: one cause, not one finding per unpickler.
+pub fn refusal(outcome: &Outcome, u: Pickler, other: Option<&Outcome>) -> String {
+    match other {
+        Some(o) if !matches!(o, Outcome::Ok(..)) && o.label() != outcome.label() => {
+            let (c, py) = match u {
+                Pickler::C => (outcome.label(), o.label()),
+                Pickler::Py => (o.label(), outcome.label()),
+            };
+            format!("c={c} py={py}")
+        }
+        _ => outcome.label(),
+    }
 }
 
 /// What the C and the Python unpickler of one consumer did with the same pickle, when they
@@ -638,6 +654,43 @@ mod tests {
         );
         let obs = loads(&[(1, Pickler::C, Outcome::Hang), (1, Pickler::Py, ok("x"))]);
         assert_eq!(parity(&obs)[0].observed, "c=hang py=ok");
+    }
+
+    /// A consumer whose two unpicklers refuse one pickle with two exception types is one
+    /// load-differs cause (what each did), not one per unpickler; one type, or one unpickler
+    /// refusing what the other loads, is named by the type.
+    #[test]
+    fn two_unpicklers_refusing_otherwise_are_one_load_cause() {
+        let reference = "[\"float\",\"-inf\"]";
+        let load = |obs: &Observation| -> Vec<Finding> {
+            findings(obs)
+                .into_iter()
+                .filter(|f| f.oracle == Oracle::LoadDiffers)
+                .collect()
+        };
+        let obs = loads(&[
+            (0, Pickler::C, ok(reference)),
+            (0, Pickler::Py, ok(reference)),
+            (1, Pickler::C, error("UnpicklingError", "a")),
+            (1, Pickler::Py, error("KeyError", "b")),
+        ]);
+        let found = load(&obs);
+        assert_eq!(found.len(), 2, "{found:?}");
+        for f in &found {
+            assert_eq!(f.cause, "c=UnpicklingError py=KeyError");
+            assert_eq!(f.observed, f.cause);
+            assert_eq!(pair(f, &obs), Some((0, 1)), "{f:?}");
+        }
+        let obs = loads(&[
+            (1, Pickler::C, error("UnpicklingError", "a")),
+            (1, Pickler::Py, error("UnpicklingError", "b")),
+        ]);
+        assert!(load(&obs).iter().all(|f| f.cause == "UnpicklingError"));
+        let obs = loads(&[
+            (1, Pickler::C, error("ValueError", "a")),
+            (1, Pickler::Py, ok(reference)),
+        ]);
+        assert_eq!(load(&obs)[0].cause, "ValueError");
     }
 
     #[test]

@@ -9,10 +9,10 @@
 #     (PROTOCOL 100: the default, none named; 105: 5 with the buffers out of band)
 #     -> {"built": {ID: [CANON, HASH] or {"err": [TYPE, MESSAGE]}},
 #         "tasks": [{"p": PART} or {"err": [TYPE, MESSAGE, SITE]} or {"hang": 1}, ...],
-#         "parity": [[ID, PROTOCOL, C_PART, PY_PART, OPCODES], ...]}
+#         "parity": [[ID, PROTOCOL, C_PART, PY_PART], ...]}
 #        the pickles as parts; "parity" only where the C and the Python pickler wrote different
-#        bytes and still differ once pickletools.optimize'd (the optimized forms as parts, and
-#        the first opcodes that differ, "BINPUT/PUT").
+#        bytes and still differ once pickletools.optimize'd and their memo renumbered (the
+#        optimized forms as parts: crosspickle reads what differs from them, parity_cause.rs).
 #   {"op": "load", "limit": S, "tasks": [[PART, UNPICKLER, EXPECTED_HASH], ...]}, the pickles
 #     (and "setup": [SOURCE, ...], run once each before loading: the user's folders on sys.path)
 #     -> {"tasks": [{"h": HASH} (plus "canon": TEXT when HASH is not the expected one)
@@ -151,37 +151,8 @@ def _dump(req, parts, limit):
         if a != b:
             out.append(a)
             out.append(b)
-            parity.append([vid, protocol, len(out) - 1, len(out), _first_difference(a, b)])
+            parity.append([vid, protocol, len(out) - 1, len(out)])
     return {"built": built, "tasks": tasks, "parity": parity}, out
-
-
-_MEMO_OPS = ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE")
-
-
-def _first_difference(a, b):
-    # The first opcodes of two pickles that differ, by their bytes: "BINPUT/PUT", or one
-    # name where only its argument differs ("end" where one pickle ends first). Where one
-    # pickler memoizes what the other does not (the other writes the object again, or the
-    # next opcode), "memo: c only" or "memo: py only", whatever that object is.
-    import pickletools
-
-    def ops(data):
-        try:
-            items = list(pickletools.genops(data))
-        except Exception:
-            items = []
-        ends = [pos for _, _, pos in items[1:]] + [len(data)]
-        for (op, _, pos), end in zip(items, ends):
-            yield op.name, data[pos:end]
-        yield "end", b""
-
-    for (x, xb), (y, yb) in zip(ops(a), ops(b)):
-        if (x, xb) == (y, yb):
-            continue
-        if (x in _MEMO_OPS) != (y in _MEMO_OPS):
-            return "memo: c only" if x in _MEMO_OPS else "memo: py only"
-        return x if x == y else "%s/%s" % (x, y)
-    return "bytes"
 
 
 def _renumber(data):

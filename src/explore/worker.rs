@@ -54,9 +54,8 @@ pub enum Done {
 /// A value built: its canonical description and hash, or the exception's type and message.
 pub type Built = Result<(String, String), (String, String)>;
 
-/// A value's id, a protocol, the C and the Python pickles once optimized, and the first
-/// opcodes that differ.
-pub type Parity = (String, u32, Vec<u8>, Vec<u8>, String);
+/// A value's id, a protocol, and the C and the Python pickles once optimized.
+pub type Parity = (String, u32, Vec<u8>, Vec<u8>);
 
 /// What a worker said of a batch.
 #[derive(Debug, Default)]
@@ -66,7 +65,7 @@ pub struct Answer {
     /// One per task, in order.
     pub tasks: Vec<Done>,
     /// Per value and protocol (dumps): the C and the Python pickles once optimized, where they
-    /// still differ, and the first opcodes that differ (`BINPUT/PUT`).
+    /// still differ.
     pub parity: Vec<Parity>,
 }
 
@@ -114,7 +113,7 @@ struct WireAnswer {
     built: BTreeMap<String, WireBuilt>,
     tasks: Vec<WireTask>,
     #[serde(default)]
-    parity: Vec<(String, u32, usize, usize, String)>,
+    parity: Vec<(String, u32, usize, usize)>,
 }
 
 #[derive(Deserialize)]
@@ -504,8 +503,8 @@ fn decode(parts: &[Vec<u8>], count: usize) -> Result<Answer, String> {
             _ => return Err("a task answered with nothing".into()),
         });
     }
-    for (id, protocol, c, py, ops) in wire.parity {
-        answer.parity.push((id, protocol, part(c)?, part(py)?, ops));
+    for (id, protocol, c, py) in wire.parity {
+        answer.parity.push((id, protocol, part(c)?, part(py)?));
     }
     Ok(answer)
 }
@@ -531,7 +530,7 @@ mod tests {
 
     #[test]
     fn an_answer_decodes_with_its_pickles() {
-        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[{"p":1},{"built":0},{"hang":1},{"err":["E","m","pickle.save"]},{"err":["F","n"]}],"parity":[["0",2,2,3,"BINPUT/PUT"]]}"#;
+        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[{"p":1},{"built":0},{"hang":1},{"err":["E","m","pickle.save"]},{"err":["F","n"]}],"parity":[["0",2,2,3]]}"#;
         let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
         let a = decode(&parts, 5).unwrap();
         assert_eq!(a.built["0"], Ok(("[1]".into(), "ab".into())));
@@ -548,13 +547,7 @@ mod tests {
         );
         assert_eq!(
             a.parity,
-            vec![(
-                "0".into(),
-                2,
-                b"C".to_vec(),
-                b"Y".to_vec(),
-                "BINPUT/PUT".into()
-            )]
+            vec![("0".into(), 2, b"C".to_vec(), b"Y".to_vec())]
         );
         assert!(decode(&parts, 3).is_err(), "a count that does not match");
         let bad = vec![br#"{"tasks":[{"p":9}]}"#.to_vec()];

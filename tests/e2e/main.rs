@@ -14,6 +14,7 @@ mod download;
 mod driver_python;
 mod expected;
 mod explore;
+mod explore_causes;
 mod explore_hypothesis;
 mod explore_oob;
 mod explore_packages;

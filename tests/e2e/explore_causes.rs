@@ -1,0 +1,393 @@
+//! One finding per cause: what shows a cause (a container's items, a protocol number in a
+//! message) does not enter its signature. Values whose C and Python picklers write their items
+//! as a tuple and as a list (PyPy 3.11's C pickler does so with a frozenset) are one parity
+//! finding whatever the items are, and another choice of the picklers is another; one change
+//! of an exception's wording, shown at two protocols, is one message-differs finding.
+
+use crate::support::*;
+
+const CONTAINERS: &str = r#"import sys
+
+
+def by_python_pickler(caller):
+    # The Python pickler (pickle.py) calls __reduce_ex__ from its own code, the C one does not.
+    return caller.f_code.co_filename.endswith(("pickle.py", "pickle.pyc"))
+
+
+class Items(object):
+    # Reduced as PyPy 3.11's picklers reduce a frozenset: its items in a tuple for the C
+    # pickler, in a list for the Python one.
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __reduce_ex__(self, protocol):
+        if by_python_pickler(sys._getframe(1)):
+            return (Items, (list(self.items),))
+        return (Items, (tuple(self.items),))
+
+
+class Stated(object):
+    # Another choice: the Python pickler alone adds a state.
+    def __reduce_ex__(self, protocol):
+        if by_python_pickler(sys._getframe(1)):
+            return (Stated, (), {"a": 1})
+        return (Stated, ())
+
+    def __setstate__(self, state):
+        pass
+
+
+def empty():
+    return Items([])
+
+
+def ints():
+    return Items([1, 2])
+
+
+def texts():
+    return Items([u"a"])
+
+
+def floats_and_none():
+    return Items([1.5, None, 3, 4])
+
+
+def pairs():
+    return Items([(1, 2)])
+
+
+def stated():
+    return Stated()
+"#;
+
+const ON: &[&str] = &["2.7", "3.12"];
+
+trial!(one_parity_finding_per_choice, needs = ON);
+/// Five values whose items differ (none, ints, a text, a float with `None`, a tuple) and whose
+/// two picklers write them as a tuple and as a list: one parity finding, `TUPLE/LIST`, on every
+/// protocol (each value's first differing opcode, `EMPTY_TUPLE/EMPTY_LIST`,
+/// `BININT1/EMPTY_LIST`, `FRAME`…, made eleven before); a state one pickler alone writes is a
+/// second. The case files pass on the interpreters explored.
+fn one_parity_finding_per_choice() -> TestResult {
+    let dir = folder(&[("containers.py", CONTAINERS)]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(
+        ON,
+        &["--values", "containers.py", "--count", "6", "--out", "out"],
+    ));
+    let (run, report) = run_json(d, &args);
+    run.expect_code(1)?;
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let parity: Vec<_> = findings
+        .iter()
+        .filter(|f| f["oracle"] == "parity")
+        .collect();
+    let summary: Vec<String> = parity
+        .iter()
+        .map(|f| format!("{} {}", f["signature"], f["value"]))
+        .collect();
+    check(
+        parity.len() == 2,
+        format!("two parity findings, one per choice: {summary:#?}"),
+    )?;
+    let of = |builder: &str| {
+        parity.iter().find(|f| {
+            f["value"]
+                .as_str()
+                .is_some_and(|v| v.contains(&format!(".{builder}()")))
+        })
+    };
+    let Some(items) = parity.iter().find(|f| {
+        f["value"]
+            .as_str()
+            .is_some_and(|v| !v.contains(".stated()"))
+    }) else {
+        return check(false, format!("no parity finding of Items: {summary:#?}"));
+    };
+    check(
+        items["cause"] == "TUPLE/LIST",
+        format!("the containers chosen: {}", items["cause"]),
+    )?;
+    let protocols: Vec<String> = items["protocols"]
+        .as_array()
+        .map(|ps| ps.iter().map(|p| p.to_string()).collect())
+        .unwrap_or_default();
+    check(
+        ["0", "1", "2", "3", "4", "5"]
+            .iter()
+            .all(|p| protocols.contains(&p.to_string())),
+        format!("every protocol of 3.12 in one finding: {protocols:?}"),
+    )?;
+    check(
+        items["occurrences"].as_u64() == Some(5),
+        format!("the five values of Items counted: {}", items["occurrences"]),
+    )?;
+    let Some(stated) = of("stated") else {
+        return check(false, format!("no parity finding of Stated: {summary:#?}"));
+    };
+    check(
+        stated["cause"] != items["cause"],
+        format!("another choice, another cause: {}", stated["cause"]),
+    )?;
+    let mut run_args = vec!["run".to_string()];
+    run_args.extend(args_on(ON, &["out"]));
+    let (run, _) = run_json(d, &run_args);
+    run.expect_code(0)
+}
+
+const SLOTS: &str = r#"class Slots(object):
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+
+def slots():
+    return Slots(b"")
+"#;
+
+const WORDING: &[&str] = &["3.6", "3.8", "3.12", "pypy"];
+
+trial!(one_message_finding_per_wording, needs = WORDING);
+/// 3.8 and PyPy 3.9 refuse to pickle a class with `__slots__` at protocols 0 and 1 with
+/// another message than 3.6 and 3.12 (`cannot pickle 'Slots' object: … with protocol 0`):
+/// one message-differs finding of both protocols, the protocol's number masked in its cause
+/// (two findings before, one per number).
+fn one_message_finding_per_wording() -> TestResult {
+    let dir = folder(&[("slots.py", SLOTS)]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(WORDING, &["--values", "slots.py", "--count", "1"]));
+    let (run, report) = run_json(d, &args);
+    run.expect_code(1)?;
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let messages: Vec<_> = findings
+        .iter()
+        .filter(|f| f["oracle"] == "message-differs")
+        .collect();
+    let summary: Vec<String> = messages
+        .iter()
+        .map(|f| f["signature"].to_string())
+        .collect();
+    check(
+        messages.len() == 1,
+        format!("one message-differs finding: {summary:#?}"),
+    )?;
+    let f = messages[0];
+    check(
+        f["protocols"] == serde_json::json!([0, 1]),
+        format!("both protocols in it: {}", f["protocols"]),
+    )?;
+    check(
+        f["cause"]
+            .as_str()
+            .is_some_and(|c| c.contains("with protocol ?") && c.contains("'?' object")),
+        format!("the value's parts masked: {}", f["cause"]),
+    )?;
+    check(
+        f["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("'Slots'") && d.contains("protocol ")),
+        format!("the message itself kept: {}", f["detail"]),
+    )
+}
+
+const FROZENSETS: &str = r#"import array
+
+
+def empty():
+    return frozenset()
+
+
+def ints():
+    return frozenset([1, 2])
+
+
+def texts():
+    return frozenset([u"a"])
+
+
+def mixed():
+    return frozenset([1.5, None, 3, 4])
+
+
+def pairs():
+    return frozenset([(1, 2)])
+
+
+def same_bytes_twice():
+    return {b"\xff\xfe": b"\xff\xfe"}
+
+
+def doubles():
+    return array.array("d")
+"#;
+
+trial!(pypy8_frozensets_are_one_finding, needs = &["pypy8"]);
+/// PyPy 8's C pickler writes a frozenset's items as a tuple, its Python pickler as a list
+/// (protocols 0 to 3): five frozensets of other items are one parity finding, `TUPLE/LIST`
+/// (ten before, one per first differing opcode and protocol). Its C pickler memoizes a bytes
+/// and a module's name the Python one writes again: at protocols 3 to 5, two values, one
+/// finding (`memo: c only`; at protocol 4 the frames' lengths differed first, and each value
+/// was a finding of its own opcodes).
+fn pypy8_frozensets_are_one_finding() -> TestResult {
+    let dir = folder(&[("frozensets.py", FROZENSETS)]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(
+        &["pypy8"],
+        &["--values", "frozensets.py", "--count", "7"],
+    ));
+    let (run, report) = run_json(d, &args);
+    run.expect_code(1)?;
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let parity: Vec<_> = findings
+        .iter()
+        .filter(|f| f["oracle"] == "parity")
+        .collect();
+    let causes: Vec<&str> = parity.iter().filter_map(|f| f["cause"].as_str()).collect();
+    check(
+        causes.len() == 3
+            && ["TUPLE/LIST", "memo: c only", "memo: py only"]
+                .iter()
+                .all(|c| causes.contains(c)),
+        format!("three causes, one finding each: {causes:?}"),
+    )?;
+    let tuples = parity
+        .iter()
+        .find(|f| f["cause"] == "TUPLE/LIST")
+        .expect("checked above");
+    check(
+        tuples["protocols"] == serde_json::json!([0, 1, 2, 3])
+            && tuples["occurrences"].as_u64() == Some(5),
+        format!(
+            "the five frozensets at protocols 0 to 3: {} {}",
+            tuples["protocols"], tuples["occurrences"]
+        ),
+    )
+}
+
+trial!(
+    two_unpicklers_refusing_otherwise_are_one_load_finding,
+    needs = &["2.7", "pypy8"]
+);
+/// PyPy 8's C pickler writes `MEMOIZE` (protocol 4) into protocols 1 and 2: 2.7's cPickle
+/// refuses the pickle with `UnpicklingError`, its pickle.py with `KeyError`. One load-differs
+/// finding names what each did (two before, one per unpickler), beside the unpickler-parity
+/// finding; the case files pass on the two interpreters.
+fn two_unpicklers_refusing_otherwise_are_one_load_finding() -> TestResult {
+    const ON: &[&str] = &["2.7", "pypy8"];
+    let dir = folder(&[("texts.py", "def texts():\n    return [u\"\"]\n")]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(
+        ON,
+        &["--values", "texts.py", "--count", "1", "--out", "out"],
+    ));
+    let (run, report) = run_json(d, &args);
+    run.expect_code(1)?;
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let refused: Vec<_> = findings
+        .iter()
+        .filter(|f| {
+            f["oracle"] == "load-differs"
+                && f["protocols"]
+                    .as_array()
+                    .is_some_and(|p| p.contains(&serde_json::json!(1)))
+        })
+        .collect();
+    let summary: Vec<String> = findings
+        .iter()
+        .map(|f| format!("{} {}", f["signature"], f["protocols"]))
+        .collect();
+    check(
+        refused.len() == 1,
+        format!("one load-differs finding at protocol 1: {summary:#?}"),
+    )?;
+    let f = refused[0];
+    check(
+        f["cause"] == "c=UnpicklingError py=KeyError"
+            && f["unpicklers"] == serde_json::json!(["c", "py"]),
+        format!("what each unpickler did, both in it: {f:#}"),
+    )?;
+    let mut run_args = vec!["run".to_string()];
+    run_args.extend(args_on(ON, &["out"]));
+    let (run, _) = run_json(d, &run_args);
+    run.expect_code(0)
+}
+
+const AWARE: &str = "import datetime
+
+
+def aware():
+    return datetime.time(11, 44, 38, tzinfo=datetime.timezone(datetime.timedelta(0)))
+";
+
+const TZ: &[&str] = &["3.8", "3.12", "3.13", "3.14", "pypy8"];
+
+trial!(one_message_finding_whichever_wording_leads, needs = TZ);
+/// CPython cannot load PyPy 8's pickle of an aware `time` (`AttributeError`), and 3.13 added
+/// words to the message. Which wording is the reference follows who has the protocol: 3.8
+/// and 3.12 at protocols 0 to 4, 3.13 and 3.14 at 5 (with PyPy 8's own). One message-differs
+/// finding names both wordings (two before, one per reference).
+fn one_message_finding_whichever_wording_leads() -> TestResult {
+    let dir = folder(&[("aware.py", AWARE)]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(TZ, &["--values", "aware.py", "--count", "1"]));
+    let (run, report) = run_json(d, &args);
+    run.expect_code(1)?;
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let messages: Vec<_> = findings
+        .iter()
+        .filter(|f| f["oracle"] == "message-differs")
+        .collect();
+    let summary: Vec<String> = findings
+        .iter()
+        .map(|f| format!("{} {}", f["signature"], f["protocols"]))
+        .collect();
+    check(
+        messages.len() == 1,
+        format!("one message-differs finding: {summary:#?}"),
+    )?;
+    let f = messages[0];
+    check(
+        f["cause"].as_str().is_some_and(|c| {
+            c.contains(" | ") && c.contains("no __dict__ for setting new attributes")
+        }) && f["protocols"].as_array().is_some_and(|p| p.len() >= 6),
+        format!("both wordings, every protocol: {f:#}"),
+    )
+}
+
+const SHRINK: &[&str] = &["2.7", "3.8", "3.9", "3.10", "3.11", "3.12", "pypy"];
+
+trial!(a_message_change_shrinks_to_one_finding, needs = SHRINK);
+/// 3.8 to 3.10 and PyPy 3.9 word the refusal of a class with `__slots__` otherwise. Generated
+/// values show it inside values that only some interpreters build (`int | None` on 3.10 and
+/// later, a `ZoneInfo` on 3.9 and later): shrunk on a producer and its witness alone, the two
+/// wordings tied and the reference flipped, so such a value was never shrunk and each was a
+/// finding of its own sides (three, six on main). Now each shrinks to the same `Slots` and
+/// the run has one finding of that wording.
+fn a_message_change_shrinks_to_one_finding() -> TestResult {
+    let dir = folder(&[]);
+    let d = dir.path();
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(SHRINK, &["--seed", "7", "--count", "800"]));
+    let (run, report) = run_json(d, &args);
+    run.expect_code(1)?;
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let slots: Vec<String> = findings
+        .iter()
+        .filter(|f| {
+            f["oracle"] == "message-differs"
+                && f["cause"].as_str().is_some_and(|c| c.contains("__slots__"))
+        })
+        .map(|f| format!("{} {}", f["signature"], f["value"]))
+        .collect();
+    check(
+        slots.len() == 1,
+        format!("one finding of the __slots__ wording: {slots:#?}"),
+    )
+}
