@@ -72,18 +72,12 @@ trial!(one_parity_finding_per_choice, needs = ON);
 fn one_parity_finding_per_choice() -> TestResult {
     let dir = folder(&[("containers.py", CONTAINERS)]);
     let d = dir.path();
-    let mut args = vec!["explore".to_string()];
-    args.extend(args_on(
+    let findings = explore_findings(
+        d,
         ON,
         &["--values", "containers.py", "--count", "6", "--out", "out"],
-    ));
-    let (run, report) = run_json(d, &args);
-    run.expect_code(1)?;
-    let findings = report["findings"].as_array().cloned().unwrap_or_default();
-    let parity: Vec<_> = findings
-        .iter()
-        .filter(|f| f["oracle"] == "parity")
-        .collect();
+    )?;
+    let parity: Vec<_> = of_oracle(&findings, "parity");
     let summary: Vec<String> = parity
         .iter()
         .map(|f| format!("{} {}", f["signature"], f["value"]))
@@ -158,15 +152,8 @@ trial!(one_message_finding_per_wording, needs = WORDING);
 fn one_message_finding_per_wording() -> TestResult {
     let dir = folder(&[("slots.py", SLOTS)]);
     let d = dir.path();
-    let mut args = vec!["explore".to_string()];
-    args.extend(args_on(WORDING, &["--values", "slots.py", "--count", "1"]));
-    let (run, report) = run_json(d, &args);
-    run.expect_code(1)?;
-    let findings = report["findings"].as_array().cloned().unwrap_or_default();
-    let messages: Vec<_> = findings
-        .iter()
-        .filter(|f| f["oracle"] == "message-differs")
-        .collect();
+    let findings = explore_findings(d, WORDING, &["--values", "slots.py", "--count", "1"])?;
+    let messages: Vec<_> = of_oracle(&findings, "message-differs");
     let summary: Vec<String> = messages
         .iter()
         .map(|f| f["signature"].to_string())
@@ -235,18 +222,12 @@ trial!(pypy8_frozensets_are_one_finding, needs = &["pypy8"]);
 fn pypy8_frozensets_are_one_finding() -> TestResult {
     let dir = folder(&[("frozensets.py", FROZENSETS)]);
     let d = dir.path();
-    let mut args = vec!["explore".to_string()];
-    args.extend(args_on(
+    let findings = explore_findings(
+        d,
         &["pypy8"],
         &["--values", "frozensets.py", "--count", "7"],
-    ));
-    let (run, report) = run_json(d, &args);
-    run.expect_code(1)?;
-    let findings = report["findings"].as_array().cloned().unwrap_or_default();
-    let parity: Vec<_> = findings
-        .iter()
-        .filter(|f| f["oracle"] == "parity")
-        .collect();
+    )?;
+    let parity: Vec<_> = of_oracle(&findings, "parity");
     let causes: Vec<&str> = parity.iter().filter_map(|f| f["cause"].as_str()).collect();
     check(
         causes.len() == 3
@@ -281,14 +262,11 @@ fn two_unpicklers_refusing_otherwise_are_one_load_finding() -> TestResult {
     const ON: &[&str] = &["2.7", "pypy8"];
     let dir = folder(&[("texts.py", "def texts():\n    return [u\"\"]\n")]);
     let d = dir.path();
-    let mut args = vec!["explore".to_string()];
-    args.extend(args_on(
+    let findings = explore_findings(
+        d,
         ON,
         &["--values", "texts.py", "--count", "1", "--out", "out"],
-    ));
-    let (run, report) = run_json(d, &args);
-    run.expect_code(1)?;
-    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    )?;
     let refused: Vec<_> = findings
         .iter()
         .filter(|f| {
@@ -335,15 +313,8 @@ trial!(one_message_finding_whichever_wording_leads, needs = TZ);
 fn one_message_finding_whichever_wording_leads() -> TestResult {
     let dir = folder(&[("aware.py", AWARE)]);
     let d = dir.path();
-    let mut args = vec!["explore".to_string()];
-    args.extend(args_on(TZ, &["--values", "aware.py", "--count", "1"]));
-    let (run, report) = run_json(d, &args);
-    run.expect_code(1)?;
-    let findings = report["findings"].as_array().cloned().unwrap_or_default();
-    let messages: Vec<_> = findings
-        .iter()
-        .filter(|f| f["oracle"] == "message-differs")
-        .collect();
+    let findings = explore_findings(d, TZ, &["--values", "aware.py", "--count", "1"])?;
+    let messages: Vec<_> = of_oracle(&findings, "message-differs");
     let summary: Vec<String> = findings
         .iter()
         .map(|f| format!("{} {}", f["signature"], f["protocols"]))
@@ -373,11 +344,7 @@ trial!(a_message_change_shrinks_to_one_finding, needs = SHRINK);
 fn a_message_change_shrinks_to_one_finding() -> TestResult {
     let dir = folder(&[]);
     let d = dir.path();
-    let mut args = vec!["explore".to_string()];
-    args.extend(args_on(SHRINK, &["--seed", "7", "--count", "800"]));
-    let (run, report) = run_json(d, &args);
-    run.expect_code(1)?;
-    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    let findings = explore_findings(d, SHRINK, &["--seed", "7", "--count", "800"])?;
     let slots: Vec<String> = findings
         .iter()
         .filter(|f| {

@@ -429,6 +429,29 @@ pub fn args_on(needs: &[&str], extra: &[&str]) -> Vec<String> {
     args
 }
 
+/// `crosspickle explore` in `dir` on `needs` with `extra`, which is to find something (exit 1):
+/// the findings of its JSON report.
+pub fn explore_findings(
+    dir: &Path,
+    needs: &[&str],
+    extra: &[&str],
+) -> Result<Vec<serde_json::Value>, Failed> {
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(needs, extra));
+    let (run, report) = run_json(dir, &args);
+    run.expect_code(1)?;
+    let findings = report["findings"].as_array().cloned().unwrap_or_default();
+    Ok(findings)
+}
+
+/// The findings of one oracle (`parity`, `message-differs`…).
+pub fn of_oracle<'a>(
+    findings: &'a [serde_json::Value],
+    oracle: &str,
+) -> Vec<&'a serde_json::Value> {
+    findings.iter().filter(|f| f["oracle"] == oracle).collect()
+}
+
 /// The runs of a JSON report.
 pub fn runs(value: &serde_json::Value) -> Vec<serde_json::Value> {
     value["runs"].as_array().cloned().unwrap_or_default()
