@@ -134,3 +134,65 @@ fn pypy_8_is_judged_by_the_python_pickler_rules_of_pypy_3_9() -> TestResult {
     }
     Ok(())
 }
+
+trial!(
+    default_protocol_rules_stop_where_the_default_changes,
+    needs = &["3.8", "3.12", "3.14"]
+);
+/// Written from 3.8 and 3.14 and run on 3.12 too: a `PickleBuffer` pickled with the default
+/// protocol is refused by 3.8 (its default is 4) and pickled by 3.14 (5). 3.14's rules stood
+/// for every version after 3.8, so 3.12's refusal (its default is 4 as well) was a regression;
+/// now 3.8's stand for 3.8 to 3.13, where the default is 4, and no run is a regression.
+fn default_protocol_rules_stop_where_the_default_changes() -> TestResult {
+    let dir = folder(&[]);
+    let d = dir.path();
+    explore(d, &["3.8", "3.14"], "100")?;
+    let report = run_on(d, &["3.8", "3.12", "3.14"])?;
+    let all = runs(&report);
+    let on_312 = |r: &&serde_json::Value| {
+        r["params"]["protocol"] == "default"
+            && r["dump_python"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("cpython-3.12"))
+    };
+    let refused: Vec<&serde_json::Value> = all
+        .iter()
+        .filter(on_312)
+        .filter(|r| r["phase"] == "dump" && r["verdict"] == "xfail")
+        .collect();
+    check(
+        !refused.is_empty(),
+        "no dump by 3.12 with the default protocol was expected to fail as 3.8's did",
+    )?;
+    let wrong: Vec<String> = all
+        .iter()
+        .filter(|r| r["verdict"] == "regression" || r["verdict"] == "fixed")
+        .map(|r| {
+            format!(
+                "{} {} {} -> {}: {} {} {}",
+                r["case"],
+                r["params"],
+                r["dump_python"],
+                r["load_python"],
+                r["verdict"],
+                r["outcome"],
+                r["message"]
+            )
+        })
+        .collect();
+    check(
+        wrong.is_empty(),
+        format!(
+            "{} runs not as expected:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        ),
+    )?;
+    let bounded = rules(d)
+        .iter()
+        .any(|(_, rule)| rule.contains("dump_python: \">=3.8,<3.14\""));
+    check(
+        bounded,
+        "no rule of 3.8's dumps stops where the default changes",
+    )
+}
