@@ -1031,9 +1031,13 @@ fn version_request(pythons: &[Interpreter], i: usize, default: bool) -> Option<S
             era(q),
         )
     };
-    let mut kin: Vec<&Interpreter> = pythons.iter().filter(|q| kind(q) == kind(p)).collect();
-    kin.sort_by(|a, b| a.version.cmp(&b.version));
-    kin.dedup_by(|a, b| a.version == b.version);
+    let kin_of = |kind: &dyn Fn(&Interpreter) -> bool| {
+        let mut kin: Vec<&Interpreter> = pythons.iter().filter(|q| kind(q)).collect();
+        kin.sort_by(|a, b| a.version.cmp(&b.version));
+        kin.dedup_by(|a, b| a.version == b.version);
+        kin
+    };
+    let kin = kin_of(&|q| kind(q) == kind(p));
     let at = kin.iter().position(|q| q.version == p.version)?;
     let pre = |q: &Interpreter| {
         q.version
@@ -1041,18 +1045,33 @@ fn version_request(pythons: &[Interpreter], i: usize, default: bool) -> Option<S
             .chars()
             .any(|c| c.is_ascii_alphabetic())
     };
+    // The spans of a default protocol the interpreters explored had, by their place in
+    // `DEFAULT_PROTOCOL_SINCE` (0: before its first); where span `j` starts.
+    let span = |q: &Interpreter| {
+        DEFAULT_PROTOCOL_SINCE
+            .iter()
+            .filter(|(since, _)| series(q) >= *since)
+            .count()
+    };
+    let start = |j: usize| DEFAULT_PROTOCOL_SINCE[j - 1].0;
+    let explored: Vec<usize> = pythons.iter().map(span).collect();
     let mut bounds = Vec::new();
     match at.checked_sub(1).map(|j| kin[j]) {
         Some(prev) if series(prev) == series(p) || pre(p) => {
             bounds.push(format!(">{}", prev.version));
         }
+        Some(prev) if series(prev).0 < series(p).0 => {
+            bounds.push(format!(">={}", series(p).0));
+        }
         Some(prev) => {
             let (major, minor) = series(prev);
             bounds.push(format!(">={major}.{}", minor + 1));
         }
-        None => {
-            let start = default.then(|| default_protocol_era(series(p)).0).flatten();
-            match start {
+        // The default's span stops where the nearest explored one below ends (those between,
+        // which none explored, are skipped before this rule).
+        None if default => {
+            let below = explored.iter().copied().filter(|&j| j < span(p)).max();
+            match below.map(|j| start(j + 1)) {
                 // A pre-release of the series where the span starts is below its `>=`.
                 Some(s) if pre(kin[0]) && series(kin[0]) == s => {
                     bounds.push(format!(">={}", kin[0].version));
@@ -1061,18 +1080,48 @@ fn version_request(pythons: &[Interpreter], i: usize, default: bool) -> Option<S
                 None => {}
             }
         }
+        None => {}
     }
     match kin.get(at + 1) {
         Some(next) if series(next) == series(p) => bounds.push(format!("<={}", p.version)),
+        Some(next) if series(next).0 > series(p).0 => {
+            bounds.push(format!("<{}", series(next).0));
+        }
         Some(_) => {
             let (major, minor) = series(p);
             bounds.push(format!("<{major}.{}", minor + 1));
         }
-        None => {
-            if let Some(end) = default.then(|| default_protocol_era(series(p)).1).flatten() {
-                bounds.push(format!("<{}", series_text(end)));
+        // Where the nearest explored span of the default above starts; or, where the series
+        // after this one is in a later span (the spans between, which none explored, are
+        // skipped before this rule), where its numbered share ends (`<3` for 2.7, as in the
+        // rules of its numbered protocols).
+        None if default => {
+            let above = explored.iter().copied().filter(|&j| j > span(p)).min();
+            let alike = |q: &Interpreter| {
+                let (k, p) = (kind(q), kind(p));
+                (k.0, k.1, k.2) == (p.0, p.1, p.2)
+            };
+            let numbered = kin_of(&alike)
+                .into_iter()
+                .find(|q| q.version > p.version)
+                .map(|next| match (series(next), series(p)) {
+                    (n, s) if n.0 > s.0 => (n.0, 0),
+                    (_, (major, minor)) => (major, minor + 1),
+                })
+                .filter(|&end| {
+                    let at_end = DEFAULT_PROTOCOL_SINCE
+                        .iter()
+                        .filter(|(since, _)| end >= *since)
+                        .count();
+                    at_end > span(p)
+                });
+            match (numbered, above) {
+                (Some(end), _) => bounds.push(format!("<{}", series_text(end))),
+                (None, Some(j)) => bounds.push(format!("<{}", series_text(start(j)))),
+                (None, None) => {}
             }
         }
+        None => {}
     }
     (!bounds.is_empty()).then(|| bounds.join(","))
 }
@@ -1150,12 +1199,12 @@ mod tests {
         // 2.7, whose `pickle.Pickler` is not the C one, shares the versions with the others.
         let want = [
             Some(">=3.12,<3.13"),
-            Some(">=2.8,<3.9"),
+            Some(">=3,<3.9"),
             Some(">=3.9,<=3.11.2"),
             Some(">3.11.2,<3.12"),
             Some(">3.12.1"),
             None,
-            Some("<2.8"),
+            Some("<3"),
         ];
         assert_eq!(got, want.map(|w| w.map(str::to_string)));
         let contains = |req: &str, v: &str| {
@@ -1422,12 +1471,20 @@ mod tests {
         assert_eq!(
             got(false),
             [
-                some("<2.8"),
-                some(">=2.8,<3.7"),
+                some("<3"),
+                some(">=3,<3.7"),
                 some(">=3.7,<3.13"),
                 some(">3.12.1")
             ]
         );
+        // Toward a span no interpreter explored, the share runs on (that span's runs are
+        // skipped first): from 2.7 and 3.12, 3.12's default rules are its numbered ones'.
+        let two = [pythons[0].clone(), pythons[2].clone()];
+        assert_eq!(version_request(&two, 1, true), some(">=3"));
+        assert_eq!(version_request(&two, 1, false), some(">=3"));
+        let two = [c("3.8.18"), c("3.14.10")];
+        assert_eq!(version_request(&two, 0, true), some("<3.14"));
+        assert_eq!(version_request(&two, 0, false), some("<3.9"));
         let contains = |req: &str, v: &str| {
             req.parse::<crate::version::VersionRequest>()
                 .expect("a version request")
