@@ -1017,8 +1017,10 @@ fn series_text((major, minor): (u64, u64)) -> String {
 /// there. Two of one series are told apart by their exact versions (`>3.11.2,<=3.11.7`).
 /// `default`, for the end that pickles with the default protocol: what it did holds only
 /// where pickle's default is the number it had, so the versions are shared out within that
-/// span alone and stop at its ends (`>=3.8,<3.14` for 3.12 alone); the spans no interpreter
-/// explored are skipped ([`default_protocol_rules`]). `None`: every version.
+/// span alone and stop where a span another explored interpreter had begins (`<3.14` for 3.8
+/// beside 3.14); the spans no interpreter explored are skipped before every rule
+/// ([`default_protocol_rules`]), so toward them the share is its numbered protocols' (`>=3`
+/// for 3.12 beside 2.7). `None`: every version.
 fn version_request(pythons: &[Interpreter], i: usize, default: bool) -> Option<String> {
     let p = &pythons[i];
     let (debug, free_threaded) = told_apart(pythons, p);
