@@ -131,6 +131,7 @@ pub fn write(
         ));
         out.push_str("expect:\n");
         general_rules(&mut out, combos, &[""], Some(""), None);
+        default_protocol_rules(&mut out, combos, "", pythons, version);
         let mut rules = String::new();
         for &p in &combos.protocols {
             parity_rules(&mut rules, p, obs, pythons, version);
@@ -154,6 +155,7 @@ pub fn write(
             Some("dump_"),
             Some(""),
         );
+        default_protocol_rules(&mut out, combos, "dump_", pythons, version);
         let mut rules = String::new();
         for &p in &combos.protocols {
             for &k in &combos.picklers {
@@ -190,6 +192,7 @@ pub fn write(
         Some("dump_"),
         c_unpickler,
     );
+    default_protocol_rules(&mut out, combos, "dump_", pythons, version);
     let unpicklers = if combos.unpicklers.is_empty() {
         vec![None]
     } else {
@@ -504,6 +507,66 @@ fn general_rules(
     }
 }
 
+/// With the default protocol among the case's, the skips of the Pythons whose default none
+/// of the interpreters explored shares (`producer`: the prefix of the end that pickles): what
+/// a dump without a protocol does there is what explore saw with another number (3.14's 5
+/// where it saw 3.12's 4), which it does not know. The rules of the interpreters explored
+/// stop where their default does ([`version_request`]).
+fn default_protocol_rules(
+    out: &mut String,
+    combos: &Combos,
+    producer: &str,
+    pythons: &[Interpreter],
+    value_version: (u64, u64),
+) {
+    if !combos.protocols.contains(&DEFAULT_PROTOCOL) {
+        return;
+    }
+    let explored: Vec<&Interpreter> = pythons
+        .iter()
+        .filter(|p| applies(p, value_version))
+        .collect();
+    let seen: Vec<String> = {
+        let mut numbers: Vec<u32> = explored
+            .iter()
+            .map(|p| default_protocol_era(series(p)).2)
+            .collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        numbers.iter().map(u32::to_string).collect()
+    };
+    let starts = std::iter::once(None).chain(DEFAULT_PROTOCOL_SINCE.iter().map(|e| Some(e.0)));
+    for start in starts {
+        let (from, to, number) = default_protocol_era(start.unwrap_or((2, 0)));
+        if to.is_some_and(|to| to <= value_version)
+            || explored
+                .iter()
+                .any(|p| default_protocol_era(series(p)).2 == number)
+        {
+            continue;
+        }
+        let range: Vec<String> = from
+            .map(|f| format!(">={}", series_text(f)))
+            .into_iter()
+            .chain(to.map(|t| format!("<{}", series_text(t))))
+            .collect();
+        let where_ = if combos.protocols.len() > 1 {
+            "\n    where: {protocol: default}"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  - {producer}python: \"{}\"{where_}\n    outcome: skip\n    reason: {}",
+            range.join(","),
+            quote(&format!(
+                "the default protocol is {number} here; explore saw it only as {}",
+                seen.join(" and ")
+            ))
+        );
+    }
+}
+
 /// The first Python that has a protocol, where 2.7 has not: 3 came with 3.0, 4 with 3.4, 5
 /// with 3.8.
 fn protocol_since(protocol: u32) -> Option<&'static str> {
@@ -560,7 +623,8 @@ fn round_trip_rules(
             .map(|(p, o)| (p, failed(o, obs).map(|o| (outcome(o), exception(o)))))
             .collect();
         let not_asked = not_asked(&pythons[c], protocol, u, "consumer");
-        consumer_rules(out, c, &results, &w, pythons, &not_asked);
+        let ends = (dump_end(protocol, k), load_end(c, u == Pickler::C));
+        consumer_rules(out, ends, &results, &w, pythons, &not_asked);
     }
 }
 
@@ -592,7 +656,9 @@ fn unpickler_parity_rules(
             })
             .collect();
         let not_asked = not_asked(&pythons[c], protocol, Pickler::C, "consumer");
-        consumer_rules(out, c, &results, &w, pythons, &not_asked);
+        // The load runs both unpicklers, the C one among them.
+        let ends = (dump_end(protocol, k), load_end(c, true));
+        consumer_rules(out, ends, &results, &w, pythons, &not_asked);
     }
 }
 
@@ -610,6 +676,26 @@ fn parity_outcome(c: &Outcome, py: &Outcome) -> (&'static str, Option<&'static s
     ("fail", None)
 }
 
+/// The producer's end of a round trip's rule, whichever producer it names.
+fn dump_end(protocol: u32, k: Pickler) -> End<'static> {
+    End {
+        side: "dump",
+        python: 0,
+        c: k == Pickler::C,
+        default: protocol == DEFAULT_PROTOCOL,
+    }
+}
+
+/// The consumer's end of a round trip's rule: `c`, it runs the C unpickler.
+fn load_end(python: usize, c: bool) -> End<'static> {
+    End {
+        side: "load",
+        python,
+        c,
+        default: false,
+    }
+}
+
 /// The producers' rules of a round trip: a producer that was not asked is skipped, one that
 /// could not pickle has its dump's outcome; the producers that pickled.
 fn producer_rules(
@@ -622,15 +708,19 @@ fn producer_rules(
 ) -> Vec<usize> {
     let mut dumped = Vec::new();
     for p in (0..pythons.len()).filter(|&i| applies(&pythons[i], value_version)) {
+        let end = End {
+            python: p,
+            ..dump_end(protocol, k)
+        };
         match obs.dumps.get(&(p, protocol, k)) {
             None => {
                 let why = not_asked(&pythons[p], protocol, k, "producer");
-                rule(out, &[("dump", p)], pythons, w, None, "skip", None, &why);
+                rule(out, &[end], pythons, w, None, "skip", None, &why);
             }
             Some(Outcome::Ok(..)) => dumped.push(p),
             Some(other) => rule(
                 out,
-                &[("dump", p)],
+                &[end],
                 pythons,
                 w,
                 Some("dump"),
@@ -644,38 +734,30 @@ fn producer_rules(
 }
 
 /// A consumer's rules, from what it did with each producer's pickle (`None`: as expected):
-/// skipped when it loaded none, one rule when it did the same with all, else one per pair.
+/// skipped when it loaded none, one rule when it did the same with all, else one per pair
+/// (`ends`: the producer's end, whichever it names, and the consumer's).
 fn consumer_rules(
     out: &mut String,
-    c: usize,
+    (dump, load): (End, End),
     results: &[(usize, Expected)],
     w: &str,
     pythons: &[Interpreter],
     not_asked: &str,
 ) {
-    let rule = |out: &mut String, sides: &[(&str, usize)], e: (&str, Option<&str>), why: &str| {
+    let rule = |out: &mut String, sides: &[End], e: (&str, Option<&str>), why: &str| {
         rule(out, sides, pythons, w, None, e.0, e.1, why)
     };
     let Some(&(_, first)) = results.first() else {
         // The load's phase only: the dump is still judged by the producers' rules (a
         // producer that could not pickle has nothing for any consumer to load).
         let (phase, outcome) = (Some("load"), "skip");
-        self::rule(
-            out,
-            &[("load", c)],
-            pythons,
-            w,
-            phase,
-            outcome,
-            None,
-            not_asked,
-        );
+        self::rule(out, &[load], pythons, w, phase, outcome, None, not_asked);
         return;
     };
     if results.iter().all(|(_, e)| *e == first) {
         if let Some(e) = first {
             let why = "what explore saw this consumer do with every producer's pickle";
-            rule(out, &[("load", c)], e, why);
+            rule(out, &[load], e, why);
         }
         return;
     }
@@ -683,7 +765,7 @@ fn consumer_rules(
         if let Some(e) = e {
             rule(
                 out,
-                &[("dump", p), ("load", c)],
+                &[End { python: p, ..dump }, load],
                 e,
                 "what explore saw this pair do",
             );
@@ -699,27 +781,28 @@ fn parity_rules(
     value_version: (u64, u64),
 ) {
     let w = format!("{{protocol: {}}}", protocol_text(protocol));
-    let rule =
-        |out: &mut String, sides: &[(&str, usize)], phase, outcome, exception, reason: &str| {
-            rule(out, sides, pythons, &w, phase, outcome, exception, reason)
+    let rule = |out: &mut String, i: usize, phase, outcome, exception, reason: &str| {
+        // The one interpreter runs both picklers, the C one among them.
+        let end = End {
+            side: "",
+            python: i,
+            c: true,
+            default: protocol == DEFAULT_PROTOCOL,
         };
+        rule(out, &[end], pythons, &w, phase, outcome, exception, reason)
+    };
     for i in (0..pythons.len()).filter(|&i| applies(&pythons[i], value_version)) {
         let c = obs.dumps.get(&(i, protocol, Pickler::C));
         let py = obs.dumps.get(&(i, protocol, Pickler::Py));
         match (c, py) {
-            (Some(Outcome::Ok(_, a)), Some(Outcome::Ok(_, b))) if a != b => rule(
-                out,
-                &[("", i)],
-                None,
-                "fail",
-                None,
-                "the two picklers differ here",
-            ),
+            (Some(Outcome::Ok(_, a)), Some(Outcome::Ok(_, b))) if a != b => {
+                rule(out, i, None, "fail", None, "the two picklers differ here")
+            }
             (Some(Outcome::Ok(..)), Some(Outcome::Ok(..))) => {}
             (Some(o @ (Outcome::Error(..) | Outcome::Hang | Outcome::Crash(_))), _)
             | (Some(_), Some(o)) => rule(
                 out,
-                &[("", i)],
+                i,
                 None,
                 outcome(o),
                 exception(o),
@@ -727,7 +810,7 @@ fn parity_rules(
             ),
             _ => rule(
                 out,
-                &[("", i)],
+                i,
                 None,
                 "skip",
                 None,
@@ -778,12 +861,41 @@ fn not_asked(python: &Interpreter, protocol: u32, pickler: Pickler, side: &str) 
     }
 }
 
-/// One rule naming each interpreter exactly: version, implementation and features, with the
-/// prefix of its side (`dump_`, `load_`, or none).
+/// One end of a rule: the prefix of its keys (`dump`, `load`, or `""` in a plain case), the
+/// interpreter explored there, and what the rule's runs do at that end.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct End<'a> {
+    pub side: &'a str,
+    pub python: usize,
+    /// The end runs the C pickler or unpickler. The rule names the `c_pickle` feature only
+    /// where that decides what happens: an interpreter without one (`c_pickle: false`, the
+    /// run skipped). Where it has one, the general skips placed before every rule already
+    /// keep the interpreters without one away, and an end running the Python pickler never
+    /// depends on it (PyPy 8, which has `_pickle`, behaves there as the PyPy 3.9 explored).
+    pub c: bool,
+    /// The end pickles with the default protocol: its versions stop where pickle's default
+    /// changes ([`default_protocol_era`]).
+    pub default: bool,
+}
+
+impl<'a> End<'a> {
+    /// An end whose runs use neither the C pickler nor the default protocol.
+    pub(super) fn plain(side: &'a str, python: usize) -> Self {
+        End {
+            side,
+            python,
+            c: false,
+            default: false,
+        }
+    }
+}
+
+/// One rule naming each interpreter exactly: version, implementation and the features that
+/// tell it apart, with the prefix of its side (`dump_`, `load_`, or none).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn rule(
     out: &mut String,
-    sides: &[(&str, usize)],
+    sides: &[End],
     pythons: &[Interpreter],
     where_: &str,
     phase: Option<&str>,
@@ -796,26 +908,34 @@ pub(super) fn rule(
         let _ = writeln!(out, "  {} {text}", if first { "-" } else { " " });
         first = false;
     };
-    for &(side, i) in sides {
-        let p = &pythons[i];
-        let prefix = if side.is_empty() {
+    for end in sides {
+        let p = &pythons[end.python];
+        let prefix = if end.side.is_empty() {
             String::new()
         } else {
-            format!("{side}_")
+            format!("{}_", end.side)
         };
-        if let Some(versions) = version_request(pythons, i) {
+        if let Some(versions) = version_request(pythons, end.python, end.default) {
             line(out, format!("{prefix}python: \"{versions}\""));
         }
         line(out, format!("{prefix}implementation: {}", p.implementation));
         let (debug, free_threaded) = told_apart(pythons, p);
-        let mut features = format!("c_pickle: {}", p.c_pickle_used);
+        let mut features = Vec::new();
+        if end.c && !Pickler::of(p).contains(&Pickler::C) {
+            features.push("c_pickle: false".to_string());
+        }
         if debug {
-            let _ = write!(features, ", debug: {}", p.debug);
+            features.push(format!("debug: {}", p.debug));
         }
         if free_threaded {
-            let _ = write!(features, ", free_threaded: {}", p.free_threaded);
+            features.push(format!("free_threaded: {}", p.free_threaded));
         }
-        line(out, format!("{prefix}features: {{{features}}}"));
+        if !features.is_empty() {
+            line(
+                out,
+                format!("{prefix}features: {{{}}}", features.join(", ")),
+            );
+        }
     }
     line(out, format!("where: {where_}"));
     if let Some(phase) = phase {
@@ -833,7 +953,7 @@ pub(super) fn rule(
                 "{reason} ({})",
                 sides
                     .iter()
-                    .map(|&(_, i)| pythons[i].label.as_str())
+                    .map(|end| pythons[end.python].label.as_str())
                     .collect::<Vec<_>>()
                     .join(" -> ")
             ))
@@ -842,67 +962,168 @@ pub(super) fn rule(
 }
 
 /// Whether the rules of `p` name its `debug` and its `free_threaded` feature: only where
-/// another interpreter of its implementation and C pickler differs in it. Else a debug build
-/// (or a free-threaded one) explore did not see behaves as the release build it saw, and the
-/// other way round.
+/// another interpreter of its implementation differs in it. Else a debug build (or a
+/// free-threaded one) explore did not see behaves as the release build it saw, and the other
+/// way round.
 fn told_apart(pythons: &[Interpreter], p: &Interpreter) -> (bool, bool) {
     let mut same = pythons
         .iter()
-        .filter(|q| (q.implementation, q.c_pickle_used) == (p.implementation, p.c_pickle_used));
+        .filter(|q| q.implementation == p.implementation);
     let debug = same.clone().any(|q| q.debug != p.debug);
     (debug, same.any(|q| q.free_threaded != p.free_threaded))
 }
 
+/// A Python series: major and minor version.
+type Series = (u64, u64);
+
+/// The Python series from which `pickle.dumps` uses each default protocol when none is named:
+/// 0 before them, 3 from 3.0, 4 from 3.8, 5 from 3.14 (`pickle.DEFAULT_PROTOCOL`, the same on
+/// PyPy of the same series).
+const DEFAULT_PROTOCOL_SINCE: [((u64, u64), u32); 3] = [((3, 0), 3), ((3, 8), 4), ((3, 14), 5)];
+
+/// Where the default protocol of `series` holds: the series it starts at (none: from the
+/// oldest) and the one where the next starts (none: to the newest), and its number.
+fn default_protocol_era(series: Series) -> (Option<Series>, Option<Series>, u32) {
+    let at = DEFAULT_PROTOCOL_SINCE
+        .iter()
+        .filter(|(since, _)| series >= *since)
+        .count();
+    let start = at.checked_sub(1).map(|i| DEFAULT_PROTOCOL_SINCE[i].0);
+    let number = at.checked_sub(1).map_or(0, |i| DEFAULT_PROTOCOL_SINCE[i].1);
+    (start, DEFAULT_PROTOCOL_SINCE.get(at).map(|e| e.0), number)
+}
+
+fn series(q: &Interpreter) -> (u64, u64) {
+    let r = q.version.release();
+    (r[0], r.get(1).copied().unwrap_or(0))
+}
+
+/// `>=3.8`, `>=3`: a lower bound at the start of a series.
+fn series_text((major, minor): (u64, u64)) -> String {
+    if minor == 0 && major >= 3 {
+        format!("{major}")
+    } else {
+        format!("{major}.{minor}")
+    }
+}
+
 /// The versions a rule names for `pythons[i]`, as the interpreters explored bound them. The
 /// interpreters of one implementation and features (what the rule's other selectors match,
-/// [`told_apart`])
-/// share out every version between them, in the order of their versions: each has the series
-/// after the one before it up to its own (`>=3.9,<3.13` for 3.12 after 3.8), the first
-/// everything before, the last everything after. So a file written from a few interpreters
-/// also speaks for those between and around them, as if each behaved as the nearest explored
-/// one above it (the last: below it); where that is not so, the file fails there. Two of one
-/// series are told apart by their exact versions (`>3.11.2,<=3.11.7`). `None`: the only one of
-/// its kind, every version.
-fn version_request(pythons: &[Interpreter], i: usize) -> Option<String> {
+/// [`told_apart`]) share out every version between them, in the order of their versions: each
+/// has the series after the one before it up to its own (`>=3.9,<3.13` for 3.12 after 3.8),
+/// the first everything before, the last everything after. So a file written from a few
+/// interpreters also speaks for those between and around them, as if each behaved as the
+/// nearest explored one above it (the last: below it); where that is not so, the file fails
+/// there. Two of one series are told apart by their exact versions (`>3.11.2,<=3.11.7`).
+/// `default`, for the end that pickles with the default protocol: what it did holds only
+/// where pickle's default is the number it had, so the versions are shared out within that
+/// span alone and stop where a span another explored interpreter had begins (`<3.14` for 3.8
+/// beside 3.14); the spans no interpreter explored are skipped before every rule
+/// ([`default_protocol_rules`]), so toward them the share is its numbered protocols' (`>=3`
+/// for 3.12 beside 2.7). `None`: every version.
+fn version_request(pythons: &[Interpreter], i: usize, default: bool) -> Option<String> {
     let p = &pythons[i];
     let (debug, free_threaded) = told_apart(pythons, p);
+    let era = |q: &Interpreter| default.then(|| default_protocol_era(series(q)).2);
     let kind = |q: &Interpreter| {
         (
             q.implementation,
-            q.c_pickle_used,
             debug && q.debug,
             free_threaded && q.free_threaded,
+            era(q),
         )
     };
-    let series = |q: &Interpreter| {
-        let r = q.version.release();
-        (r[0], r.get(1).copied().unwrap_or(0))
+    let kin_of = |kind: &dyn Fn(&Interpreter) -> bool| {
+        let mut kin: Vec<&Interpreter> = pythons.iter().filter(|q| kind(q)).collect();
+        kin.sort_by(|a, b| a.version.cmp(&b.version));
+        kin.dedup_by(|a, b| a.version == b.version);
+        kin
     };
-    let mut kin: Vec<&Interpreter> = pythons.iter().filter(|q| kind(q) == kind(p)).collect();
-    kin.sort_by(|a, b| a.version.cmp(&b.version));
-    kin.dedup_by(|a, b| a.version == b.version);
+    let kin = kin_of(&|q| kind(q) == kind(p));
     let at = kin.iter().position(|q| q.version == p.version)?;
-    let mut bounds = Vec::new();
-    if let Some(prev) = at.checked_sub(1).map(|j| kin[j]) {
-        let pre = p
-            .version
+    let pre = |q: &Interpreter| {
+        q.version
             .to_string()
             .chars()
-            .any(|c| c.is_ascii_alphabetic());
-        if series(prev) == series(p) || pre {
+            .any(|c| c.is_ascii_alphabetic())
+    };
+    // The spans of a default protocol the interpreters explored had, by their place in
+    // `DEFAULT_PROTOCOL_SINCE` (0: before its first); where span `j` starts.
+    let span = |q: &Interpreter| {
+        DEFAULT_PROTOCOL_SINCE
+            .iter()
+            .filter(|(since, _)| series(q) >= *since)
+            .count()
+    };
+    let start = |j: usize| DEFAULT_PROTOCOL_SINCE[j - 1].0;
+    let explored: Vec<usize> = pythons.iter().map(span).collect();
+    let mut bounds = Vec::new();
+    match at.checked_sub(1).map(|j| kin[j]) {
+        Some(prev) if series(prev) == series(p) || pre(p) => {
             bounds.push(format!(">{}", prev.version));
-        } else {
+        }
+        Some(prev) if series(prev).0 < series(p).0 => {
+            bounds.push(format!(">={}", series(p).0));
+        }
+        Some(prev) => {
             let (major, minor) = series(prev);
             bounds.push(format!(">={major}.{}", minor + 1));
         }
+        // The default's span stops where the nearest explored one below ends (those between,
+        // which none explored, are skipped before this rule).
+        None if default => {
+            let below = explored.iter().copied().filter(|&j| j < span(p)).max();
+            match below.map(|j| start(j + 1)) {
+                // A pre-release of the series where the span starts is below its `>=`.
+                Some(s) if pre(kin[0]) && series(kin[0]) == s => {
+                    bounds.push(format!(">={}", kin[0].version));
+                }
+                Some(s) => bounds.push(format!(">={}", series_text(s))),
+                None => {}
+            }
+        }
+        None => {}
     }
-    if let Some(next) = kin.get(at + 1) {
-        if series(next) == series(p) {
-            bounds.push(format!("<={}", p.version));
-        } else {
+    match kin.get(at + 1) {
+        Some(next) if series(next) == series(p) => bounds.push(format!("<={}", p.version)),
+        Some(next) if series(next).0 > series(p).0 => {
+            bounds.push(format!("<{}", series(next).0));
+        }
+        Some(_) => {
             let (major, minor) = series(p);
             bounds.push(format!("<{major}.{}", minor + 1));
         }
+        // Where the nearest explored span of the default above starts; or, where the series
+        // after this one is in a later span (the spans between, which none explored, are
+        // skipped before this rule), where its numbered share ends (`<3` for 2.7, as in the
+        // rules of its numbered protocols).
+        None if default => {
+            let above = explored.iter().copied().filter(|&j| j > span(p)).min();
+            let alike = |q: &Interpreter| {
+                let (k, p) = (kind(q), kind(p));
+                (k.0, k.1, k.2) == (p.0, p.1, p.2)
+            };
+            let numbered = kin_of(&alike)
+                .into_iter()
+                .find(|q| q.version > p.version)
+                .map(|next| match (series(next), series(p)) {
+                    (n, s) if n.0 > s.0 => (n.0, 0),
+                    (_, (major, minor)) => (major, minor + 1),
+                })
+                .filter(|&end| {
+                    let at_end = DEFAULT_PROTOCOL_SINCE
+                        .iter()
+                        .filter(|(since, _)| end >= *since)
+                        .count();
+                    at_end > span(p)
+                });
+            match (numbered, above) {
+                (Some(end), _) => bounds.push(format!("<{}", series_text(end))),
+                (None, Some(j)) => bounds.push(format!("<{}", series_text(start(j)))),
+                (None, None) => {}
+            }
+        }
+        None => {}
     }
     (!bounds.is_empty()).then(|| bounds.join(","))
 }
@@ -975,16 +1196,17 @@ mod tests {
             python(Implementation::Cpython, "2.7.18", false, "2.7"),
         ];
         let got: Vec<Option<String>> = (0..pythons.len())
-            .map(|i| version_request(&pythons, i))
+            .map(|i| version_request(&pythons, i, false))
             .collect();
+        // 2.7, whose `pickle.Pickler` is not the C one, shares the versions with the others.
         let want = [
             Some(">=3.12,<3.13"),
-            Some("<3.9"),
+            Some(">=3,<3.9"),
             Some(">=3.9,<=3.11.2"),
             Some(">3.11.2,<3.12"),
             Some(">3.12.1"),
             None,
-            None,
+            Some("<3"),
         ];
         assert_eq!(got, want.map(|w| w.map(str::to_string)));
         let contains = |req: &str, v: &str| {
@@ -998,7 +1220,7 @@ mod tests {
         // The debug build is told apart where a release build of its kind was explored too.
         assert_eq!(told_apart(&pythons, &pythons[5]), (true, false));
         assert_eq!(told_apart(&pythons[..5], &pythons[0]), (false, false));
-        assert_eq!(told_apart(&pythons[5..], &pythons[5]), (false, false));
+        assert_eq!(told_apart(&pythons[5..6], &pythons[5]), (false, false));
     }
 
     /// Protocol 5 out of band is written `oob` and skipped where protocol 5 is, on the Pythons
@@ -1080,8 +1302,9 @@ mod tests {
         // PyPy 8 fails; CPython passes (no rule); PyPy 3.9 is skipped; 3.12's Python pickler
         // and the other producers were not asked.
         assert!(
-            rules.contains("load_implementation: pypy\n    load_features: {c_pickle: true")
-                && rules.contains("outcome: fail")
+            rules.contains(
+                "load_python: \">=3.10\"\n    load_implementation: pypy\n    outcome: fail"
+            ) && rules.contains("outcome: fail")
                 && rules.contains("(pypy-3.11.17)"),
             "{rules}"
         );
@@ -1163,5 +1386,153 @@ mod tests {
             first[0], "load_implementation: cpython",
             "every version: no range"
         );
+    }
+
+    /// The rules of a round trip with `pickler`/`unpickler` of PyPy 3.9 (no `_pickle`) on
+    /// both ends: an error of its Python pickler's pickles on 2.7.
+    fn pypy_rules(k: Pickler, u: Pickler) -> String {
+        let pythons = vec![
+            python(Implementation::Cpython, "2.7.18", false, "cpython-2.7.18"),
+            python(Implementation::Pypy, "3.9.16", false, "pypy-3.9.16"),
+        ];
+        let mut obs = Observation::default();
+        for p in 0..2 {
+            obs.canon.insert(p, Ok("[\"int\",\"1\"]".into()));
+            obs.dumps
+                .insert((p, 2, Pickler::Py), Outcome::Ok("80".into(), None));
+        }
+        let loaded = Outcome::Ok("[\"int\",\"1\"]".into(), None);
+        let error = Outcome::Error("TypeError".into(), "no".into(), String::new());
+        for p in 0..2 {
+            obs.insert_load((p, 2, Pickler::Py, 0, Pickler::Py), error.clone());
+            obs.insert_load((p, 2, Pickler::Py, 1, Pickler::Py), loaded.clone());
+        }
+        let mut out = String::new();
+        round_trip_rules(&mut out, (2, k, Some(u)), &obs, &pythons, (2, 7));
+        out
+    }
+
+    /// A rule names `c_pickle` only where the C pickler or unpickler of its end runs: not for
+    /// PyPy 3.9's Python pickler, so PyPy 8 (`_pickle` there) falls under it too; and for its
+    /// C pickler, which it has not, `c_pickle: false` on the skip.
+    #[test]
+    fn c_pickle_is_named_only_where_the_end_runs_the_c_pickler() {
+        let py = pypy_rules(Pickler::Py, Pickler::Py);
+        assert!(!py.contains("c_pickle"), "{py}");
+        assert!(
+            py.contains("  - load_implementation: cpython\n    where")
+                && py.contains("outcome: error"),
+            "{py}"
+        );
+        let c = pypy_rules(Pickler::C, Pickler::Py);
+        assert!(
+            c.contains("dump_implementation: pypy\n    dump_features: {c_pickle: false}\n    where: {protocol: 2, pickler: c, unpickler: py}\n    outcome: skip"),
+            "{c}"
+        );
+        assert!(!c.contains("c_pickle: true"), "{c}");
+        let rule_of = |who: &Interpreter| {
+            let pypy8 = python(Implementation::Pypy, "3.11.17", true, "pypy-3.11.17");
+            let pythons = vec![who.clone(), pypy8];
+            let end = End::plain("load", 0);
+            let mut out = String::new();
+            rule(&mut out, &[end], &pythons, "{}", None, "fail", None, "seen");
+            out
+        };
+        // PyPy 3.9 and PyPy 8 share PyPy's versions, whatever their `_pickle`.
+        let pypy39 = python(Implementation::Pypy, "3.9.16", false, "pypy-3.9.16");
+        assert!(rule_of(&pypy39).starts_with("  - load_python: \"<3.10\"\n"));
+    }
+
+    /// The end that pickles with the default protocol has the versions of its default
+    /// protocol only: 3.12's rules stop at 3.8 and 3.14, 3.6's span 3.0 to 3.7; a
+    /// pre-release starting a span is in it.
+    #[test]
+    fn default_protocol_rules_stop_where_the_default_changes() {
+        let c = |v: &str| python(Implementation::Cpython, v, true, v);
+        let pythons = vec![
+            python(Implementation::Cpython, "2.7.18", false, "2.7"),
+            c("3.6.15"),
+            c("3.12.1"),
+            c("3.14.0rc1"),
+        ];
+        let got = |default: bool| -> Vec<Option<String>> {
+            (0..pythons.len())
+                .map(|i| version_request(&pythons, i, default))
+                .collect()
+        };
+        let some = |r: &str| Some(r.to_string());
+        assert_eq!(
+            got(true),
+            [
+                some("<3"),
+                some(">=3,<3.8"),
+                some(">=3.8,<3.14"),
+                some(">=3.14.0rc1")
+            ]
+        );
+        assert_eq!(
+            got(false),
+            [
+                some("<3"),
+                some(">=3,<3.7"),
+                some(">=3.7,<3.13"),
+                some(">3.12.1")
+            ]
+        );
+        // Toward a span no interpreter explored, the share runs on (that span's runs are
+        // skipped first): from 2.7 and 3.12, 3.12's default rules are its numbered ones'.
+        let two = [pythons[0].clone(), pythons[2].clone()];
+        assert_eq!(version_request(&two, 1, true), some(">=3"));
+        assert_eq!(version_request(&two, 1, false), some(">=3"));
+        let two = [c("3.8.18"), c("3.14.10")];
+        assert_eq!(version_request(&two, 0, true), some("<3.14"));
+        assert_eq!(version_request(&two, 0, false), some("<3.9"));
+        let contains = |req: &str, v: &str| {
+            req.parse::<crate::version::VersionRequest>()
+                .expect("a version request")
+                .contains(&crate::version::PythonVersion::parse(v).expect("a version"))
+        };
+        assert!(contains(">=3.14.0rc1", "3.14.0rc1") && contains(">=3.14.0rc1", "3.15.2"));
+        assert!(!contains(">=3.8,<3.14", "3.14.10") && contains(">=3.8,<3.14", "3.8.18"));
+        assert_eq!(default_protocol_era((2, 7)), (None, Some((3, 0)), 0));
+        assert_eq!(
+            default_protocol_era((3, 13)),
+            (Some((3, 8)), Some((3, 14)), 4)
+        );
+        assert_eq!(default_protocol_era((3, 15)), (Some((3, 14)), None, 5));
+    }
+
+    /// The default's spans no interpreter explored are skipped, before every other rule; a
+    /// value only 3.8 builds has no span before 3.8; without `default` among the protocols,
+    /// nothing.
+    #[test]
+    fn spans_of_a_default_protocol_no_interpreter_explored_are_skipped() {
+        let pythons = vec![
+            python(Implementation::Cpython, "2.7.18", false, "2.7"),
+            python(Implementation::Cpython, "3.12.1", true, "3.12"),
+            python(Implementation::Pypy, "3.9.16", false, "pypy"),
+        ];
+        let combos = |protocols: Vec<u32>| Combos {
+            protocols,
+            picklers: vec![Pickler::Py],
+            unpicklers: vec![],
+        };
+        let skips = |protocols: Vec<u32>, version| {
+            let mut out = String::new();
+            default_protocol_rules(&mut out, &combos(protocols), "dump_", &pythons, version);
+            out
+        };
+        let all = skips(vec![2, DEFAULT_PROTOCOL], (2, 7));
+        assert_eq!(
+            all,
+            "  - dump_python: \">=3,<3.8\"\n    where: {protocol: default}\n    outcome: skip\n    reason: \"the default protocol is 3 here; explore saw it only as 0 and 4\"\n  - dump_python: \">=3.14\"\n    where: {protocol: default}\n    outcome: skip\n    reason: \"the default protocol is 5 here; explore saw it only as 0 and 4\"\n"
+        );
+        let newer = skips(vec![DEFAULT_PROTOCOL], (3, 8));
+        assert!(
+            newer.starts_with("  - dump_python: \">=3.14\"\n    outcome: skip\n")
+                && newer.matches("- ").count() == 1,
+            "{newer}"
+        );
+        assert_eq!(skips(vec![2, 4], (2, 7)), "");
     }
 }

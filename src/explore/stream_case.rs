@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::case::{block, quote, rule};
+use super::case::{block, quote, rule, End};
 use super::source;
 use super::stream;
 use super::streams::{Finding, Reader, Seen};
@@ -189,6 +189,12 @@ pub fn write(finding: &Finding, pythons: &[Interpreter], seed: Option<u64>, memo
         ),
     );
     out.push_str("expect:\n");
+    // First, as in every case explore writes: the rules below name no `c_pickle` (the C
+    // unpickler's runs on the interpreters without one end here).
+    let _ = writeln!(
+        out,
+        "  - python: \">=3\"\n    features: {{c_pickle: false}}\n    where: {{unpickler: c}}\n    outcome: skip\n    reason: \"no C unpickler (_pickle) here\""
+    );
     for ((p, r), s) in &finding.seen {
         if !readers.contains(r) {
             continue;
@@ -210,7 +216,10 @@ pub fn write(finding: &Finding, pythons: &[Interpreter], seed: Option<u64>, memo
         };
         rule(
             &mut out,
-            &[("", *p)],
+            &[End {
+                c: *r == Reader::C,
+                ..End::plain("", *p)
+            }],
             pythons,
             &format!("{{unpickler: {}}}", r.as_str()),
             None,
@@ -219,10 +228,6 @@ pub fn write(finding: &Finding, pythons: &[Interpreter], seed: Option<u64>, memo
             &format!("seen by explore --streams with {}", r.as_str()),
         );
     }
-    let _ = writeln!(
-        out,
-        "  - python: \">=3\"\n    features: {{c_pickle: false}}\n    where: {{unpickler: c}}\n    outcome: skip\n    reason: \"no C unpickler (_pickle) here\""
-    );
     out
 }
 

@@ -19,6 +19,7 @@ mod explore_hypothesis;
 mod explore_oob;
 mod explore_packages;
 mod explore_reach;
+mod explore_rules;
 mod explore_shards;
 mod explore_sites;
 mod explore_streams;
