@@ -622,9 +622,10 @@ fn round_trip_rules(
             .filter_map(|&p| obs.load((p, protocol, k, c, u)).map(|o| (p, o)))
             .map(|(p, o)| (p, failed(o, obs).map(|o| (outcome(o), exception(o)))))
             .collect();
-        let not_asked = not_asked(&pythons[c], protocol, u, "consumer");
+        let not_asked = (!skipped_by_general_rules(&pythons[c], u))
+            .then(|| not_asked(&pythons[c], protocol, u, "consumer"));
         let ends = (dump_end(protocol, k), load_end(c, u == Pickler::C));
-        consumer_rules(out, ends, &results, &w, pythons, &not_asked);
+        consumer_rules(out, ends, &results, &w, pythons, not_asked.as_deref());
     }
 }
 
@@ -655,10 +656,11 @@ fn unpickler_parity_rules(
                 Some((p, differ.map(|_| parity_outcome(c_out, py_out))))
             })
             .collect();
-        let not_asked = not_asked(&pythons[c], protocol, Pickler::C, "consumer");
+        let not_asked = (!skipped_by_general_rules(&pythons[c], Pickler::C))
+            .then(|| not_asked(&pythons[c], protocol, Pickler::C, "consumer"));
         // The load runs both unpicklers, the C one among them.
         let ends = (dump_end(protocol, k), load_end(c, true));
-        consumer_rules(out, ends, &results, &w, pythons, &not_asked);
+        consumer_rules(out, ends, &results, &w, pythons, not_asked.as_deref());
     }
 }
 
@@ -713,6 +715,7 @@ fn producer_rules(
             ..dump_end(protocol, k)
         };
         match obs.dumps.get(&(p, protocol, k)) {
+            None if skipped_by_general_rules(&pythons[p], k) => {}
             None => {
                 let why = not_asked(&pythons[p], protocol, k, "producer");
                 rule(out, &[end], pythons, w, None, "skip", None, &why);
@@ -734,15 +737,16 @@ fn producer_rules(
 }
 
 /// A consumer's rules, from what it did with each producer's pickle (`None`: as expected):
-/// skipped when it loaded none, one rule when it did the same with all, else one per pair
-/// (`ends`: the producer's end, whichever it names, and the consumer's).
+/// skipped when it loaded none (`not_asked`: why; none when the general rules skip it
+/// already), one rule when it did the same with all, else one per pair (`ends`: the
+/// producer's end, whichever it names, and the consumer's).
 fn consumer_rules(
     out: &mut String,
     (dump, load): (End, End),
     results: &[(usize, Expected)],
     w: &str,
     pythons: &[Interpreter],
-    not_asked: &str,
+    not_asked: Option<&str>,
 ) {
     let rule = |out: &mut String, sides: &[End], e: (&str, Option<&str>), why: &str| {
         rule(out, sides, pythons, w, None, e.0, e.1, why)
@@ -750,8 +754,10 @@ fn consumer_rules(
     let Some(&(_, first)) = results.first() else {
         // The load's phase only: the dump is still judged by the producers' rules (a
         // producer that could not pickle has nothing for any consumer to load).
-        let (phase, outcome) = (Some("load"), "skip");
-        self::rule(out, &[load], pythons, w, phase, outcome, None, not_asked);
+        if let Some(why) = not_asked {
+            let (phase, outcome) = (Some("load"), "skip");
+            self::rule(out, &[load], pythons, w, phase, outcome, None, why);
+        }
         return;
     };
     if results.iter().all(|(_, e)| *e == first) {
@@ -848,6 +854,20 @@ fn exception(o: &Outcome) -> Option<&str> {
         Outcome::Error(t, ..) => Some(t),
         _ => None,
     }
+}
+
+/// The general skip of the C pickler or unpickler ([`general_rules`]: a Python 3 without
+/// `_pickle`) already decides the runs of `python` with `pickler`: a rule of its own saying
+/// so again would only lengthen the file.
+fn skipped_by_general_rules(python: &Interpreter, pickler: Pickler) -> bool {
+    pickler == Pickler::C
+        && python
+            .version
+            .release()
+            .first()
+            .is_some_and(|&major| major >= 3)
+        && python.c_pickle.is_none()
+        && !python.c_pickle_used
 }
 
 fn not_asked(python: &Interpreter, protocol: u32, pickler: Pickler, side: &str) -> String {
@@ -1299,8 +1319,8 @@ mod tests {
             "{text}"
         );
         let rules = &text[text.find("expect:\n").expect("rules")..];
-        // PyPy 8 fails; CPython passes (no rule); PyPy 3.9 is skipped; 3.12's Python pickler
-        // and the other producers were not asked.
+        // PyPy 8 fails; CPython passes (no rule); PyPy 3.9 is skipped by the general rules;
+        // 3.12's Python pickler and the other producers were not asked.
         assert!(
             rules.contains(
                 "load_python: \">=3.10\"\n    load_implementation: pypy\n    outcome: fail"
@@ -1308,10 +1328,8 @@ mod tests {
                 && rules.contains("(pypy-3.11.17)"),
             "{rules}"
         );
-        assert!(
-            rules.contains("this consumer has no C pickler (pypy-3.9.16)"),
-            "{rules}"
-        );
+        // PyPy 3.9's load is left to the general skip of a consumer without `_pickle`.
+        assert!(!rules.contains("this consumer has no C pickler"), "{rules}");
         assert!(!rules.contains("load_implementation: cpython"), "{rules}");
         assert_eq!(rules.matches("outcome: fail").count(), 1, "{rules}");
     }
@@ -1413,8 +1431,8 @@ mod tests {
     }
 
     /// A rule names `c_pickle` only where the C pickler or unpickler of its end runs: not for
-    /// PyPy 3.9's Python pickler, so PyPy 8 (`_pickle` there) falls under it too; and for its
-    /// C pickler, which it has not, `c_pickle: false` on the skip.
+    /// PyPy 3.9's Python pickler, so PyPy 8 (`_pickle` there) falls under it too; its C
+    /// pickler, which it has not, is left to the general skip.
     #[test]
     fn c_pickle_is_named_only_where_the_end_runs_the_c_pickler() {
         let py = pypy_rules(Pickler::Py, Pickler::Py);
@@ -1424,12 +1442,23 @@ mod tests {
                 && py.contains("outcome: error"),
             "{py}"
         );
+        // Its C pickler, which it has not: the general skip (a Python 3 without `_pickle`)
+        // decides those runs, and no rule of PyPy 3.9's says so again.
         let c = pypy_rules(Pickler::C, Pickler::Py);
-        assert!(
-            c.contains("dump_implementation: pypy\n    dump_features: {c_pickle: false}\n    where: {protocol: 2, pickler: c, unpickler: py}\n    outcome: skip"),
-            "{c}"
-        );
+        assert!(!c.contains("no C pickler (pypy-3.9.16)"), "{c}");
         assert!(!c.contains("c_pickle: true"), "{c}");
+        assert!(skipped_by_general_rules(
+            &python(Implementation::Pypy, "3.9.16", false, "p"),
+            Pickler::C
+        ));
+        assert!(!skipped_by_general_rules(
+            &python(Implementation::Pypy, "3.9.16", false, "p"),
+            Pickler::Py
+        ));
+        assert!(!skipped_by_general_rules(
+            &python(Implementation::Pypy, "3.11.17", true, "p"),
+            Pickler::C
+        ));
         let rule_of = |who: &Interpreter| {
             let pypy8 = python(Implementation::Pypy, "3.11.17", true, "pypy-3.11.17");
             let pythons = vec![who.clone(), pypy8];
