@@ -38,10 +38,11 @@ measure() { # $1 = label, $2 = crosspickle, $3 = python
   local label=$1 cp=$2 python=$3 dir out
   dir=$(mktemp -d "$work/wrap.XXXX")
   out="$dir/cg"
-  # The wrapper has the interpreter's name, so that crosspickle sees the same interpreter.
+  # The wrapper has the interpreter's name, so that crosspickle sees the same interpreter; it
+  # counts a process started on the boot program (`-c` and its text, or its compiled .pyc).
   cat > "$dir/$(basename "$python")" <<EOF
 #!/usr/bin/env bash
-if [[ -e $dir/count && \$1 == -c ]]; then
+if [[ -e $dir/count && ( \$1 == -c || \$1 == *.pyc ) ]]; then
   env -0 > "$out.env"
   exec valgrind --tool=callgrind --callgrind-out-file="$out.%p" "$python" "\$@"
 fi

@@ -6,7 +6,7 @@ _f=_d=_c=None
 try:
  _f=open(@CACHE@,'rb');_d=_f.read();_f.close();_c=_d[:len(_v)]==_v and _m.loads(_d[len(_v):])
 except Exception:pass
-if not _c:_f=open(@FALLBACK@,'rb');exec(_f.read());_f.close()
+if not _c:_f=open(sys.argv[1],'rb');exec(_f.read());_f.close()
 exec(_c)
 if _request is not None:
  _s=_begin(*_request);_x=_s.raised;_r=None

@@ -48,8 +48,9 @@ pub fn max_alive(jobs: usize) -> usize {
 pub struct ServerKey {
     pub program: PathBuf,
     pub env: Vec<(OsString, OsString)>,
-    /// The program's arguments: `-c` and the boot program.
-    pub args: [OsString; 2],
+    /// The program's arguments: the boot program (compiled, or `-c` and its text) and the
+    /// file of its fallback.
+    pub args: Vec<OsString>,
     /// The case's `preload`: modules imported before any request is run.
     pub preload: Vec<String>,
 }

@@ -272,7 +272,8 @@ fn what_the_driver_does_after_the_case_is_out_of_its_reach(iso: &'static str) ->
     run.expect_code(0)
 }
 
-/// The pids of crosspickle's fork servers: its children running `-c` (the boot program).
+/// The pids of crosspickle's fork servers: its children running the boot program (`-c` and
+/// its text, or its compiled form, a .pyc).
 fn servers_of(crosspickle: u32) -> Vec<u32> {
     let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -297,7 +298,10 @@ fn servers_of(crosspickle: u32) -> Vec<u32> {
         }
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
-        if args.get(1) == Some(&&b"-c"[..]) {
+        if args
+            .get(1)
+            .is_some_and(|a| *a == b"-c" || a.ends_with(b".pyc"))
+        {
             found.push(pid);
         }
     }
@@ -942,6 +946,46 @@ fn an_execd_run_is_spawned_not_forked() -> TestResult {
     );
     check(runs(&json).len() == 2, format!("{json}"))?;
     run.expect_code(0)
+}
+
+trial!(
+    an_execd_run_starts_from_the_compiled_boot_program,
+    needs = &["2.7", "3.12", "pypy"]
+);
+/// The first process of an interpreter (its driver not yet compiled) also compiles the boot
+/// program into a .pyc of the cache folder; the next crosspickle starts each run from it
+/// (`python PYC FALLBACK`), parsing and compiling no `-c` text (2.1 M instructions of a
+/// trivial run's 49 M on 3.12; PyPy, which starts a .pyc more slowly, keeps `-c`), and the runs see what they saw under `-c`: `sys.argv` is the
+/// code's file alone, `sys.path[0]` its folder, the code one frame below the program's.
+fn an_execd_run_starts_from_the_compiled_boot_program() -> TestResult {
+    let code = "title: the boot program's form\ncode: |\n  import os, sys\n  f = open('/proc/%d/cmdline' % os.getpid(), 'rb')\n  argv = f.read().split(b'\\0')\n  f.close()\n  assert len(sys.argv) == 1, sys.argv\n  assert sys.path[0] == os.path.dirname(sys.argv[0]), sys.path[0]\n  assert sys._getframe().f_back is None or sys._getframe().f_back.f_back is None\n  pypy = '__pypy__' in sys.builtin_module_names\n  assert argv[1] == b'-c' if pypy else argv[1].endswith(b'.pyc'), argv[1][:20]\n";
+    let dir = folder(&[("cases/boot.yaml", code)]);
+    let cache = dir.path().join("cache");
+    let run = |dir: &Path| {
+        let out = crosspickle(dir)
+            .args(args_on(
+                &["2.7", "3.12", "pypy"],
+                &["--isolation", "exec", "--json", "r.json"],
+            ))
+            .env("CROSSPICKLE_CACHE_DIR", &cache)
+            .output()
+            .expect("crosspickle runs");
+        (Run::from(out), json_at(&dir.join("r.json")))
+    };
+    // The first: started with `-c` (the CPythons' runs fail), as the .pyc is written by its
+    // first process.
+    let (first, json) = run(dir.path());
+    first.expect_code(1)?;
+    check(
+        runs(&json).iter().all(|r| {
+            r["python"].as_str().is_some_and(|p| p.starts_with("pypy"))
+                || r["message"].as_str().is_some_and(|m| m.contains("-c"))
+        }),
+        format!("{json}"),
+    )?;
+    let (second, json) = run(dir.path());
+    check(runs(&json).len() == 3, format!("{json}"))?;
+    second.expect_code(0)
 }
 
 /// message, with addresses and temporary paths made alike.

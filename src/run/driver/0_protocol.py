@@ -3,7 +3,8 @@
 # `python -c pass` does not: a fork server runs it too, and its children must start as a fresh
 # interpreter would.
 #
-# boot.py runs it in the __main__ of `python -c BOOT`, with fd 0 reading requests, one a line:
+# boot.py runs it in the __main__ of `python -c BOOT FALLBACK` (or `python BOOT.pyc FALLBACK`),
+# with fd 0 reading requests, one a line:
 #   preload NAMES     import these modules (comma-separated, the case's `preload`), first,
 #                     with what they write kept in files: a server's fd 1 is the protocol's;
 #                     one that fails is imported again where the case's code starts
