@@ -366,9 +366,7 @@ fn kept_driver(cache_dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
     let dir = driver_dir(cache_dir);
     std::fs::create_dir_all(&dir)?;
     let driver = dir.join("crosspickle_driver.py");
-    if std::fs::read(&driver).ok().as_deref() != Some(DRIVER_SOURCE.as_bytes()) {
-        crate::sys::fs::write_atomic(&driver, DRIVER_SOURCE.as_bytes())?;
-    }
+    write_if_changed(&driver, DRIVER_SOURCE)?;
     Ok((dir, driver))
 }
 
