@@ -2,9 +2,13 @@
 //! differently, read from their two pickles once optimized, and named so that the value's
 //! items and arguments do not enter it. A frozenset whose items one pickler writes as a tuple
 //! and the other as a list is `TUPLE/LIST` whatever its items are (ints, texts, none), and
-//! however many (`TUPLE1`, `EMPTY_TUPLE` and `MARK … TUPLE` are one container).
+//! however many (`TUPLE1`, `EMPTY_TUPLE` and `MARK … TUPLE` are one container). A global is
+//! named by the module and qualified name it refers to (`GLOBAL copyreg._reconstructor`),
+//! whichever opcode wrote it: `STACK_GLOBAL`'s two operands are read from the texts pushed
+//! before it (or read from the memo), so that two picklers that chose different globals are
+//! apart, and the same global written as `GLOBAL` and as `STACK_GLOBAL` is one.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use super::stream::{name, split};
 
@@ -37,34 +41,78 @@ const IGNORED: &[&str] = &[
 const FILLS: &[&str] = &["APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS"];
 
 /// An opcode's family, or none where it is not of those a tier compares.
-type Family = fn(&str) -> Option<&'static str>;
+type Family = fn(&Op) -> Option<String>;
 
-/// A filling opcode, by its own name.
-fn fill(op: &str) -> Option<&'static str> {
-    FILLS.iter().find(|f| **f == op).copied()
+/// One opcode as the tiers compare it: its name and bytes, and for a global (`GLOBAL`, or
+/// `STACK_GLOBAL` whose two operands it stands for) the `module.qualname` it refers to.
+#[derive(Debug, Clone)]
+struct Op<'a> {
+    name: &'static str,
+    bytes: &'a [u8],
+    global: Option<String>,
 }
 
-/// A container or a reduction, by what it builds: the one name of each family.
-fn structure(op: &str) -> Option<&'static str> {
-    Some(match op {
-        "TUPLE" | "TUPLE1" | "TUPLE2" | "TUPLE3" | "EMPTY_TUPLE" => "TUPLE",
-        "LIST" | "EMPTY_LIST" => "LIST",
-        "DICT" | "EMPTY_DICT" => "DICT",
-        "EMPTY_SET" => "SET",
-        "FROZENSET" => "FROZENSET",
-        "GLOBAL" | "STACK_GLOBAL" => "GLOBAL",
-        "EXT1" | "EXT2" | "EXT4" => "EXT",
-        "PERSID" | "BINPERSID" => "PERSID",
-        "REDUCE" => "REDUCE",
-        "BUILD" => "BUILD",
-        "NEWOBJ" => "NEWOBJ",
-        "NEWOBJ_EX" => "NEWOBJ_EX",
-        "INST" => "INST",
-        "OBJ" => "OBJ",
-        "NEXT_BUFFER" => "NEXT_BUFFER",
-        "READONLY_BUFFER" => "READONLY_BUFFER",
-        _ => return None,
-    })
+impl Op<'_> {
+    /// What the opcode tier names it by: a global's opcode and what it refers to.
+    fn shown(&self) -> String {
+        match &self.global {
+            Some(global) => format!("{} {global}", self.name),
+            None => self.name.to_string(),
+        }
+    }
+
+    /// The same opcode and argument (a global: the same opcode and the same global).
+    fn same_as(&self, other: &Op) -> bool {
+        self.name == other.name
+            && self.global == other.global
+            && (self.global.is_some() || self.bytes == other.bytes)
+    }
+}
+
+/// Two opcodes one pickler wrote where the other wrote the same: the same global whichever
+/// opcode wrote it, else the same bytes.
+impl PartialEq for Op<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.global, &other.global) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.bytes == other.bytes,
+            _ => false,
+        }
+    }
+}
+
+/// A container, a reduction or a global, by what it builds: the one name of each family, a
+/// global's with what it refers to.
+fn structure(op: &Op) -> Option<String> {
+    if let Some(global) = &op.global {
+        return Some(format!("GLOBAL {global}"));
+    }
+    Some(
+        match op.name {
+            "TUPLE" | "TUPLE1" | "TUPLE2" | "TUPLE3" | "EMPTY_TUPLE" => "TUPLE",
+            "LIST" | "EMPTY_LIST" => "LIST",
+            "DICT" | "EMPTY_DICT" => "DICT",
+            "EMPTY_SET" => "SET",
+            "FROZENSET" => "FROZENSET",
+            "EXT1" | "EXT2" | "EXT4" => "EXT",
+            "PERSID" | "BINPERSID" => "PERSID",
+            "REDUCE" => "REDUCE",
+            "BUILD" => "BUILD",
+            "NEWOBJ" => "NEWOBJ",
+            "NEWOBJ_EX" => "NEWOBJ_EX",
+            "INST" => "INST",
+            "OBJ" => "OBJ",
+            "NEXT_BUFFER" => "NEXT_BUFFER",
+            "READONLY_BUFFER" => "READONLY_BUFFER",
+            _ => return None,
+        }
+        .to_string(),
+    )
+}
+
+/// A filling opcode, by its own name.
+fn fill(op: &Op) -> Option<String> {
+    FILLS.contains(&op.name).then(|| op.name.to_string())
 }
 
 /// The cause of the difference between the C pickler's pickle `c` and the Python pickler's
@@ -92,12 +140,10 @@ pub fn cause(c: &[u8], py: &[u8]) -> String {
     if let Some(which) = memo_only(x, y) {
         return format!("memo: {which} only");
     }
-    let (a, b) = (chosen(&a), chosen(&b));
+    let (a, b) = (chosen(&resolved(&a)), chosen(&resolved(&b)));
     let (only_c, only_py) = unmatched(&a, &b);
     for pick in [structure as Family, fill] {
-        let kept = |ops: &[&[u8]]| -> BTreeSet<&'static str> {
-            ops.iter().filter_map(|op| pick(name(op))).collect()
-        };
+        let kept = |ops: &[Op]| -> BTreeSet<String> { ops.iter().filter_map(pick).collect() };
         let (sc, sp) = (kept(&only_c), kept(&only_py));
         if sc != sp {
             return format!("{}/{}", names(&sc), names(&sp));
@@ -110,10 +156,10 @@ pub fn cause(c: &[u8], py: &[u8]) -> String {
             format!("{x}/{y}")
         }
     };
-    match a.iter().zip(&b).find(|(p, q)| p != q) {
-        Some((p, q)) => named(name(p), name(q)),
-        None if a.len() > b.len() => named(name(a[b.len()]), "end"),
-        None if a.len() < b.len() => named("end", name(b[a.len()])),
+    match a.iter().zip(&b).find(|(p, q)| !p.same_as(q)) {
+        Some((p, q)) => named(&p.shown(), &q.shown()),
+        None if a.len() > b.len() => named(&a[b.len()].shown(), "end"),
+        None if a.len() < b.len() => named("end", &b[a.len()].shown()),
         // They differ only in what no pickler chooses.
         None => named(x, y),
     }
@@ -129,11 +175,109 @@ fn unframed(ops: &[Vec<u8>]) -> Vec<&[u8]> {
 }
 
 /// A pickle's opcodes but those no pickler chooses for a value.
-fn chosen(ops: &[Vec<u8>]) -> Vec<&[u8]> {
+fn chosen<'a>(ops: &[Op<'a>]) -> Vec<Op<'a>> {
     ops.iter()
-        .map(Vec::as_slice)
-        .filter(|op| !IGNORED.contains(&name(op)))
+        .filter(|op| !IGNORED.contains(&op.name))
+        .cloned()
         .collect()
+}
+
+/// The texts pushed by `SHORT_BINUNICODE`, `BINUNICODE`, `BINUNICODE8` and `UNICODE`.
+fn text(op: &[u8]) -> Option<String> {
+    let counted = |width: usize| {
+        let mut len = [0u8; 8];
+        len[..width].copy_from_slice(op.get(1..1 + width)?);
+        let body = op.get(1 + width..1 + width + usize::try_from(u64::from_le_bytes(len)).ok()?)?;
+        Some(String::from_utf8_lossy(body).into_owned())
+    };
+    match name(op) {
+        "SHORT_BINUNICODE" => counted(1),
+        "BINUNICODE" => counted(4),
+        "BINUNICODE8" => counted(8),
+        "UNICODE" => Some(String::from_utf8_lossy(op.get(1..op.len() - 1)?).into_owned()),
+        _ => None,
+    }
+}
+
+/// The memo index a `GET` or `PUT` opcode names (a decimal line, one byte, four bytes).
+fn memo_index(op: &[u8]) -> Option<u64> {
+    let arg = op.get(1..)?;
+    match name(op) {
+        "GET" | "PUT" => std::str::from_utf8(arg).ok()?.trim().parse().ok(),
+        "BINGET" | "BINPUT" => arg.first().map(|&b| u64::from(b)),
+        "LONG_BINGET" | "LONG_BINPUT" => Some(u64::from(u32::from_le_bytes(arg.try_into().ok()?))),
+        _ => None,
+    }
+}
+
+/// `ops` with each global named: `GLOBAL`'s `module\nname\n` as `module.name`, and
+/// `STACK_GLOBAL` as the two texts pushed before it (each its opcode or a memo read of one,
+/// memo writes and framing between them passed over), which it takes the place of; `?` where
+/// they are not texts.
+fn resolved(ops: &[Vec<u8>]) -> Vec<Op<'_>> {
+    const BESIDE: &[&str] = &["PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE", "FRAME"];
+    // Each op with the text it pushes, if any.
+    let mut out: Vec<(Op, Option<String>)> = Vec::with_capacity(ops.len());
+    // What each memo index holds, where it is a text.
+    let mut memo: HashMap<u64, Option<String>> = HashMap::new();
+    for op in ops {
+        let name = name(op);
+        // The text on top of the stack, pushed by the last opcode that pushed anything.
+        let top = || {
+            out.iter()
+                .rev()
+                .find(|(o, _)| !BESIDE.contains(&o.name))
+                .and_then(|(_, t)| t.clone())
+        };
+        let (mut global, mut pushed) = (None, None);
+        match name {
+            "PUT" | "BINPUT" | "LONG_BINPUT" => {
+                let t = top();
+                memo.insert(memo_index(op).unwrap_or(u64::MAX), t);
+            }
+            "MEMOIZE" => {
+                let t = top();
+                memo.insert(memo.len() as u64, t);
+            }
+            "GET" | "BINGET" | "LONG_BINGET" => {
+                pushed = memo_index(op).and_then(|i| memo.get(&i).cloned().flatten());
+            }
+            "GLOBAL" => {
+                let arg = String::from_utf8_lossy(op.get(1..).unwrap_or_default()).into_owned();
+                let mut lines = arg.lines();
+                let module = lines.next().unwrap_or("?");
+                let qualname = lines.next().unwrap_or("?");
+                global = Some(format!("{module}.{qualname}"));
+            }
+            "STACK_GLOBAL" => {
+                // The two pushes before it, memo writes and framing aside.
+                let at: Vec<usize> = (0..out.len())
+                    .rev()
+                    .filter(|&i| !BESIDE.contains(&out[i].0.name))
+                    .take(2)
+                    .collect();
+                let texts: Vec<String> = at.iter().filter_map(|&i| out[i].1.clone()).collect();
+                global = Some(match texts.as_slice() {
+                    [qualname, module] => {
+                        let target = format!("{module}.{qualname}");
+                        for &i in &at {
+                            out.remove(i);
+                        }
+                        target
+                    }
+                    _ => "?".into(),
+                });
+            }
+            _ => pushed = text(op),
+        }
+        let op = Op {
+            name,
+            bytes: op,
+            global,
+        };
+        out.push((op, pushed));
+    }
+    out.into_iter().map(|(op, _)| op).collect()
 }
 
 /// Which pickler alone uses its memo where the two first differ at `x` (the C pickler's
@@ -152,18 +296,18 @@ fn memo_only(x: &str, y: &str) -> Option<&'static str> {
 }
 
 /// Sorted names joined by `+`, `-` for none.
-fn names(set: &BTreeSet<&str>) -> String {
+fn names(set: &BTreeSet<String>) -> String {
     if set.is_empty() {
         "-".into()
     } else {
-        set.iter().copied().collect::<Vec<_>>().join("+")
+        set.iter().cloned().collect::<Vec<_>>().join("+")
     }
 }
 
 /// The opcodes (with their arguments) of `a` and of `b` that a longest common subsequence of
 /// the two leaves out: what one pickler wrote and the other did not. Past a size where that
 /// costs too much, all of what lies between their common start and end.
-fn unmatched<'a>(a: &[&'a [u8]], b: &[&'a [u8]]) -> (Vec<&'a [u8]>, Vec<&'a [u8]>) {
+fn unmatched<T: PartialEq + Clone>(a: &[T], b: &[T]) -> (Vec<T>, Vec<T>) {
     const MOST: usize = 4_000_000;
     let start = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let end = a[start..]
@@ -195,10 +339,10 @@ fn unmatched<'a>(a: &[&'a [u8]], b: &[&'a [u8]]) -> (Vec<&'a [u8]>, Vec<&'a [u8]
             i += 1;
             j += 1;
         } else if lcs[(i + 1) * width + j] >= lcs[i * width + j + 1] {
-            only_a.push(a[i]);
+            only_a.push(a[i].clone());
             i += 1;
         } else {
-            only_b.push(b[j]);
+            only_b.push(b[j].clone());
             j += 1;
         }
     }
@@ -306,5 +450,90 @@ mod tests {
         // A pickle that ends early, and bytes that are no opcode: a name, no panic.
         assert_eq!(cause(b"\x80\x02K\x01", b"\x80\x02K\x01."), "end/STOP");
         assert_eq!(cause(b"\xff\xfe", b"\x80\x02."), "?/end");
+    }
+
+    /// A protocol 4 pickle of a reduction by `module.qualname` (two texts, memoized, then
+    /// `STACK_GLOBAL`), with `rest` after it.
+    fn stacked(module: &[u8], qualname: &[u8], rest: &[u8]) -> Vec<u8> {
+        let text = |t: &[u8]| [&[0x8c, t.len() as u8][..], t, b"\x94"].concat();
+        [
+            b"\x80\x04".as_slice(),
+            &text(module),
+            &text(qualname),
+            b"\x93",
+            rest,
+        ]
+        .concat()
+    }
+
+    /// Two picklers that reduce with different globals are apart, each global named by its
+    /// module and qualified name, whether written by `GLOBAL` or `STACK_GLOBAL` (its module
+    /// read from the memo, or pushed again), whatever the arguments.
+    #[test]
+    fn different_globals_are_apart_and_named() {
+        let global = |f: &[u8], rest: &[u8]| [b"\x80\x02cm\n".as_slice(), f, b"\n", rest].concat();
+        assert_eq!(
+            cause(&global(b"f", b")R."), &global(b"g", b")R.")),
+            "GLOBAL m.f/GLOBAL m.g"
+        );
+        assert_eq!(
+            cause(&global(b"f", b"K\x01\x85R."), &global(b"h", b"K\x01\x85R.")),
+            "GLOBAL m.f/GLOBAL m.h"
+        );
+        for rest in [b")R.".as_slice(), b"K\x01\x85R.", b"]\x85R."] {
+            assert_eq!(
+                cause(&stacked(b"m", b"f", rest), &stacked(b"m", b"g", rest)),
+                "GLOBAL m.f/GLOBAL m.g",
+                "{rest:?}"
+            );
+            assert_eq!(
+                cause(&stacked(b"m", b"f", rest), &stacked(b"n", b"f", rest)),
+                "GLOBAL m.f/GLOBAL n.f"
+            );
+        }
+        // Two globals of one module, the second one's module read from the memo (where one
+        // pickler alone reads it, the memo is the cause).
+        let second = |via: &[u8], f: &[u8]| {
+            let rest = [via, b"\x8c\x01", f, b"\x93)R\x86."].concat();
+            [stacked(b"m", b"a", b"\x94"), rest].concat()
+        };
+        assert_eq!(
+            cause(&second(b"h\x00", b"f"), &second(b"h\x00", b"g")),
+            "GLOBAL m.f/GLOBAL m.g"
+        );
+        assert_eq!(
+            cause(&second(b"h\x00", b"f"), &second(b"\x8c\x01m", b"f")),
+            "memo: c only"
+        );
+        // A texts' push that is no global's operand is still a text (`SHORT_BINUNICODE`).
+        assert_eq!(
+            cause(
+                &stacked(b"m", b"f", b"\x8c\x01a\x85R."),
+                &stacked(b"m", b"f", b"\x8c\x01b\x85R.")
+            ),
+            "SHORT_BINUNICODE"
+        );
+    }
+
+    /// The same global written as `GLOBAL` by one pickler and as `STACK_GLOBAL` by the other
+    /// is one cause whatever follows it; beside another choice, that choice is named.
+    #[test]
+    fn one_global_by_two_opcodes_is_one_cause() {
+        for rest in [
+            b")R.".as_slice(),
+            b"K\x01\x85R.",
+            b"(X\x01\x00\x00\x00aK\x02tR.",
+        ] {
+            let c = [b"\x80\x04cm\nf\n".as_slice(), rest].concat();
+            assert_eq!(
+                cause(&c, &stacked(b"m", b"f", rest)),
+                "GLOBAL m.f/STACK_GLOBAL m.f",
+                "{rest:?}"
+            );
+        }
+        assert_eq!(
+            cause(b"\x80\x04cm\nf\n)R.", &stacked(b"m", b"f", b")\x81.")),
+            "REDUCE/NEWOBJ"
+        );
     }
 }

@@ -358,3 +358,107 @@ fn a_message_change_shrinks_to_one_finding() -> TestResult {
         format!("one finding of the __slots__ wording: {slots:#?}"),
     )
 }
+
+const REDUCERS: &str = r#"import sys
+
+
+def by_python_pickler(caller):
+    return caller.f_code.co_filename.endswith(("pickle.py", "pickle.pyc"))
+
+
+def build_a(x):
+    return Swapped(x)
+
+
+def build_b(x):
+    return Swapped(x)
+
+
+def make_c(x):
+    return Other(x)
+
+
+def make_d(x):
+    return Other(x)
+
+
+class Swapped(object):
+    # The C pickler reduces it with build_a, the Python one with build_b.
+    def __init__(self, x):
+        self.x = x
+
+    def __reduce_ex__(self, protocol):
+        if by_python_pickler(sys._getframe(1)):
+            return (build_b, (self.x,))
+        return (build_a, (self.x,))
+
+
+class Other(object):
+    # Another pair of globals: make_c and make_d.
+    def __init__(self, x):
+        self.x = x
+
+    def __reduce_ex__(self, protocol):
+        if by_python_pickler(sys._getframe(1)):
+            return (make_d, (self.x,))
+        return (make_c, (self.x,))
+
+
+def swapped_int():
+    return Swapped(1)
+
+
+def swapped_text():
+    return Swapped(u"a")
+
+
+def other():
+    return Other(1)
+"#;
+
+trial!(one_parity_finding_per_pair_of_globals, needs = ON);
+/// Two classes whose C and Python picklers reduce them with different functions (`build_a`
+/// against `build_b`, `make_c` against `make_d`): two parity findings, each naming its two
+/// globals by module and name, each on every protocol, `GLOBAL` at 0 to 3 and `STACK_GLOBAL`
+/// at 4 and 5 alike; the two values of `Swapped` are one. Before, the globals were compared
+/// by opcode alone: one finding `GLOBAL` (protocols 0 to 3) and one `SHORT_BINUNICODE` (4
+/// and 5, where the names' texts differ), each mixing both classes. The case files pass on
+/// the interpreters explored.
+fn one_parity_finding_per_pair_of_globals() -> TestResult {
+    let dir = folder(&[("reducers.py", REDUCERS)]);
+    let d = dir.path();
+    let findings = explore_findings(
+        d,
+        ON,
+        &["--values", "reducers.py", "--count", "3", "--out", "out"],
+    )?;
+    let parity: Vec<_> = of_oracle(&findings, "parity");
+    let summary: Vec<String> = parity
+        .iter()
+        .map(|f| format!("{} {} {}", f["signature"], f["protocols"], f["value"]))
+        .collect();
+    check(
+        parity.len() == 2,
+        format!("two parity findings, one per pair of globals: {summary:#?}"),
+    )?;
+    for (pair, occurrences) in [
+        ("GLOBAL reducers.build_a/GLOBAL reducers.build_b", 2),
+        ("GLOBAL reducers.make_c/GLOBAL reducers.make_d", 1),
+    ] {
+        let Some(f) = parity.iter().find(|f| f["cause"] == pair) else {
+            return check(false, format!("no finding {pair}: {summary:#?}"));
+        };
+        check(
+            f["protocols"] == serde_json::json!([0, 1, 2, 3, 4, 5, "default"])
+                && f["occurrences"].as_u64() == Some(occurrences),
+            format!(
+                "{pair}: every protocol of 3.12, {occurrences} values: {} {}",
+                f["protocols"], f["occurrences"]
+            ),
+        )?;
+    }
+    let mut run_args = vec!["run".to_string()];
+    run_args.extend(args_on(ON, &["out"]));
+    let (run, _) = run_json(d, &run_args);
+    run.expect_code(0)
+}
