@@ -421,7 +421,7 @@ fn baseline(path: &Path) -> Result<BTreeSet<String>, Error> {
 }
 
 /// The version of the `--json` report (its `explore` key), which `--baseline` reads.
-pub const FORMAT: u64 = 4;
+pub const FORMAT: u64 = 5;
 
 /// `--out` and `--json`, checked before exploring, so that neither fails after the whole run.
 pub(super) fn usable_outputs(args: &ExploreArgs) -> Result<(), Error> {

@@ -9,6 +9,7 @@ pub mod message;
 pub mod observe;
 pub mod oracle;
 pub mod parity_cause;
+pub mod refusals;
 pub mod shrink;
 pub mod sides;
 pub mod source;
@@ -16,6 +17,7 @@ pub mod stream;
 pub mod stream_case;
 pub mod streams;
 pub mod value;
+pub mod wording;
 pub mod worker;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -445,9 +447,12 @@ fn combos(group: &[Finding]) -> case::Combos {
 }
 
 /// One cause: the same oracle, observation and cause (what differs), whatever the protocol,
-/// pickler, unpickler and interpreters.
+/// pickler, unpickler and interpreters; for a load refusal, raised where the same refusals
+/// were (each finding holds every site of its cause: `refusals.rs`), so that two causes of one
+/// exception type stay two.
 fn same_cause(a: &Finding, b: &Finding) -> bool {
     (a.oracle, &a.observed, &a.cause) == (b.oracle, &b.observed, &b.cause)
+        && (a.oracle != oracle::Oracle::LoadDiffers || a.sites == b.sites)
 }
 
 /// What tells a finding apart: the oracle, what differs ([`Finding::cause`]), where its
@@ -626,7 +631,11 @@ async fn shrink(
             .into_iter()
             .filter(|g| same_kind(g, finding))
             .collect();
-        matching.sort_by_key(|g| usize::MAX - overlap(g, finding));
+        // Raised where it was first, then on the most of the same interpreters.
+        matching.sort_by_key(|g| {
+            let sites = g.sites.intersection(&finding.sites).count();
+            (usize::MAX - sites, usize::MAX - overlap(g, finding))
+        });
         if let Some(g) = matching.into_iter().next() {
             return Ok(Some((g, v, obs)));
         }

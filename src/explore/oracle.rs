@@ -10,6 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::observe::{Observation, Outcome, Pickler};
+use super::refusals;
+pub use super::refusals::{refusal, site};
 use crate::python::Interpreter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -49,7 +51,8 @@ pub struct Finding {
     /// loaded, different values).
     pub observed: String,
     /// What differs, as one cause shows it whatever value shows it: the exception's type
-    /// (`dump-differs`, `load-differs`), the first node of the description that differs
+    /// (`dump-differs`, `load-differs`; a load refusal raised in C code alone with its masked
+    /// wording, `refusals.rs`), the first node of the description that differs
     /// (`value-differs`: `bytes->str`, `ref->list` for sharing lost, `Falsy: state missing`),
     /// what each pickler chose (`parity`: `TUPLE/LIST`, `parity_cause.rs`), what each unpickler did
     /// (`unpickler-parity`). Not the value's shape: a difference inside a list is the same
@@ -169,14 +172,6 @@ type DumpGroups = (
     BTreeMap<String, (BTreeSet<usize>, String, BTreeSet<String>)>,
 );
 
-/// Where an outcome's exception was raised, if it says.
-pub fn site(outcome: &Outcome) -> Option<&String> {
-    match outcome {
-        Outcome::Error(_, _, site) if !site.is_empty() => Some(site),
-        _ => None,
-    }
-}
-
 /// Producers that wrote the same bytes, and the bytes (hex).
 type ByteGroups = Vec<(BTreeSet<usize>, String)>;
 
@@ -219,24 +214,30 @@ fn dump_findings(obs: &Observation) -> Vec<Finding> {
 }
 
 fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
-    let mut groups: BTreeMap<(Oracle, u32, Pickler, Pickler, String), Finding> = BTreeMap::new();
+    type Key = (Oracle, u32, Pickler, Pickler, String, Option<usize>);
+    let mut groups: BTreeMap<Key, Finding> = BTreeMap::new();
+    // Refusals of one type are told apart by where they were raised (`refusals.rs`).
+    let (refused, causes) = refusals::causes(obs);
     for (&(pickle, c, u), outcome) in &obs.loads {
-        let (oracle, observed, cause, detail) = match outcome {
+        let (oracle, observed, cause, detail, which) = match outcome {
             Outcome::Ok(canon, _) if &**canon == reference => continue,
             Outcome::Ok(canon, _) => (
                 Oracle::ValueDiffers,
                 "value".to_string(),
                 value_cause(reference, canon),
                 format!("loaded {canon}, pickled {reference}"),
+                None,
             ),
             other => {
-                let refused = refusal(other, u, obs.loads.get(&(pickle, c, u.other())));
-                (Oracle::LoadDiffers, refused.clone(), refused, detail(other))
+                let observed = refusal(other, u, obs.loads.get(&(pickle, c, u.other())));
+                let which = refused.get(&(pickle, c, u)).copied();
+                let cause = which.map_or_else(|| observed.clone(), |n| causes[n].name.clone());
+                (Oracle::LoadDiffers, observed, cause, detail(other), which)
             }
         };
         for &(p, protocol, pickler) in &obs.pickles[pickle] {
             let f = groups
-                .entry((oracle, protocol, pickler, u, cause.clone()))
+                .entry((oracle, protocol, pickler, u, cause.clone(), which))
                 .or_insert_with(|| Finding {
                     oracle,
                     protocol,
@@ -248,11 +249,11 @@ fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
                     consumers: BTreeSet::new(),
                     witness: None,
                     detail: detail.clone(),
-                    sites: BTreeSet::new(),
+                    // Every site of its cause, whichever protocol and unpickler raised there.
+                    sites: which.map(|n| causes[n].sites.clone()).unwrap_or_default(),
                 });
             f.producers.insert(p);
             f.consumers.insert(c);
-            f.sites.extend(site(outcome).cloned());
         }
     }
     groups.into_values().collect()
@@ -295,23 +296,6 @@ fn parity_findings(obs: &Observation) -> Vec<Finding> {
             .insert(p);
     }
     by.into_values().collect()
-}
-
-/// What a load-differs finding names a consumer's refusal by (`outcome`, by unpickler `u`):
-/// its exception type (`hang`, `crash`), or where the consumer's other unpickler refused the
-/// same pickle otherwise, what each did (`c=UnpicklingError py=KeyError`), the same for both
-/// unpicklers: one cause, not one finding per unpickler.
-pub fn refusal(outcome: &Outcome, u: Pickler, other: Option<&Outcome>) -> String {
-    match other {
-        Some(o) if !matches!(o, Outcome::Ok(..)) && o.label() != outcome.label() => {
-            let (c, py) = match u {
-                Pickler::C => (outcome.label(), o.label()),
-                Pickler::Py => (o.label(), outcome.label()),
-            };
-            format!("c={c} py={py}")
-        }
-        _ => outcome.label(),
-    }
 }
 
 /// What the C and the Python unpickler of one consumer did with the same pickle, when they
@@ -597,7 +581,7 @@ mod tests {
             .any(|f| f.oracle == Oracle::LoadDiffers && f.unpickler == Some(Pickler::C)));
     }
 
-    /// A finding holds where its exceptions were raised: each unpickler's own.
+    /// A finding holds where the exceptions of its cause were raised: both unpicklers'.
     #[test]
     fn a_finding_holds_its_raise_sites() {
         let raised = |site: &str| Outcome::Error("TypeError".into(), "no".into(), site.into());
@@ -627,7 +611,11 @@ mod tests {
         };
         assert_eq!(
             py(&elsewhere),
-            Some(BTreeSet::from(["copyreg._reconstructor".to_string()]))
+            Some(BTreeSet::from([
+                "_pickle".to_string(),
+                "copyreg._reconstructor".to_string()
+            ])),
+            "the C unpickler's refusal of the same pickle is the same cause"
         );
         assert_eq!(site(&raised("")), None, "no site said");
     }

@@ -470,7 +470,7 @@ fn output_checked_and_baseline_version() -> TestResult {
     let newer = run(&["--baseline", "new.json"]);
     newer.expect_code(2)?;
     check(
-        newer.stderr.contains("version 99") && newer.stderr.contains("version 4"),
+        newer.stderr.contains("version 99") && newer.stderr.contains("version 5"),
         format!("a baseline of format 99: {}", newer.stderr),
     )
 }

@@ -462,3 +462,89 @@ fn one_parity_finding_per_pair_of_globals() -> TestResult {
     let (run, _) = run_json(d, &run_args);
     run.expect_code(0)
 }
+
+const NAN: &str = r#"def zero():
+    return 0
+
+
+def nan():
+    return float("nan")
+
+
+def nan_in_a_list():
+    return [float("nan")]
+"#;
+
+const REFUSING: &[&str] = &["2.7", "3.14", "pypy8"];
+
+trial!(one_load_finding_per_place_raised, needs = REFUSING);
+/// Two causes of one exception type: 2.7 refuses the newer default protocols of 3.14 and PyPy
+/// 8 (`ValueError`, raised in cPickle's C code and in pickle.py's `load_proto`), and PyPy 8's
+/// C unpickler refuses 2.7's protocol 0 `nan` (`ValueError`, in its C code too), which its
+/// Python unpickler loads. A `nan` shows both: two findings, the second named by its wording;
+/// before, the `nan`'s was one finding of both causes, its consumers
+/// 2.7 and PyPy 8, beside the protocol's own. Each cause stays one finding whatever value
+/// shows it (0, `nan`, `[nan]`), and the case files pass on the three.
+fn one_load_finding_per_place_raised() -> TestResult {
+    let dir = folder(&[("nan.py", NAN)]);
+    let d = dir.path();
+    let findings = explore_findings(
+        d,
+        REFUSING,
+        &["--values", "nan.py", "--count", "3", "--out", "out"],
+    )?;
+    let refused: Vec<_> = findings
+        .iter()
+        .filter(|f| f["oracle"] == "load-differs" && f["observed"] == "ValueError")
+        .collect();
+    let summary: Vec<String> = refused
+        .iter()
+        .map(|f| format!("{} {} x{}", f["signature"], f["value"], f["occurrences"]))
+        .collect();
+    check(
+        refused.len() == 2,
+        format!("two ValueError findings, one per cause: {summary:#?}"),
+    )?;
+    let sites = |f: &serde_json::Value| -> Vec<String> {
+        f["sites"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let Some(protocol) = refused
+        .iter()
+        .find(|f| sites(f).contains(&"pickle.load_proto".to_string()))
+    else {
+        return check(false, format!("no refusal of a protocol: {summary:#?}"));
+    };
+    check(
+        protocol["signature"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("> cpython 2.7"))
+            && protocol["occurrences"].as_u64() == Some(3),
+        format!("2.7 alone refuses the protocols, of all three values: {summary:#?}"),
+    )?;
+    let Some(nan) = refused
+        .iter()
+        .find(|f| !sites(f).contains(&"pickle.load_proto".to_string()))
+    else {
+        return check(false, format!("no refusal of a nan: {summary:#?}"));
+    };
+    check(
+        nan["cause"] == "ValueError: could not convert string to float"
+            && sites(nan) == ["_pickle"]
+            && nan["signature"]
+                .as_str()
+                .is_some_and(|s| s.ends_with("> pypy"))
+            && nan["occurrences"].as_u64() == Some(2),
+        format!("PyPy 8 alone refuses a nan, of both values that hold one: {summary:#?}"),
+    )?;
+    let mut run_args = vec!["run".to_string()];
+    run_args.extend(args_on(REFUSING, &["out"]));
+    let (run, _) = run_json(d, &run_args);
+    run.expect_code(0)
+}
