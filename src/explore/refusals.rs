@@ -92,21 +92,32 @@ pub fn causes(obs: &Observation) -> (BTreeMap<PickleLoad, usize>, Vec<Cause>) {
             }
         }
     }
+    // Per cause: its label, sites, whether a Python function raised it, its C wordings.
+    #[derive(Default)]
+    struct Seen {
+        label: String,
+        sites: BTreeSet<String>,
+        in_python: bool,
+        wordings: BTreeSet<String>,
+    }
     let mut index: HashMap<usize, usize> = HashMap::new();
-    let mut all: Vec<(String, BTreeSet<String>, bool, BTreeSet<String>)> = Vec::new();
+    let mut all: Vec<Seen> = Vec::new();
     let mut by = BTreeMap::new();
     for (i, (key, outcome, label)) in refused.iter().enumerate() {
         let r = root(&mut parent, i);
         let n = *index.entry(r).or_insert_with(|| {
-            all.push((label.clone(), BTreeSet::new(), false, BTreeSet::new()));
+            all.push(Seen {
+                label: label.clone(),
+                ..Seen::default()
+            });
             all.len() - 1
         });
-        let cause = &mut all[n];
-        cause.1.extend(site(outcome).cloned());
+        let seen = &mut all[n];
+        seen.sites.extend(site(outcome).cloned());
         match place(outcome) {
-            Place::Function(_) => cause.2 = true,
+            Place::Function(_) => seen.in_python = true,
             Place::Wording(w) => {
-                cause.3.insert(w);
+                seen.wordings.insert(w);
             }
             Place::Unsaid => {}
         }
@@ -114,14 +125,14 @@ pub fn causes(obs: &Observation) -> (BTreeMap<PickleLoad, usize>, Vec<Cause>) {
     }
     let causes = all
         .into_iter()
-        .map(|(label, sites, in_python, wordings)| Cause {
-            name: if in_python || wordings.is_empty() {
-                label
+        .map(|seen| Cause {
+            name: if seen.in_python || seen.wordings.is_empty() {
+                seen.label
             } else {
-                let wordings: Vec<String> = wordings.into_iter().collect();
-                format!("{label}: {}", wordings.join(" | "))
+                let wordings: Vec<String> = seen.wordings.into_iter().collect();
+                format!("{}: {}", seen.label, wordings.join(" | "))
             },
-            sites,
+            sites: seen.sites,
         })
         .collect();
     (by, causes)
