@@ -11,6 +11,7 @@ use super::observe::{
     protocol_number, protocol_text, Observation, Outcome, Pickler, DEFAULT_PROTOCOL,
 };
 use super::oracle::{Finding, Oracle};
+use super::params::{Combos, Params};
 use super::value::Value;
 use super::worker::PRELUDE;
 use crate::python::Interpreter;
@@ -35,19 +36,10 @@ pub struct Origin {
     pub index: u64,
 }
 
-/// The protocols and picklers a case runs with (its params).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Combos {
-    pub protocols: Vec<u32>,
-    pub picklers: Vec<Pickler>,
-    /// Empty for dump and parity findings.
-    pub unpicklers: Vec<Pickler>,
-}
-
 /// The case file's text.
 pub fn write(
     finding: &Finding,
-    combos: &Combos,
+    params: &Params,
     value: &Value,
     obs: &Observation,
     pythons: &[Interpreter],
@@ -55,37 +47,42 @@ pub fn write(
     sides: &str,
 ) -> String {
     let mut out = String::new();
+    let combos = &params.case;
     let path = value.type_path();
-    let protocols = combos
-        .protocols
-        .iter()
-        .map(|&p| protocol_text(p))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = |c: &Combos| {
+        c.protocols
+            .iter()
+            .map(|&p| protocol_text(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // The title says what explore found, every protocol that showed it; the params, the one
+    // the case runs.
+    let (protocols, seen) = (list(combos), list(&params.seen));
     let names = |ps: &[Pickler]| ps.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
     let what = match finding.oracle {
         Oracle::DumpDiffers => format!(
-            "pickling {path} raises {} with protocols {protocols} on {sides}",
+            "pickling {path} raises {} with protocols {seen} on {sides}",
             finding.cause
         ),
         Oracle::LoadDiffers => format!(
-            "{path} pickled with protocols {protocols} fails to load ({}): {sides}",
+            "{path} pickled with protocols {seen} fails to load ({}): {sides}",
             finding.cause
         ),
         Oracle::ValueDiffers => format!(
-            "{path} pickled with protocols {protocols} loads as another value ({}): {sides}",
+            "{path} pickled with protocols {seen} loads as another value ({}): {sides}",
             finding.cause
         ),
         Oracle::Parity => format!(
-            "the C and the Python pickler write different pickles of {path} ({}), protocols {protocols}, on {sides}",
+            "the C and the Python pickler write different pickles of {path} ({}), protocols {seen}, on {sides}",
             finding.cause
         ),
         Oracle::MessageDiffers => format!(
-            "{path} with protocols {protocols}: the same exception ({}) with another message on some interpreters",
+            "{path} with protocols {seen}: the same exception ({}) with another message on some interpreters",
             finding.observed
         ),
         Oracle::UnpicklerParity => format!(
-            "the C and the Python unpickler load {path} pickled with protocols {protocols} differently ({}) on {sides}",
+            "the C and the Python unpickler load {path} pickled with protocols {seen} differently ({}) on {sides}",
             finding.cause
         ),
     };
@@ -100,12 +97,16 @@ pub fn write(
     );
     let _ = writeln!(out, "title: {}", quote(&format!("explore: {what}")));
     let description = format!(
-        "Found by `crosspickle explore --seed {}` (value {}), shrunk to the value below; oracle {}: {}. Observed on: {}.",
+        "Found by `crosspickle explore --seed {}` (value {}), shrunk to the value below; oracle {}: {}. Observed on: {}.{}",
         origin.seed,
         origin.index,
         finding.oracle.as_str(),
         finding.detail.chars().take(300).collect::<String>(),
-        pythons.iter().map(|p| p.label.as_str()).collect::<Vec<_>>().join(", ")
+        pythons.iter().map(|p| p.label.as_str()).collect::<Vec<_>>().join(", "),
+        params.also().map_or(String::new(), |also| format!(
+            " The case runs {}, which shows it on the most interpreter pairs; explore also saw it with {also} (its --json report lists them).",
+            combos.words()
+        ))
     );
     let _ = writeln!(out, "description: {}", quote(&description));
     let _ = writeln!(out, "tags: [explore, {}]", finding.oracle.as_str());
@@ -1185,8 +1186,12 @@ mod tests {
             picklers: vec![Pickler::C],
             unpicklers: vec![],
         };
+        let params = Params {
+            case: combos.clone(),
+            seen: combos,
+        };
         let origin = Origin { seed: 1, index: 7 };
-        write(&finding, &combos, value, obs, pythons, &origin, sides)
+        write(&finding, &params, value, obs, pythons, &origin, sides)
     }
     use crate::python::Implementation;
 
