@@ -1339,6 +1339,74 @@ mod tests {
         assert_eq!(rules.matches("outcome: fail").count(), 1, "{rules}");
     }
 
+    /// A case runs the combination its params hold, not every one its cause showed with:
+    /// no rule names a protocol it does not run, and the description names the others.
+    #[test]
+    fn rules_and_params_are_the_chosen_combinations_alone() {
+        let pythons = vec![
+            python(Implementation::Cpython, "2.7.18", true, "cpython-2.7.18"),
+            python(Implementation::Cpython, "3.12.1", true, "cpython-3.12.1"),
+        ];
+        let value = Value::Float(1.5);
+        let mut obs = Observation::default();
+        for p in 0..2 {
+            obs.canon.insert(p, Ok("[\"float\",\"1.5\"]".into()));
+            obs.dumps
+                .insert((p, 1, Pickler::Py), Outcome::Ok("46".into(), None));
+        }
+        let refused = Outcome::Error("UnicodeDecodeError".into(), "no".into(), String::new());
+        obs.insert_load((0, 1, Pickler::Py, 1, Pickler::Py), refused);
+        let finding = Finding {
+            oracle: Oracle::LoadDiffers,
+            protocol: 1,
+            pickler: Pickler::Py,
+            unpickler: Some(Pickler::Py),
+            observed: "UnicodeDecodeError".into(),
+            cause: "UnicodeDecodeError".into(),
+            producers: [0].into(),
+            consumers: [1].into(),
+            witness: None,
+            detail: "UnicodeDecodeError: no".into(),
+            sites: Default::default(),
+        };
+        let params = Params {
+            case: Combos {
+                protocols: vec![1],
+                picklers: vec![Pickler::Py],
+                unpicklers: vec![Pickler::Py],
+            },
+            seen: Combos {
+                protocols: vec![1, 3, 4, DEFAULT_PROTOCOL],
+                picklers: vec![Pickler::C, Pickler::Py],
+                unpicklers: vec![Pickler::Py],
+            },
+        };
+        let origin = Origin { seed: 1, index: 7 };
+        let text = write(
+            &finding, &params, &value, &obs, &pythons, &origin, "2.7 > 3",
+        );
+        assert!(
+            text.contains("  protocol: [1]\n  pickler: [py]\n  unpickler: [py]\n"),
+            "{text}"
+        );
+        let rules = &text[text.find("expect:\n").expect("rules")..];
+        assert!(
+            !rules.contains("protocol 3")
+                && !rules.contains("default")
+                && !rules.contains("c_pickle"),
+            "{rules}"
+        );
+        assert!(
+            rules.contains("exception: \"UnicodeDecodeError\""),
+            "{rules}"
+        );
+        assert!(
+            text.contains("The case runs protocol 1, the Python pickler and unpickler, which shows it on the most interpreter pairs; explore also saw it with protocols 3, 4, default, the C pickler"),
+            "{text}"
+        );
+        assert!(text.contains("with protocols 1, 3, 4, default"), "{text}");
+    }
+
     /// The general skips come before every rule of an explored interpreter: PyPy 8's `fail`
     /// (a consumer's rule, naming no producer) also matches a producer explore did not see,
     /// PyPy 3.9 say, whose C pickler is missing; the first rule that matches it must be the
