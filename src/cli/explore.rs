@@ -599,9 +599,14 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
         "detail": f.detail,
         "producers": labels(pythons, &f.producers),
         "consumers": labels(pythons, &f.consumers),
-        "protocols": r.combos.protocols.iter().map(|&p| protocol_json(p)).collect::<Vec<_>>(),
-        "picklers": r.combos.picklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
-        "unpicklers": r.combos.unpicklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "protocols": r.params.seen.protocols.iter().map(|&p| protocol_json(p)).collect::<Vec<_>>(),
+        "picklers": r.params.seen.picklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "unpicklers": r.params.seen.unpicklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "case_params": {
+            "protocols": r.params.case.protocols.iter().map(|&p| protocol_json(p)).collect::<Vec<_>>(),
+            "picklers": r.params.case.picklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+            "unpicklers": r.params.case.unpicklers.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        },
         "group": r.group.iter().map(|g| json!({
             "protocol": protocol_json(g.protocol),
             "pickler": g.pickler.as_str(),
@@ -724,16 +729,17 @@ fn summary(
         };
         let mut how = format!(
             "protocol {} {}",
-            r.combos
+            r.params
+                .seen
                 .protocols
                 .iter()
                 .map(|&p| crate::explore::observe::protocol_text(p))
                 .collect::<Vec<_>>()
                 .join(","),
-            names(&r.combos.picklers)
+            names(&r.params.seen.picklers)
         );
-        if !r.combos.unpicklers.is_empty() {
-            how.push_str(&format!("->{}", names(&r.combos.unpicklers)));
+        if !r.params.seen.unpicklers.is_empty() {
+            how.push_str(&format!("->{}", names(&r.params.seen.unpicklers)));
         }
         let producers: BTreeSet<usize> = r
             .group

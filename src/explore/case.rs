@@ -11,6 +11,7 @@ use super::observe::{
     protocol_number, protocol_text, Observation, Outcome, Pickler, DEFAULT_PROTOCOL,
 };
 use super::oracle::{Finding, Oracle};
+use super::params::{Combos, Params};
 use super::value::Value;
 use super::worker::PRELUDE;
 use crate::python::Interpreter;
@@ -35,19 +36,10 @@ pub struct Origin {
     pub index: u64,
 }
 
-/// The protocols and picklers a case runs with (its params).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Combos {
-    pub protocols: Vec<u32>,
-    pub picklers: Vec<Pickler>,
-    /// Empty for dump and parity findings.
-    pub unpicklers: Vec<Pickler>,
-}
-
 /// The case file's text.
 pub fn write(
     finding: &Finding,
-    combos: &Combos,
+    params: &Params,
     value: &Value,
     obs: &Observation,
     pythons: &[Interpreter],
@@ -55,37 +47,42 @@ pub fn write(
     sides: &str,
 ) -> String {
     let mut out = String::new();
+    let combos = &params.case;
     let path = value.type_path();
-    let protocols = combos
-        .protocols
-        .iter()
-        .map(|&p| protocol_text(p))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = |c: &Combos| {
+        c.protocols
+            .iter()
+            .map(|&p| protocol_text(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // The title says what explore found, every protocol that showed it; the params, the one
+    // the case runs.
+    let (protocols, seen) = (list(combos), list(&params.seen));
     let names = |ps: &[Pickler]| ps.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
     let what = match finding.oracle {
         Oracle::DumpDiffers => format!(
-            "pickling {path} raises {} with protocols {protocols} on {sides}",
+            "pickling {path} raises {} with protocols {seen} on {sides}",
             finding.cause
         ),
         Oracle::LoadDiffers => format!(
-            "{path} pickled with protocols {protocols} fails to load ({}): {sides}",
+            "{path} pickled with protocols {seen} fails to load ({}): {sides}",
             finding.cause
         ),
         Oracle::ValueDiffers => format!(
-            "{path} pickled with protocols {protocols} loads as another value ({}): {sides}",
+            "{path} pickled with protocols {seen} loads as another value ({}): {sides}",
             finding.cause
         ),
         Oracle::Parity => format!(
-            "the C and the Python pickler write different pickles of {path} ({}), protocols {protocols}, on {sides}",
+            "the C and the Python pickler write different pickles of {path} ({}), protocols {seen}, on {sides}",
             finding.cause
         ),
         Oracle::MessageDiffers => format!(
-            "{path} with protocols {protocols}: the same exception ({}) with another message on some interpreters",
+            "{path} with protocols {seen}: the same exception ({}) with another message on some interpreters",
             finding.observed
         ),
         Oracle::UnpicklerParity => format!(
-            "the C and the Python unpickler load {path} pickled with protocols {protocols} differently ({}) on {sides}",
+            "the C and the Python unpickler load {path} pickled with protocols {seen} differently ({}) on {sides}",
             finding.cause
         ),
     };
@@ -100,12 +97,16 @@ pub fn write(
     );
     let _ = writeln!(out, "title: {}", quote(&format!("explore: {what}")));
     let description = format!(
-        "Found by `crosspickle explore --seed {}` (value {}), shrunk to the value below; oracle {}: {}. Observed on: {}.",
+        "Found by `crosspickle explore --seed {}` (value {}), shrunk to the value below; oracle {}: {}. Observed on: {}.{}",
         origin.seed,
         origin.index,
         finding.oracle.as_str(),
         finding.detail.chars().take(300).collect::<String>(),
-        pythons.iter().map(|p| p.label.as_str()).collect::<Vec<_>>().join(", ")
+        pythons.iter().map(|p| p.label.as_str()).collect::<Vec<_>>().join(", "),
+        params.also().map_or(String::new(), |also| format!(
+            " The case runs {}, which shows it on the most interpreter pairs; explore also saw it with {also} (its --json report lists them).",
+            combos.words()
+        ))
     );
     let _ = writeln!(out, "description: {}", quote(&description));
     let _ = writeln!(out, "tags: [explore, {}]", finding.oracle.as_str());
@@ -1185,8 +1186,12 @@ mod tests {
             picklers: vec![Pickler::C],
             unpicklers: vec![],
         };
+        let params = Params {
+            case: combos.clone(),
+            seen: combos,
+        };
         let origin = Origin { seed: 1, index: 7 };
-        write(&finding, &combos, value, obs, pythons, &origin, sides)
+        write(&finding, &params, value, obs, pythons, &origin, sides)
     }
     use crate::python::Implementation;
 
@@ -1332,6 +1337,74 @@ mod tests {
         assert!(!rules.contains("this consumer has no C pickler"), "{rules}");
         assert!(!rules.contains("load_implementation: cpython"), "{rules}");
         assert_eq!(rules.matches("outcome: fail").count(), 1, "{rules}");
+    }
+
+    /// A case runs the combination its params hold, not every one its cause showed with:
+    /// no rule names a protocol it does not run, and the description names the others.
+    #[test]
+    fn rules_and_params_are_the_chosen_combinations_alone() {
+        let pythons = vec![
+            python(Implementation::Cpython, "2.7.18", true, "cpython-2.7.18"),
+            python(Implementation::Cpython, "3.12.1", true, "cpython-3.12.1"),
+        ];
+        let value = Value::Float(1.5);
+        let mut obs = Observation::default();
+        for p in 0..2 {
+            obs.canon.insert(p, Ok("[\"float\",\"1.5\"]".into()));
+            obs.dumps
+                .insert((p, 1, Pickler::Py), Outcome::Ok("46".into(), None));
+        }
+        let refused = Outcome::Error("UnicodeDecodeError".into(), "no".into(), String::new());
+        obs.insert_load((0, 1, Pickler::Py, 1, Pickler::Py), refused);
+        let finding = Finding {
+            oracle: Oracle::LoadDiffers,
+            protocol: 1,
+            pickler: Pickler::Py,
+            unpickler: Some(Pickler::Py),
+            observed: "UnicodeDecodeError".into(),
+            cause: "UnicodeDecodeError".into(),
+            producers: [0].into(),
+            consumers: [1].into(),
+            witness: None,
+            detail: "UnicodeDecodeError: no".into(),
+            sites: Default::default(),
+        };
+        let params = Params {
+            case: Combos {
+                protocols: vec![1],
+                picklers: vec![Pickler::Py],
+                unpicklers: vec![Pickler::Py],
+            },
+            seen: Combos {
+                protocols: vec![1, 3, 4, DEFAULT_PROTOCOL],
+                picklers: vec![Pickler::C, Pickler::Py],
+                unpicklers: vec![Pickler::Py],
+            },
+        };
+        let origin = Origin { seed: 1, index: 7 };
+        let text = write(
+            &finding, &params, &value, &obs, &pythons, &origin, "2.7 > 3",
+        );
+        assert!(
+            text.contains("  protocol: [1]\n  pickler: [py]\n  unpickler: [py]\n"),
+            "{text}"
+        );
+        let rules = &text[text.find("expect:\n").expect("rules")..];
+        assert!(
+            !rules.contains("protocol 3")
+                && !rules.contains("default")
+                && !rules.contains("c_pickle"),
+            "{rules}"
+        );
+        assert!(
+            rules.contains("exception: \"UnicodeDecodeError\""),
+            "{rules}"
+        );
+        assert!(
+            text.contains("The case runs protocol 1, the Python pickler and unpickler, which shows it on the most interpreter pairs; explore also saw it with protocols 3, 4, default, the C pickler"),
+            "{text}"
+        );
+        assert!(text.contains("with protocols 1, 3, 4, default"), "{text}");
     }
 
     /// The general skips come before every rule of an explored interpreter: PyPy 8's `fail`

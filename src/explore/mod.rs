@@ -8,6 +8,7 @@ pub mod case;
 pub mod message;
 pub mod observe;
 pub mod oracle;
+pub mod params;
 pub mod parity_cause;
 pub mod refusals;
 pub mod shrink;
@@ -85,9 +86,11 @@ pub struct Reported {
     /// The finding shrinking kept (its protocol and picklers those the value was found with).
     pub finding: Finding,
     /// The findings of the same oracle and observation that the shrunk value shows with
-    /// every protocol and pickler (the case's params).
+    /// every protocol and pickler.
     pub group: Vec<Finding>,
-    pub combos: case::Combos,
+    /// Every protocol, pickler and unpickler of `group`, and the one combination the case
+    /// file runs.
+    pub params: params::Params,
     /// The keys of `group` (occurrences are counted by them).
     pub keys: Vec<String>,
     pub value: Value,
@@ -367,7 +370,7 @@ impl State<'_> {
                 .or_default()
                 .push(kinds.clone());
         }
-        let combos = combos(&group);
+        let params = params::Params::of(&group);
         let signature = signature(&finding, &group, pythons, &observation);
         if self.found.contains_key(&signature) {
             return;
@@ -379,7 +382,7 @@ impl State<'_> {
         let sides = signature.split_once(" | ").map_or("", |(_, sides)| sides);
         let case = case::write(
             &finding,
-            &combos,
+            &params,
             &value,
             &observation,
             pythons,
@@ -393,7 +396,7 @@ impl State<'_> {
             signature: signature.clone(),
             finding,
             group,
-            combos,
+            params,
             keys,
             value,
             index,
@@ -426,24 +429,12 @@ impl State<'_> {
     }
 }
 
-/// The protocols and picklers of a group of findings.
 /// Every finding of an observation: the oracles' (`oracle.rs`), then the messages' that
 /// differ among errors of one type (`message.rs`).
 fn findings(obs: &Observation) -> Vec<Finding> {
     let mut out = oracle::findings(obs);
     out.extend(message::findings(obs));
     out
-}
-
-fn combos(group: &[Finding]) -> case::Combos {
-    fn set<T: Ord>(items: impl Iterator<Item = T>) -> Vec<T> {
-        items.collect::<BTreeSet<T>>().into_iter().collect()
-    }
-    case::Combos {
-        protocols: set(group.iter().map(|g| g.protocol)),
-        picklers: set(group.iter().map(|g| g.pickler)),
-        unpicklers: set(group.iter().filter_map(|g| g.unpickler)),
-    }
 }
 
 /// One cause: the same oracle, observation and cause (what differs), whatever the protocol,

@@ -129,14 +129,14 @@ fn strategies_as_builders() -> TestResult {
             references(&again)
         ),
     )?;
-    // One combination of the case file (each run imports Hypothesis: all 48 take 28 s).
+    // The case file: one combination of protocol and pickler, each run importing Hypothesis
+    // (every combination seen, 48 runs, took 28 s).
     let id = std::path::Path::new(message["case_file"].as_str().unwrap_or(""))
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let one = format!("{id}[protocol=0,pickler=c]");
     let mut run_args = vec!["run".to_string()];
-    run_args.extend(args_on(&["3.12", "3.13"], &["out", "-k", &one]));
+    run_args.extend(args_on(&["3.12", "3.13"], &["out", "-k", &id]));
     let (ran, results) = run_json(d, &run_args);
     ran.expect_code(0)?;
     let verdicts: Vec<serde_json::Value> = runs(&results)
@@ -144,7 +144,7 @@ fn strategies_as_builders() -> TestResult {
         .map(|r| r["verdict"].clone())
         .collect();
     check(
-        !verdicts.is_empty() && verdicts.iter().all(|v| v == "xfail"),
-        format!("the case expects what explore saw: {verdicts:?}"),
+        !verdicts.is_empty() && verdicts.len() <= 4 && verdicts.iter().all(|v| v == "xfail"),
+        format!("the case expects what explore saw, in one run per pair at most: {verdicts:?}"),
     )
 }

@@ -18,6 +18,7 @@ mod explore_causes;
 mod explore_hypothesis;
 mod explore_oob;
 mod explore_packages;
+mod explore_params;
 mod explore_reach;
 mod explore_rules;
 mod explore_shards;
