@@ -197,6 +197,39 @@ def out_of_band(data):
     return data[at:], buffers
 
 
+def parity_form(data):
+    """What the parity oracle compares of a pickle dumps_with wrote: the pickle alone (its
+    out-of-band buffers left out), pickletools.optimize'd, and its memo numbered from 0 in the
+    order of its PUTs: 2.7's cPickle numbers from 1 and 2.7's optimize does not renumber, which
+    is no difference between the picklers. A pickle with MEMOIZE (protocol 4 and later,
+    numbered implicitly) is left as optimize wrote it."""
+    import pickletools
+    import struct
+    data = pickletools.optimize(out_of_band(data)[0])
+    ops = list(pickletools.genops(data))
+    if any(op.name == "MEMOIZE" for op, _, _ in ops):
+        return data
+    ends = [pos for _, _, pos in ops[1:]] + [len(data)]
+    memo, out = {}, []
+    for (op, arg, pos), end in zip(ops, ends):
+        if op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+            memo[arg] = n = len(memo)
+            text, short, long = b"p", b"q", b"r"
+        elif op.name in ("GET", "BINGET", "LONG_BINGET") and arg in memo:
+            n = memo[arg]
+            text, short, long = b"g", b"h", b"j"
+        else:
+            out.append(data[pos:end])
+            continue
+        if op.name in ("PUT", "GET"):
+            out.append(text + str(n).encode("ascii") + b"\n")
+        elif n < 256:
+            out.append(short + struct.pack("<B", n))
+        else:
+            out.append(long + struct.pack("<I", n))
+    return b"".join(out)
+
+
 def loads_with(data, which):
     """Unpickle data with the C unpickler ("c") or the Python one ("py"), default arguments
     (and buffers=, for what dumps_with wrote with its buffers out of band)."""

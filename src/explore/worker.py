@@ -104,7 +104,6 @@ def _canon(obj):
 
 
 def _dump(req, parts, limit):
-    import pickletools
     sources = dict((vid, src) for vid, src in req["values"])
     built, made, tasks, out, parity = {}, {}, [], [], []
     written = {}
@@ -144,8 +143,7 @@ def _dump(req, parts, limit):
         if which != "c" or other is None or other == data:
             continue
         try:
-            a = _renumber(pickletools.optimize(out_of_band(data)[0]))
-            b = _renumber(pickletools.optimize(out_of_band(other)[0]))
+            a, b = parity_form(data), parity_form(other)
         except Exception:
             continue
         if a != b:
@@ -153,36 +151,6 @@ def _dump(req, parts, limit):
             out.append(b)
             parity.append([vid, protocol, len(out) - 1, len(out)])
     return {"built": built, "tasks": tasks, "parity": parity}, out
-
-
-def _renumber(data):
-    # The memo numbered from 0 in the order of its PUTs: 2.7's cPickle numbers from 1 and
-    # 2.7's optimize does not renumber, which is no difference between the picklers. Pickles
-    # with MEMOIZE (protocol 4, numbered implicitly) are left as they are.
-    import pickletools
-
-    ops = list(pickletools.genops(data))
-    if any(op.name == "MEMOIZE" for op, _, _ in ops):
-        return data
-    ends = [pos for _, _, pos in ops[1:]] + [len(data)]
-    memo, out = {}, []
-    for (op, arg, pos), end in zip(ops, ends):
-        if op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
-            memo[arg] = n = len(memo)
-            text, short, long = b"p", b"q", b"r"
-        elif op.name in ("GET", "BINGET", "LONG_BINGET") and arg in memo:
-            n = memo[arg]
-            text, short, long = b"g", b"h", b"j"
-        else:
-            out.append(data[pos:end])
-            continue
-        if op.name in ("PUT", "GET"):
-            out.append(text + str(n).encode("ascii") + b"\n")
-        elif n < 256:
-            out.append(short + struct.pack("<B", n))
-        else:
-            out.append(long + struct.pack("<I", n))
-    return b"".join(out)
 
 
 _setup_done = set()
