@@ -846,9 +846,19 @@ fn failed<'a>(o: &'a Outcome, obs: &Observation) -> Option<&'a Outcome> {
 fn outcome(o: &Outcome) -> &'static str {
     match o {
         Outcome::Ok(..) => "fail",
-        Outcome::Error(..) => "error",
+        Outcome::Error(t, ..) => raised(t),
         Outcome::Hang => "timeout",
         Outcome::Crash(_) => "crash",
+    }
+}
+
+/// The outcome a run that raised `exception` has (docs/case-format.md, "Outcomes"): `fail` for
+/// an `AssertionError` (pickle.py's own asserts, such as `memoize`'s), `error` for any other.
+pub fn raised(exception: &str) -> &'static str {
+    if exception == "AssertionError" {
+        "fail"
+    } else {
+        "error"
     }
 }
 

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::case::{block, quote, rule, End};
+use super::case::{block, quote, raised, rule, End};
 use super::source;
 use super::stream;
 use super::streams::{Finding, Reader, Seen};
@@ -210,7 +210,7 @@ pub fn write(finding: &Finding, pythons: &[Interpreter], seed: Option<u64>, memo
                     .map(str::to_string),
             ),
             Seen::Loaded(..) => ("fail", None),
-            Seen::Raised(t, _) => ("error", Some(t.clone())),
+            Seen::Raised(t, _) => (raised(t), Some(t.clone())),
             Seen::Hang => ("timeout", None),
             Seen::Crash(_) => ("crash", None),
         };

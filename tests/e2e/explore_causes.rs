@@ -619,3 +619,60 @@ fn a_parity_case_numbers_the_memo_as_explore_does() -> TestResult {
         format!("the parity case on 2.7: {on_27:?}"),
     )
 }
+
+const BUFFERS: &str = r#"import pickle
+
+
+class NewArgsEx(object):
+    def __new__(cls, a):
+        self = object.__new__(cls)
+        self.a = a
+        return self
+
+    def __getnewargs_ex__(self):
+        return ((self.a,), {})
+
+
+def buffer_in_newargs():
+    return NewArgsEx(pickle.PickleBuffer(bytearray(b"")))
+"#;
+
+const ASSERTS: &[&str] = &["3.12", "3.13"];
+
+trial!(
+    a_dump_that_fails_an_assert_is_written_as_fail,
+    needs = ASSERTS
+);
+/// 3.12's Python pickler fails `memoize`'s assert on a `PickleBuffer` among the arguments of
+/// `__getnewargs_ex__` at protocol 5 (3.13 does not): the case file expects `fail` with
+/// `AssertionError`, which is what a run that raises it is (an `error` rule made every such
+/// run `changed`, so the files of a run did not pass on the interpreters it explored).
+fn a_dump_that_fails_an_assert_is_written_as_fail() -> TestResult {
+    let dir = folder(&[("buffers.py", BUFFERS)]);
+    let d = dir.path();
+    let findings = explore_findings(
+        d,
+        ASSERTS,
+        &["--values", "buffers.py", "--count", "1", "--out", "out"],
+    )?;
+    let dumps = of_oracle(&findings, "dump-differs");
+    check(
+        dumps.iter().any(|f| f["observed"] == "AssertionError"),
+        format!("3.12's assert, a dump-differs finding: {findings:#?}"),
+    )?;
+    let mut run_args = vec!["run".to_string()];
+    run_args.extend(args_on(ASSERTS, &["out"]));
+    let (run, json) = run_json(d, &run_args);
+    let changed: Vec<String> = json["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["verdict"] != "ok" && r["verdict"] != "xfail")
+        .map(|r| format!("{} {}: {}", r["case"], r["verdict"], r["outcome"]))
+        .collect();
+    check(
+        changed.is_empty(),
+        format!("every run ok or xfail: {changed:#?}"),
+    )?;
+    run.expect_code(0)
+}
