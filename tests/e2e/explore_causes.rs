@@ -505,16 +505,6 @@ fn one_load_finding_per_place_raised() -> TestResult {
         refused.len() == 2,
         format!("two ValueError findings, one per cause: {summary:#?}"),
     )?;
-    let sites = |f: &serde_json::Value| -> Vec<String> {
-        f["sites"]
-            .as_array()
-            .map(|s| {
-                s.iter()
-                    .filter_map(|s| s.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let Some(protocol) = refused
         .iter()
         .find(|f| sites(f).contains(&"pickle.load_proto".to_string()))

@@ -80,16 +80,6 @@ fn the_raise_site_parts_causes() -> TestResult {
         .iter()
         .map(|f| format!("{} {}", f["signature"], f["value"]))
         .collect();
-    let sites = |f: &serde_json::Value| -> Vec<String> {
-        f["sites"]
-            .as_array()
-            .map(|s| {
-                s.iter()
-                    .filter_map(|s| s.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
     let by_312: Vec<&serde_json::Value> = findings
         .iter()
         .filter(|f| {

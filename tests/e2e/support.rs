@@ -444,6 +444,18 @@ pub fn explore_findings(
     Ok(findings)
 }
 
+/// A finding's raise sites (its `sites`, a list of texts).
+pub fn sites(finding: &serde_json::Value) -> Vec<String> {
+    finding["sites"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The findings of one oracle (`parity`, `message-differs`…).
 pub fn of_oracle<'a>(
     findings: &'a [serde_json::Value],
