@@ -592,10 +592,8 @@ fn a_parity_case_numbers_the_memo_as_explore_does() -> TestResult {
     run_args.extend(args_on(ON, &["out"]));
     let (run, json) = run_json(d, &run_args);
     run.expect_code(0)?;
-    let on_27: Vec<_> = json["runs"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let on_27: Vec<_> = runs(&json)
+        .iter()
         .filter(|r| {
             r["python"]
                 .as_str()
@@ -653,10 +651,8 @@ fn a_dump_that_fails_an_assert_is_written_as_fail() -> TestResult {
     let mut run_args = vec!["run".to_string()];
     run_args.extend(args_on(ASSERTS, &["out"]));
     let (run, json) = run_json(d, &run_args);
-    let changed: Vec<String> = json["runs"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let changed: Vec<String> = runs(&json)
+        .iter()
         .filter(|r| r["verdict"] != "ok" && r["verdict"] != "xfail")
         .map(|r| format!("{} {}: {}", r["case"], r["verdict"], r["outcome"]))
         .collect();
