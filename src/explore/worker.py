@@ -103,10 +103,14 @@ def _canon(obj):
     return [c, _digest(c)]
 
 
+# The protocol pickle.dumps writes when it names none: 0 on 2.7, which has no DEFAULT_PROTOCOL.
+_DEFAULT = getattr(__import__("pickle"), "DEFAULT_PROTOCOL", 0)
+
+
 def _dump(req, parts, limit):
     sources = dict((vid, src) for vid, src in req["values"])
     built, made, tasks, out, parity = {}, {}, [], [], []
-    written = {}
+    written, done = {}, {}
     for vid, protocol, which in req["tasks"]:
         if vid not in made:
             m = _bounded(limit, _build, sources[vid])
@@ -128,6 +132,15 @@ def _dump(req, parts, limit):
         # with its buffers out of band (OOB_PROTOCOL): a value none of whose buffers went out
         # of band is not dumped that way (its pickle is protocol 5's).
         named = {100: "default", 105: "oob"}.get(protocol, protocol)
+        # No protocol named is the default's number named (pickle.dumps and both picklers take
+        # None for DEFAULT_PROTOCOL): that dump's answer and pickle are the default's.
+        same = (vid, _DEFAULT, which) if named == "default" else None
+        if same in done:
+            r = dict(done[same])
+            if same in written:
+                written[(vid, protocol, which)] = written[same]
+            tasks.append(r)
+            continue
         r = _bounded(limit, dumps_with, m["ok"], named, which)
         if named == "oob" and r.get("ok", OOB_MARK)[:4] != OOB_MARK:
             tasks.append({"built": 0})
@@ -137,19 +150,25 @@ def _dump(req, parts, limit):
             out.append(data)
             r["p"] = len(out)
             written[(vid, protocol, which)] = data
+        done[(vid, protocol, which)] = r
         tasks.append(r)
+    formed = {}  # the parts of two pickles' parity forms, by the pickles (the default's twice)
     for (vid, protocol, which), data in written.items():
         other = written.get((vid, protocol, "py"))
         if which != "c" or other is None or other == data:
             continue
-        try:
-            a, b = parity_form(data), parity_form(other)
-        except Exception:
-            continue
-        if a != b:
-            out.append(a)
-            out.append(b)
-            parity.append([vid, protocol, len(out) - 1, len(out)])
+        if (id(data), id(other)) not in formed:
+            try:
+                a, b = parity_form(data), parity_form(other)
+            except Exception:
+                a = b = None
+            if a != b:
+                out.append(a)
+                out.append(b)
+            formed[(id(data), id(other))] = None if a == b else len(out) - 1
+        first = formed[(id(data), id(other))]
+        if first is not None:
+            parity.append([vid, protocol, first, first + 1])
     return {"built": built, "tasks": tasks, "parity": parity}, out
 
 
