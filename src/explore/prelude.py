@@ -270,6 +270,16 @@ def drawn(obj, seed, number):
 
 def canon(obj):
     """A description of obj that reads the same on every interpreter (docs/explore.md)."""
+    if not _DESCRIBER:
+        _DESCRIBER.append(_describer())
+    return _DESCRIBER[0](obj)
+
+
+# canon's describer, made once per process: its helpers are closures over one another.
+_DESCRIBER = []
+
+
+def _describer():
     import binascii
     import json
     ints = (int, long) if PY2 else (int,)  # noqa: F821
@@ -305,7 +315,6 @@ def canon(obj):
 
     def walk(o, memo):
         t = type(o)
-        name = (t.__module__, t.__name__)
         if o is None or o is Ellipsis or o is NotImplemented:
             return [repr(o)]
         if t is bool:
@@ -328,6 +337,7 @@ def canon(obj):
             return ["slice", walk(o.start, memo), walk(o.stop, memo), walk(o.step, memo)]
         if t is range_:
             return ["range", [str(x) for x in o]]
+        name = (t.__module__, t.__name__)
         if name[0] == "explore_types":
             return ours(o, memo)
         if name[1] in ("Pattern", "SRE_Pattern"):
@@ -440,4 +450,6 @@ def canon(obj):
         ("fractions", "Fraction"): lambda o: [str(o.numerator), str(o.denominator)],
         ("uuid", "UUID"): lambda o: [str(o)],
     }
-    return json.dumps(walk(obj, {}), separators=(",", ":"))
+    def describe(obj):
+        return json.dumps(walk(obj, {}), separators=(",", ":"))
+    return describe
