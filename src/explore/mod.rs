@@ -586,7 +586,7 @@ async fn shrink(
     let (p, c) = oracle::pair(finding, obs)
         .map(|(p, c)| (Some(p), Some(c)))
         .unwrap_or_else(|| (first(&finding.producers), first(&finding.consumers)));
-    let pair = Finding {
+    let mut pair = Finding {
         producers: p.into_iter().collect(),
         consumers: c.into_iter().collect(),
         ..finding.clone()
@@ -602,18 +602,33 @@ async fn shrink(
             break;
         }
         let observed = bench.observe(&candidates, &involved).await?;
-        let Some(next) = candidates
-            .into_iter()
-            .zip(observed)
-            .find(|(_, o)| findings(o).iter().any(|g| covers(g, &pair)))
-        else {
+        let Some((next, shown)) = candidates.into_iter().zip(observed).find_map(|(v, o)| {
+            let shown = findings(&o).into_iter().find(|g| covers(g, &pair))?;
+            Some((v, shown))
+        }) else {
             break;
         };
-        best = next.0;
+        best = next;
+        // Two causes in one value: shrunk on as the one that is left alone.
+        if oracle::part_of(&shown, &pair) {
+            pair = Finding {
+                observed: shown.observed,
+                cause: shown.cause,
+                sites: shown.sites,
+                detail: shown.detail,
+                ..pair
+            };
+        }
     }
+    let shrunk = Finding {
+        observed: pair.observed.clone(),
+        cause: pair.cause.clone(),
+        sites: pair.sites.clone(),
+        ..finding.clone()
+    };
     // The smallest value on every interpreter; should it not show the finding there (a
     // difference that depends on what ran before it), the value as generated.
-    for v in [best, value.clone()] {
+    for (v, finding) in [(best, &shrunk), (value.clone(), finding)] {
         let obs = bench
             .observe(std::slice::from_ref(&v), all)
             .await?
@@ -634,7 +649,8 @@ async fn shrink(
     Ok(None)
 }
 
-/// `g` still shows `pair`: the same kind of finding on (at least) its producer and consumer,
+/// `g` still shows `pair`: the same kind of finding (or one of two causes `pair` shows at once,
+/// [`oracle::part_of`]) on (at least) its producer and consumer,
 /// raised where `pair` was (a smaller value that raises the same type elsewhere is another
 /// cause); a candidate that shows it on more of the interpreters observed is as good. A
 /// message change is shown by its two wordings (its cause names both), whichever side is the
@@ -647,7 +663,7 @@ fn covers(g: &Finding, pair: &Finding) -> bool {
     } else {
         pair.producers.is_subset(&g.producers) && pair.consumers.is_subset(&g.consumers)
     };
-    same_kind(g, pair) && g.sites.is_subset(&pair.sites) && sides
+    (same_kind(g, pair) || oracle::part_of(g, pair)) && g.sites.is_subset(&pair.sites) && sides
 }
 
 fn overlap(a: &Finding, b: &Finding) -> usize {

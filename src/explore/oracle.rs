@@ -310,6 +310,27 @@ pub fn unpickler_disagreement(c: &Outcome, py: &Outcome) -> Option<String> {
     }
 }
 
+/// Whether `part` is one of two causes that `both` shows at once: where both unpicklers of a
+/// consumer refused a pickle, each with an exception of its own type (`c=ValueError
+/// py=ModuleNotFoundError`), the value may hold one thing only the C unpickler refuses and
+/// another that both refuse, the C one failing on the first; `part` is the one unpickler
+/// refusing as in `both` while the other loads (`c=ValueError py=ok`), the same protocol and
+/// pickler.
+pub fn part_of(part: &Finding, both: &Finding) -> bool {
+    let sides = |f: &Finding| -> Option<(String, String)> {
+        let (c, py) = f.observed.strip_prefix("c=")?.split_once(" py=")?;
+        Some((c.to_string(), py.to_string()))
+    };
+    let (Some((c, py)), Some((part_c, part_py))) = (sides(both), sides(part)) else {
+        return false;
+    };
+    (both.oracle, part.oracle) == (Oracle::UnpicklerParity, Oracle::UnpicklerParity)
+        && (both.protocol, both.pickler) == (part.protocol, part.pickler)
+        && c != "ok"
+        && py != "ok"
+        && ((part_c == c && part_py == "ok") || (part_c == "ok" && part_py == py))
+}
+
 /// On one consumer with both unpicklers, the C and the Python one disagree on a pickle
 /// (grouped by protocol, pickler and what each did). It needs no reference: a value that
 /// builds differently on different producers is still one pickle to its two unpicklers.
@@ -579,6 +600,50 @@ mod tests {
         assert!(findings(&obs)
             .iter()
             .any(|f| f.oracle == Oracle::LoadDiffers && f.unpickler == Some(Pickler::C)));
+    }
+
+    /// Both unpicklers refusing, each with its own type, may be two causes in one value: the
+    /// C unpickler alone refusing (the other loading) is one of them; both refusing alike, or
+    /// the other unpickler refusing alone with another type, or another oracle, is not.
+    #[test]
+    fn one_unpickler_refusing_alone_is_part_of_both_refusing_otherwise() {
+        let reference = "[\"float\",\"nan\"]";
+        let found = |c: Outcome, py: Outcome| {
+            parity(&loads(&[
+                (0, Pickler::C, ok(reference)),
+                (0, Pickler::Py, ok(reference)),
+                (1, Pickler::C, c),
+                (1, Pickler::Py, py),
+            ]))
+            .remove(0)
+        };
+        let both = found(
+            error("ValueError", "could not convert"),
+            error(
+                "ModuleNotFoundError",
+                "No module named 'string.templatelib'",
+            ),
+        );
+        assert_eq!(both.observed, "c=ValueError py=ModuleNotFoundError");
+        let c_alone = found(error("ValueError", "could not convert"), ok(reference));
+        let py_alone = found(
+            ok(reference),
+            error(
+                "ModuleNotFoundError",
+                "No module named 'string.templatelib'",
+            ),
+        );
+        let py_otherwise = found(ok(reference), error("KeyError", "0"));
+        assert!(part_of(&c_alone, &both));
+        assert!(part_of(&py_alone, &both));
+        assert!(!part_of(&py_otherwise, &both));
+        assert!(!part_of(&both, &c_alone), "a part does not hold the two");
+        assert!(!part_of(&c_alone, &c_alone));
+        let other_protocol = Finding {
+            protocol: 3,
+            ..c_alone.clone()
+        };
+        assert!(!part_of(&other_protocol, &both));
     }
 
     /// A finding holds where the exceptions of its cause were raised: both unpicklers'.
