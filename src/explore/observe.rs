@@ -205,6 +205,7 @@ impl Observation {
 }
 
 /// The interpreters and the worker a batch runs on.
+#[derive(Clone, Copy)]
 pub struct Bench<'a> {
     pub pythons: &'a [Interpreter],
     /// The interpreters the loads run on, one per interpreter of `pythons` (its consumer's

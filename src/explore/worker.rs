@@ -90,6 +90,9 @@ pub struct Worker {
     pub starts: std::sync::atomic::AtomicUsize,
     /// Seconds a batch may take per task, beyond its 10 s and twice the limit.
     pub per_task: f64,
+    /// Workers busy at once, whatever asks ([`Worker::with_jobs`]): the dumps of one batch,
+    /// the loads of another and a shrink's requests share these.
+    busy: tokio::sync::Semaphore,
 }
 
 /// One worker process.
@@ -289,7 +292,14 @@ impl Worker {
             procs: (0..count).map(|_| tokio::sync::Mutex::new(None)).collect(),
             starts: 0.into(),
             per_task: 0.05,
+            busy: tokio::sync::Semaphore::new(count.max(1)),
         })
+    }
+
+    /// At most `jobs` workers busy at once (each worker is one request at a time already).
+    pub fn with_jobs(mut self, jobs: usize) -> Worker {
+        self.busy = tokio::sync::Semaphore::new(jobs.max(1));
+        self
     }
 
     fn script(&self) -> PathBuf {
@@ -361,6 +371,11 @@ impl Worker {
         stop: &CancellationToken,
     ) -> Result<Result<Answer, Attempt>, Failed> {
         let mut guard = self.procs[slot].lock().await;
+        // Taken with the worker held (never the other way round): whoever holds a permit is
+        // under way on a worker of its own, and gives the permit back.
+        let Ok(_busy) = self.busy.acquire().await else {
+            return Err(Failed::Stopped);
+        };
         if guard.is_none() {
             *guard = Some(self.start(python, stop).await?);
         }
