@@ -525,7 +525,7 @@ impl Bench<'_> {
         for (c, version, keys, answer) in loads {
             let highest = protocols(&self.pythons[c]);
             for ((b, u), done) in keys.into_iter().zip(answer?.tasks) {
-                let outcome = match done {
+                let mut outcome = match done {
                     Done::Loaded { hash, canon } => {
                         let text = match canon {
                             Some(text) => text.into(),
@@ -540,10 +540,20 @@ impl Bench<'_> {
                         Outcome::Crash("the worker said nothing of the task".into())
                     }
                 };
-                for &(v, proto, n) in &uses[b].1 .1 {
-                    if readable(proto, highest) && mins[v] <= version {
-                        obs[v].loads.insert((n, c, u), outcome.clone());
-                    }
+                // Each value this pickle is one of, the outcome moved into the last.
+                let mut readers = uses[b]
+                    .1
+                     .1
+                    .iter()
+                    .filter(|&&(v, proto, _)| readable(proto, highest) && mins[v] <= version)
+                    .peekable();
+                while let Some(&(v, _, n)) = readers.next() {
+                    let outcome = if readers.peek().is_some() {
+                        outcome.clone()
+                    } else {
+                        std::mem::replace(&mut outcome, Outcome::Hang)
+                    };
+                    obs[v].loads.insert((n, c, u), outcome);
                 }
             }
         }
