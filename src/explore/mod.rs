@@ -161,7 +161,8 @@ pub async fn explore(
 ) -> Result<Report, String> {
     let slots = pythons.len() * if options.loaders.is_some() { 2 } else { 1 };
     let worker = Worker::new(options.task_limit, slots)
-        .map_err(|e| format!("cannot write the explore worker: {e}"))?;
+        .map_err(|e| format!("cannot write the explore worker: {e}"))?
+        .with_jobs(options.jobs);
     // Cancelled by a signal, or once past --time and its grace.
     let stop = cancel.child_token();
     let timer = options.time.map(|t| {
@@ -203,25 +204,99 @@ pub async fn explore(
     Ok(state.finish())
 }
 
+/// A batch of this run's values: `first..first + n`, their numbers and the values.
+struct Batch {
+    n: u64,
+    indices: Vec<u64>,
+    values: Vec<Value>,
+}
+
 impl State<'_> {
+    /// The batches one after another, two under way at once: while one batch is loaded and
+    /// its findings shrunk, the next one is dumped, so that the workers of the slowest
+    /// interpreters, the end of each phase, and crosspickle's own work on a batch do not
+    /// leave a core idle. What each batch observes does not depend on the other (every
+    /// request carries its values), so the findings are those of one batch at a time.
     async fn run(&mut self, progress: &mut dyn FnMut(Progress)) -> Result<(), String> {
-        let (options, state) = (self.options, self);
-        while !state.bench.cancel.is_cancelled() {
-            let left = options.count.map_or(options.batch as u64, |c| {
-                options.values_in(c).saturating_sub(state.report.values)
-            });
-            if left == 0 || state.late() {
+        let bench = self.bench;
+        let all = self.all.clone();
+        let began = Instant::now();
+        let shrinking = self.report.shrinking;
+        // The batch dumped, waiting for its loads; values made into batches so far.
+        let mut current: Option<(Batch, observe::Dumped)> = None;
+        let mut made = 0;
+        loop {
+            let next = self.next_batch(made);
+            made += next.as_ref().map_or(0, |b| b.n);
+            let Some((batch, dumped)) = current.take() else {
+                // The first batch: nothing to overlap its dumps with.
+                let Some(next) = next else { break };
+                match bench.dump(&next.values, &all).await {
+                    Ok(dumped) => current = Some((next, dumped)),
+                    Err(Failed::Stopped) => break,
+                    Err(Failed::Start(why)) => return Err(why),
+                }
+                continue;
+            };
+            let this = async {
+                match bench.load(dumped, &all).await {
+                    Ok(observed) => self.batch(&batch, observed, progress).await,
+                    Err(Failed::Stopped) => Ok(false),
+                    Err(Failed::Start(why)) => Err(why),
+                }
+            };
+            let following = async {
+                match &next {
+                    Some(next) => Some(bench.dump(&next.values, &all).await),
+                    None => None,
+                }
+            };
+            let (done, dumped) = tokio::join!(this, following);
+            if !done? {
                 break;
             }
-            let n = left.min(options.batch as u64);
-            let first = state.report.values;
-            if !state.batch(first, n, progress).await? {
-                break;
+            self.report.values += batch.n;
+            progress(Progress::Values(self.report.values, self.found.len()));
+            match (next, dumped) {
+                (Some(next), Some(Ok(dumped))) => current = Some((next, dumped)),
+                (_, Some(Err(Failed::Start(why)))) => return Err(why),
+                _ => break,
             }
-            state.report.values += n;
-            progress(Progress::Values(state.report.values, state.found.len()));
         }
+        // Observing is the run's time but shrinking's (the two overlap no more than the
+        // dumps of one batch with the shrinking of the one before).
+        self.report.exploring += began
+            .elapsed()
+            .saturating_sub(self.report.shrinking - shrinking);
         Ok(())
+    }
+
+    /// The batch after the values `made` so far, none once they are all made, past --time or
+    /// stopped.
+    fn next_batch(&self, made: u64) -> Option<Batch> {
+        let options = self.options;
+        if self.bench.cancel.is_cancelled() || self.late() {
+            return None;
+        }
+        let left = options.count.map_or(options.batch as u64, |c| {
+            options.values_in(c).saturating_sub(made)
+        });
+        if left == 0 {
+            return None;
+        }
+        let n = left.min(options.batch as u64);
+        let indices: Vec<u64> = (made..made + n).map(|i| options.index_of(i)).collect();
+        let values = indices
+            .iter()
+            .map(|&i| match &options.builders {
+                Some((file, names)) if !names.is_empty() => {
+                    let name = names[i as usize % names.len()].clone();
+                    Value::User(file.clone(), name, options.seed, i)
+                }
+                _ => value::generate(options.seed, i, &options.vocabulary),
+            })
+            .collect();
+        Some(Batch { n, indices, values })
     }
 }
 
@@ -250,34 +325,16 @@ impl State<'_> {
         self.options.time.is_some_and(|t| self.start.elapsed() >= t)
     }
 
-    /// This run's values `first..first + n` (their numbers by [`Options::index_of`]):
-    /// observed, then each finding shrunk; false when interrupted.
+    /// A batch observed: each value's findings noted and shrunk; false when interrupted.
     async fn batch(
         &mut self,
-        first: u64,
-        n: u64,
+        batch: &Batch,
+        observed: Vec<Observation>,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<bool, String> {
         let options = self.options;
-        let indices: Vec<u64> = (first..first + n).map(|i| options.index_of(i)).collect();
-        let values: Vec<Value> = indices
-            .iter()
-            .map(|&i| match &options.builders {
-                Some((file, names)) if !names.is_empty() => {
-                    let name = names[i as usize % names.len()].clone();
-                    Value::User(file.clone(), name, options.seed, i)
-                }
-                _ => value::generate(options.seed, i, &options.vocabulary),
-            })
-            .collect();
-        let began = Instant::now();
-        let observed = match self.bench.observe(&values, &self.all).await {
-            Ok(observed) => observed,
-            Err(Failed::Stopped) => return Ok(false),
-            Err(Failed::Start(why)) => return Err(why),
-        };
-        self.report.exploring += began.elapsed();
-        for ((value, &index), obs) in values.iter().zip(&indices).zip(&observed) {
+        let (values, indices) = (&batch.values, &batch.indices);
+        for ((value, &index), obs) in values.iter().zip(indices).zip(&observed) {
             self.note(value, index, obs);
             let here = findings(obs);
             let kinds = value.kinds();

@@ -9,12 +9,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use futures::stream::{self, StreamExt};
-use serde_json::{json, Map, Value as Json};
 use tokio_util::sync::CancellationToken;
 
 use super::parity_cause;
 use super::value::Value;
-use super::worker::{Done, Failed, Worker};
+use super::worker::{json_str, Done, Failed, WireRequest, Worker};
 use crate::python::Interpreter;
 
 /// The C pickler (or unpickler) or the pure-Python one.
@@ -206,6 +205,7 @@ impl Observation {
 }
 
 /// The interpreters and the worker a batch runs on.
+#[derive(Clone, Copy)]
 pub struct Bench<'a> {
     pub pythons: &'a [Interpreter],
     /// The interpreters the loads run on, one per interpreter of `pythons` (its consumer's
@@ -217,11 +217,13 @@ pub struct Bench<'a> {
     pub cancel: &'a CancellationToken,
 }
 
+/// A pickle's bytes as lowercase hex (what the oracle and the case files read).
 fn hex(bytes: &[u8]) -> Arc<str> {
-    use std::fmt::Write;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
+    for &b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
     }
     s.into()
 }
@@ -236,6 +238,62 @@ fn error_text(e: Failed) -> String {
 /// Why observing failed: stopped (a signal, `--time`), or a worker that cannot start.
 pub type ObserveError = Failed;
 
+/// A dump task as the worker reads it: `[ID, PROTOCOL, PICKLER]`.
+struct DumpTask {
+    value: usize,
+    protocol: u32,
+    pickler: Pickler,
+}
+
+impl WireRequest for DumpTask {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        use std::io::Write;
+        let _ = write!(
+            out,
+            "[\"{}\",{},\"{}\"]",
+            self.value,
+            self.protocol,
+            self.pickler.as_str()
+        );
+    }
+}
+
+/// A load task as the worker reads it: `[PART, UNPICKLER, EXPECTED_HASH]`.
+struct LoadTask<'h> {
+    part: usize,
+    unpickler: Pickler,
+    hash: &'h str,
+}
+
+impl WireRequest for LoadTask<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        use std::io::Write;
+        let _ = write!(out, "[{},\"{}\",", self.part, self.unpickler.as_str());
+        json_str(out, self.hash);
+        out.push(b']');
+    }
+}
+
+/// The (major, minor) of an interpreter.
+fn series(python: &Interpreter) -> (u64, u64) {
+    let r = python.version.release();
+    (r[0], r.get(1).copied().unwrap_or(0))
+}
+
+/// A batch once dumped: what the producers did, and the distinct pickles its loads read.
+pub struct Dumped {
+    obs: Vec<Observation>,
+    /// Each value's oldest Python ([`Value::min_version`], computed once).
+    mins: Vec<(u64, u64)>,
+    /// The folders of the user's builders, for the consumers' `sys.path`.
+    setup: Vec<String>,
+    blobs: Blobs,
+    /// The text of each hash of a description.
+    texts: HashMap<String, Arc<str>>,
+    /// Per value, the hash of its description on the first producer that built it.
+    expected: BTreeMap<usize, String>,
+}
+
 impl Bench<'_> {
     /// Observe `values` on the interpreters numbered `on` (indices into `pythons`).
     pub async fn observe(
@@ -243,38 +301,59 @@ impl Bench<'_> {
         values: &[Value],
         on: &[usize],
     ) -> Result<Vec<Observation>, ObserveError> {
+        let dumped = self.dump(values, on).await?;
+        self.load(dumped, on).await
+    }
+
+    /// The dumps of `values` on the producers numbered `on`: each value built, pickled with
+    /// every protocol and pickler each has.
+    pub async fn dump(&self, values: &[Value], on: &[usize]) -> Result<Dumped, ObserveError> {
         let mut obs = vec![Observation::default(); values.len()];
-        let asked = |p: usize, v: usize| {
-            let (major, minor) = values[v].min_version();
-            let r = self.pythons[p].version.release();
-            (r[0], r.get(1).copied().unwrap_or(0)) >= (major, minor)
-        };
-        // Dumps.
+        let mins: Vec<(u64, u64)> = values.iter().map(Value::min_version).collect();
+        let oob: Vec<bool> = values.iter().map(Value::may_go_out_of_band).collect();
+        // Each value's source as a JSON entry `["ID","SOURCE"]`, written once for every producer.
+        let sources: Vec<Vec<u8>> = values
+            .iter()
+            .enumerate()
+            .map(|(v, value)| {
+                let mut out = format!("[\"{v}\",").into_bytes();
+                json_str(&mut out, &value.source());
+                out.push(b']');
+                out
+            })
+            .collect();
+        let (mins, oob, sources) = (&mins, &oob, &sources);
         let dumps = stream::iter(on.iter().copied().map(|p| {
+            let python = &self.pythons[p];
+            let version = series(python);
+            let pickers = Pickler::of(python);
             let mut tasks = Vec::new();
-            let mut keys = Vec::new();
-            let mut sources = Vec::new();
-            for v in (0..values.len()).filter(|&v| asked(p, v)) {
-                sources.push(json!([v.to_string(), values[v].source()]));
-                for proto in dumped(&self.pythons[p]) {
-                    if proto == OOB_PROTOCOL && !values[v].may_go_out_of_band() {
+            let mut members = b"\"op\":\"dump\",\"values\":[".to_vec();
+            for v in (0..values.len()).filter(|&v| mins[v] <= version) {
+                if !members.ends_with(b"[") {
+                    members.push(b',');
+                }
+                members.extend_from_slice(&sources[v]);
+                for protocol in dumped(python) {
+                    if protocol == OOB_PROTOCOL && !oob[v] {
                         continue;
                     }
-                    for k in Pickler::of(&self.pythons[p]) {
-                        tasks.push(json!([v.to_string(), proto, k.as_str()]));
-                        keys.push((v, proto, k));
+                    for &pickler in &pickers {
+                        tasks.push(DumpTask {
+                            value: v,
+                            protocol,
+                            pickler,
+                        });
                     }
                 }
             }
-            let mut req = Map::new();
-            req.insert("op".into(), "dump".into());
-            req.insert("values".into(), Json::Array(sources));
+            members.push(b']');
             async move {
                 let done = self
                     .worker
-                    .run(p, &self.pythons[p], &req, &tasks, &[], self.cancel)
+                    .run(p, python, &members, &tasks, &[], self.cancel)
                     .await;
-                (p, keys, done)
+                (p, tasks, done)
             }
         }))
         .buffer_unordered(self.jobs.max(1))
@@ -288,19 +367,23 @@ impl Bench<'_> {
         // of each hash.
         let mut blobs: Blobs = BTreeMap::new();
         let mut texts: HashMap<String, Arc<str>> = HashMap::new();
-        // Per value, the hash of its description on the first producer that built it.
         let mut expected: BTreeMap<usize, String> = BTreeMap::new();
-        for (p, keys, answer) in dumps {
+        for (p, tasks, answer) in dumps {
             let answer = answer?;
-            for (id, built) in &answer.built {
+            for (id, built) in answer.built {
                 let Ok(v) = id.parse::<usize>() else { continue };
                 match built {
                     Ok((canon, hash)) => {
-                        let text = texts
-                            .entry(hash.clone())
-                            .or_insert_with(|| canon.as_str().into());
-                        obs[v].canon.insert(p, Ok(text.clone()));
-                        expected.entry(v).or_insert_with(|| hash.clone());
+                        let text = match texts.get(&hash) {
+                            Some(text) => text.clone(),
+                            None => {
+                                let text: Arc<str> = canon.into();
+                                texts.insert(hash.clone(), text.clone());
+                                text
+                            }
+                        };
+                        obs[v].canon.insert(p, Ok(text));
+                        expected.entry(v).or_insert(hash);
                     }
                     Err((t, m)) => {
                         obs[v].canon.insert(p, Err(format!("{t}: {m}")));
@@ -316,7 +399,12 @@ impl Bench<'_> {
                         .insert((p, *protocol), parity_cause::cause(c, py));
                 }
             }
-            for ((v, proto, k), done) in keys.into_iter().zip(answer.tasks) {
+            for (task, done) in tasks.into_iter().zip(answer.tasks) {
+                let DumpTask {
+                    value: v,
+                    protocol: proto,
+                    pickler: k,
+                } = task;
                 let outcome = match done {
                     Done::NotBuilt => continue,
                     Done::Dumped(bytes) => {
@@ -347,42 +435,57 @@ impl Bench<'_> {
                 obs[v].dumps.insert((p, proto, k), outcome);
             }
         }
-        self.load(values, on, &blobs, &texts, &expected, &mut obs)
-            .await?;
-        Ok(obs)
-    }
-
-    async fn load(
-        &self,
-        values: &[Value],
-        on: &[usize],
-        blobs: &Blobs,
-        texts: &HashMap<String, Arc<str>>,
-        expected: &BTreeMap<usize, String>,
-        obs: &mut [Observation],
-    ) -> Result<(), ObserveError> {
-        let uses: Vec<Blob> = blobs.iter().collect();
-        // The folders of the user's builders, on the consumers' `sys.path` (a worker of its
-        // own on the consumers' side never built the values).
         let mut setup: Vec<String> = values.iter().map(Value::load_setup).collect();
         setup.sort();
         setup.dedup();
         setup.retain(|s| !s.is_empty());
-        let setup = &setup;
+        Ok(Dumped {
+            obs,
+            mins: mins.clone(),
+            setup,
+            blobs,
+            texts,
+            expected,
+        })
+    }
+
+    /// The loads of a dumped batch on the consumers numbered `on`: each distinct pickle by
+    /// each consumer that has its protocol and can build its value, with each unpickler.
+    pub async fn load(
+        &self,
+        dumped: Dumped,
+        on: &[usize],
+    ) -> Result<Vec<Observation>, ObserveError> {
+        let Dumped {
+            mut obs,
+            mins,
+            setup,
+            blobs,
+            texts,
+            expected,
+        } = dumped;
+        let uses: Vec<Blob> = blobs.iter().collect();
+        // The folders of the user's builders, on the consumers' `sys.path` (a worker of its
+        // own on the consumers' side never built the values).
+        let mut members = b"\"op\":\"load\"".to_vec();
+        if !setup.is_empty() {
+            members.extend_from_slice(b",\"setup\":");
+            serde_json::to_writer(&mut members, &setup).expect("JSON to memory");
+        }
+        let (members, mins, expected) = (&members, &mins, &expected);
         let loads = stream::iter(on.iter().copied().map(|c| {
             let (slot, python) = match self.loaders {
                 Some(loaders) => (self.pythons.len() + c, &loaders[c]),
                 None => (c, &self.pythons[c]),
             };
-            let r = python.version.release();
-            let version = (r[0], r.get(1).copied().unwrap_or(0));
+            let version = series(python);
+            let highest = protocols(python);
             let mut tasks = Vec::new();
-            let mut keys = Vec::new();
             let mut parts: Vec<&[u8]> = Vec::new();
             for (b, (bytes, (_, users))) in uses.iter().enumerate() {
-                let wanted = users.iter().any(|(v, proto, _)| {
-                    readable(*proto, protocols(python)) && values[*v].min_version() <= version
-                });
+                let wanted = users
+                    .iter()
+                    .any(|&(v, proto, _)| readable(proto, highest) && mins[v] <= version);
                 if !wanted {
                     continue;
                 }
@@ -390,23 +493,29 @@ impl Bench<'_> {
                 let hash = users
                     .iter()
                     .find_map(|(v, ..)| expected.get(v))
-                    .cloned()
-                    .unwrap_or_default();
+                    .map_or("", String::as_str);
                 for u in Pickler::of(python) {
-                    tasks.push(json!([parts.len(), u.as_str(), hash]));
-                    keys.push((b, u));
+                    tasks.push((
+                        b,
+                        LoadTask {
+                            part: parts.len(),
+                            unpickler: u,
+                            hash,
+                        },
+                    ));
                 }
             }
-            let mut req = Map::new();
-            req.insert("op".into(), "load".into());
-            if !setup.is_empty() {
-                req.insert("setup".into(), json!(setup));
-            }
             async move {
+                let (keys, tasks): (Vec<usize>, Vec<LoadTask>) = tasks.into_iter().unzip();
                 let done = self
                     .worker
-                    .run(slot, python, &req, &tasks, &parts, self.cancel)
+                    .run(slot, python, members, &tasks, &parts, self.cancel)
                     .await;
+                let keys: Vec<(usize, Pickler)> = keys
+                    .into_iter()
+                    .zip(&tasks)
+                    .map(|(b, t)| (b, t.unpickler))
+                    .collect();
                 (c, version, keys, done)
             }
         }))
@@ -414,8 +523,9 @@ impl Bench<'_> {
         .collect::<Vec<_>>()
         .await;
         for (c, version, keys, answer) in loads {
+            let highest = protocols(&self.pythons[c]);
             for ((b, u), done) in keys.into_iter().zip(answer?.tasks) {
-                let outcome = match done {
+                let mut outcome = match done {
                     Done::Loaded { hash, canon } => {
                         let text = match canon {
                             Some(text) => text.into(),
@@ -430,16 +540,24 @@ impl Bench<'_> {
                         Outcome::Crash("the worker said nothing of the task".into())
                     }
                 };
-                for &(v, proto, n) in &uses[b].1 .1 {
-                    if readable(proto, protocols(&self.pythons[c]))
-                        && values[v].min_version() <= version
-                    {
-                        obs[v].loads.insert((n, c, u), outcome.clone());
-                    }
+                // Each value this pickle is one of, the outcome moved into the last.
+                let mut readers = uses[b]
+                    .1
+                     .1
+                    .iter()
+                    .filter(|&&(v, proto, _)| readable(proto, highest) && mins[v] <= version)
+                    .peekable();
+                while let Some(&(v, _, n)) = readers.next() {
+                    let outcome = if readers.peek().is_some() {
+                        outcome.clone()
+                    } else {
+                        std::mem::replace(&mut outcome, Outcome::Hang)
+                    };
+                    obs[v].loads.insert((n, c, u), outcome);
                 }
             }
         }
-        Ok(())
+        Ok(obs)
     }
 }
 
@@ -451,6 +569,30 @@ pub fn describe(e: ObserveError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tasks_are_written_as_the_worker_reads_them() {
+        let mut out = Vec::new();
+        DumpTask {
+            value: 12,
+            protocol: DEFAULT_PROTOCOL,
+            pickler: Pickler::Py,
+        }
+        .write_json(&mut out);
+        out.push(b' ');
+        LoadTask {
+            part: 3,
+            unpickler: Pickler::C,
+            hash: "ab\"c",
+        }
+        .write_json(&mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"["12",100,"py"] [3,"c","ab\"c"]"#
+        );
+        assert_eq!(&*hex(b"\x80\x04\x0a\xff"), "80040aff");
+        assert_eq!(&*hex(b""), "");
+    }
 
     /// Three producers, two of them writing the same bytes: two distinct pickles, so a
     /// consumer's unpickler is kept twice, not three times, and every pair still reads it.

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::observe::{protocols, Pickler};
 use super::stream;
 use super::value::{self, Vocabulary};
-use super::worker::{Done, Failed, Worker};
+use super::worker::{self, Done, Failed, Worker};
 use super::Progress;
 use crate::python::Interpreter;
 
@@ -389,6 +389,7 @@ impl Bench<'_> {
             req.insert("op".into(), "streams".into());
             req.insert("memory".into(), self.options.memory.into());
             req.insert("globals".into(), Json::Array(globals.clone()));
+            let req = worker::members(&req);
             let parts = &parts;
             async move {
                 let done = self
@@ -448,7 +449,7 @@ impl Bench<'_> {
         req.insert("values".into(), Json::Array(sources));
         let answer = self
             .worker
-            .run(0, python, &req, &tasks, &[], self.cancel)
+            .run(0, python, &worker::members(&req), &tasks, &[], self.cancel)
             .await?;
         Ok(answer
             .tasks

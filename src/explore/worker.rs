@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio_util::sync::CancellationToken;
 
@@ -89,6 +90,9 @@ pub struct Worker {
     pub starts: std::sync::atomic::AtomicUsize,
     /// Seconds a batch may take per task, beyond its 10 s and twice the limit.
     pub per_task: f64,
+    /// Workers busy at once, whatever asks ([`Worker::with_jobs`]): the dumps of one batch,
+    /// the loads of another and a shrink's requests share these.
+    busy: tokio::sync::Semaphore,
 }
 
 /// One worker process.
@@ -96,7 +100,8 @@ struct Proc {
     child: Child,
     pid: u32,
     stdin: ChildStdin,
-    stdout: ChildStdout,
+    /// Buffered: a message is many small reads (a count and a length per part).
+    stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<Captured>>,
 }
 
@@ -108,46 +113,194 @@ enum Attempt {
 }
 
 #[derive(Deserialize)]
-struct WireAnswer {
+struct WireAnswer<'a> {
     #[serde(default)]
     built: BTreeMap<String, WireBuilt>,
-    tasks: Vec<WireTask>,
+    /// Each task's answer as written: the two commonest forms are read by hand
+    /// ([`task_of`]), the others by [`WireTask`]'s visitor.
+    #[serde(borrow)]
+    tasks: Vec<&'a serde_json::value::RawValue>,
     #[serde(default)]
     parity: Vec<(String, u32, usize, usize)>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum WireBuilt {
-    Ok(String, String),
-    Err { err: (String, String) },
+/// A value built, `[CANON, HASH]`, or not, `{"err": [TYPE, MESSAGE]}`: read by a visitor of
+/// its own (serde's untagged enums buffer every value to try each form).
+struct WireBuilt(Built);
+
+impl<'de> Deserialize<'de> for WireBuilt {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = WireBuilt;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("[CANON, HASH] or {\"err\": [TYPE, MESSAGE]}")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<WireBuilt, A::Error> {
+                let canon: String = seq
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let hash: String = seq
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                Ok(WireBuilt(Ok((canon, hash))))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireBuilt, A::Error> {
+                let mut err = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "err" {
+                        err = Some(map.next_value::<(String, String)>()?);
+                    } else {
+                        map.next_value::<de::IgnoredAny>()?;
+                    }
+                }
+                err.map(|e| WireBuilt(Err(e)))
+                    .ok_or_else(|| de::Error::missing_field("err"))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
-/// An exception: its type and message, and where it was raised (loads and dumps; streams say
-/// no site).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum WireErr {
-    Sited(String, String, String),
-    Plain(String, String),
+/// One task's answer: `{"p": PART}`, `{"h": HASH}` (and `"canon"`), `{"err": [TYPE, MESSAGE,
+/// SITE]}`, `{"hang": 1}`, `{"built": 0}`, `{"crash": HOW}`; read by a visitor of its own
+/// (its keys borrowed, not a struct of seven options per task). A dump's pickle is still its
+/// part's number ([`Done::Dumped`] once the part is taken).
+enum WireTask {
+    Part(usize),
+    Done(Done),
 }
 
-#[derive(Deserialize, Default)]
-struct WireTask {
-    #[serde(default)]
-    p: Option<usize>,
-    #[serde(default)]
-    h: Option<String>,
-    #[serde(default)]
-    canon: Option<String>,
-    #[serde(default)]
-    err: Option<WireErr>,
-    #[serde(default)]
-    hang: Option<u8>,
-    #[serde(default)]
-    built: Option<u8>,
-    #[serde(default)]
-    crash: Option<String>,
+impl<'de> Deserialize<'de> for WireTask {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = WireTask;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a task's answer")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireTask, A::Error> {
+                let (mut part, mut hash, mut canon, mut err) = (None, None, None, None);
+                let (mut hang, mut built, mut crash) = (false, false, None);
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match &*key {
+                        "p" => part = Some(map.next_value::<usize>()?),
+                        "h" => hash = Some(map.next_value::<String>()?),
+                        "canon" => canon = Some(map.next_value::<String>()?),
+                        "err" => err = Some(map.next_value::<Vec<String>>()?),
+                        "crash" => crash = Some(map.next_value::<String>()?),
+                        other => {
+                            hang |= other == "hang";
+                            built |= other == "built";
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                let done = if let Some(p) = part {
+                    return Ok(WireTask::Part(p));
+                } else if let Some(hash) = hash {
+                    Done::Loaded { hash, canon }
+                } else if let Some(e) = err {
+                    let mut e = e.into_iter();
+                    match (e.next(), e.next(), e.next()) {
+                        (Some(t), Some(m), site) => Done::Error(t, m, site.unwrap_or_default()),
+                        _ => {
+                            return Err(de::Error::custom(
+                                "an exception without its type and message",
+                            ))
+                        }
+                    }
+                } else if hang {
+                    Done::Hang
+                } else if built {
+                    Done::NotBuilt
+                } else if let Some(how) = crash {
+                    Done::Crash(how)
+                } else {
+                    return Err(de::Error::custom("a task answered with nothing"));
+                };
+                Ok(WireTask::Done(done))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// One task's answer from its JSON: `{"p":N}` (a dump's) and `{"h":"HASH"}` (a load's, as
+/// expected) as the worker writes them, read without a parser, most answers being those;
+/// anything else by [`WireTask`]'s visitor.
+fn task_of(json: &str) -> Result<WireTask, String> {
+    if let Some(n) = json
+        .strip_prefix("{\"p\":")
+        .and_then(|r| r.strip_suffix('}'))
+        .filter(|n| !n.is_empty() && n.len() < 10 && n.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Ok(WireTask::Part(n.parse().expect("digits")));
+    }
+    if let Some(hash) = json
+        .strip_prefix("{\"h\":\"")
+        .and_then(|r| r.strip_suffix("\"}"))
+        .filter(|h| h.bytes().all(|b| b.is_ascii_alphanumeric()))
+    {
+        return Ok(WireTask::Done(Done::Loaded {
+            hash: hash.to_string(),
+            canon: None,
+        }));
+    }
+    serde_json::from_str(json).map_err(|e| format!("a bad answer: {e}"))
+}
+
+/// A task as it is written into a request's JSON header.
+pub trait WireRequest {
+    /// Append this task's JSON to `out`.
+    fn write_json(&self, out: &mut Vec<u8>);
+}
+
+impl WireRequest for Json {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        serde_json::to_writer(out, self).expect("JSON to memory");
+    }
+}
+
+/// Append `text` to `out` as a JSON string.
+pub fn json_str(out: &mut Vec<u8>, text: &str) {
+    serde_json::to_writer(out, text).expect("JSON to memory");
+}
+
+/// A request's members but its tasks and limit (`"op":"dump","values":[...]`), as JSON text
+/// without the braces: written once per request, not once per attempt.
+pub fn members(base: &Map<String, Json>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, (key, value)) in base.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json_str(&mut out, key);
+        out.push(b':');
+        value.write_json(&mut out);
+    }
+    out
+}
+
+/// A request's header: its members, its tasks and the time limit, as one JSON object.
+fn header<T: WireRequest>(members: &[u8], tasks: &[T], limit: f64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(members.len() + 16 * tasks.len() + 32);
+    out.push(b'{');
+    out.extend_from_slice(members);
+    if !members.is_empty() {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"tasks\":[");
+    for (i, t) in tasks.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        t.write_json(&mut out);
+    }
+    out.extend_from_slice(b"],\"limit\":");
+    serde_json::to_writer(&mut out, &limit).expect("JSON to memory");
+    out.push(b'}');
+    out
 }
 
 impl Worker {
@@ -166,7 +319,14 @@ impl Worker {
             procs: (0..count).map(|_| tokio::sync::Mutex::new(None)).collect(),
             starts: 0.into(),
             per_task: 0.05,
+            busy: tokio::sync::Semaphore::new(count.max(1)),
         })
+    }
+
+    /// At most `jobs` workers busy at once (each worker is one request at a time already).
+    pub fn with_jobs(mut self, jobs: usize) -> Worker {
+        self.busy = tokio::sync::Semaphore::new(jobs.max(1));
+        self
     }
 
     fn script(&self) -> PathBuf {
@@ -177,15 +337,16 @@ impl Worker {
         self.dir.path()
     }
 
-    /// Run `tasks` with the request `base` (`op` and, for dumps, the values) and the pickles
-    /// `parts` on interpreter `slot`, `python`; a worker that dies or hangs is replaced and
-    /// the tasks tried again in halves, each task at most twice before it is blamed.
-    pub async fn run(
+    /// Run `tasks` with the request's `members` (`op` and, for dumps, the values: see
+    /// [`members`]) and the pickles `parts` on interpreter `slot`, `python`; a worker that
+    /// dies or hangs is replaced and the tasks tried again in halves, each task at most twice
+    /// before it is blamed.
+    pub async fn run<T: WireRequest>(
         &self,
         slot: usize,
         python: &Interpreter,
-        base: &Map<String, Json>,
-        tasks: &[Json],
+        base: &[u8],
+        tasks: &[T],
         parts: &[&[u8]],
         stop: &CancellationToken,
     ) -> Result<Answer, Failed> {
@@ -227,24 +388,26 @@ impl Worker {
     }
 
     /// One attempt at a batch on the worker of `slot`, started if need be.
-    async fn once(
+    async fn once<T: WireRequest>(
         &self,
         slot: usize,
         python: &Interpreter,
-        base: &Map<String, Json>,
-        tasks: &[Json],
+        base: &[u8],
+        tasks: &[T],
         parts: &[&[u8]],
         stop: &CancellationToken,
     ) -> Result<Result<Answer, Attempt>, Failed> {
         let mut guard = self.procs[slot].lock().await;
+        // Taken with the worker held (never the other way round): whoever holds a permit is
+        // under way on a worker of its own, and gives the permit back.
+        let Ok(_busy) = self.busy.acquire().await else {
+            return Err(Failed::Stopped);
+        };
         if guard.is_none() {
             *guard = Some(self.start(python, stop).await?);
         }
         let proc = guard.as_mut().expect("started");
-        let mut header = base.clone();
-        header.insert("tasks".into(), Json::Array(tasks.to_vec()));
-        header.insert("limit".into(), self.limit.into());
-        let header = serde_json::to_vec(&header).expect("JSON");
+        let header = header(base, tasks, self.limit);
         let message = encode(&header, parts);
         let time =
             Duration::from_secs_f64(10.0 + self.limit * 2.0 + tasks.len() as f64 * self.per_task);
@@ -272,7 +435,7 @@ impl Worker {
         };
         match got
             .map_err(|e| e.to_string())
-            .and_then(|p| decode(&p, tasks.len()))
+            .and_then(|p| decode(p, tasks.len()))
         {
             Ok(answer) => Ok(Ok(answer)),
             Err(_) => Ok(Err(Attempt::Lost(Some(
@@ -299,7 +462,7 @@ impl Worker {
                 ))
             })?;
             let pid = child.id().unwrap_or(0);
-            let (Some(stdin), Some(mut stdout), Some(err)) =
+            let (Some(stdin), Some(stdout), Some(err)) =
                 (child.stdin.take(), child.stdout.take(), child.stderr.take())
             else {
                 process::kill_group(pid);
@@ -310,6 +473,7 @@ impl Worker {
             };
             let stderr = Arc::new(Mutex::new(Captured::new(4096)));
             tokio::spawn(drain(err, stderr.clone()));
+            let mut stdout = BufReader::with_capacity(1 << 16, stdout);
             let ready = tokio::select! {
                 r = tokio::time::timeout(START_LIMIT, read_message(&mut stdout)) => r,
                 // Past --time (or a signal) before it said it was ready.
@@ -459,48 +623,28 @@ pub async fn read_message(from: &mut (impl AsyncRead + Unpin)) -> std::io::Resul
     Ok(parts)
 }
 
-/// A worker's answer to a batch of `count` tasks.
-fn decode(parts: &[Vec<u8>], count: usize) -> Result<Answer, String> {
+/// A worker's answer to a batch of `count` tasks (its pickles moved out of `parts`).
+fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
+    let head = std::mem::take(&mut parts[0]);
     let wire: WireAnswer =
-        serde_json::from_slice(&parts[0]).map_err(|e| format!("a bad answer: {e}"))?;
+        serde_json::from_slice(&head).map_err(|e| format!("a bad answer: {e}"))?;
     if wire.tasks.len() != count {
         return Err(format!("{} answers to {count} tasks", wire.tasks.len()));
     }
-    let part = |i: usize| {
-        parts
-            .get(i)
-            .filter(|_| i > 0)
-            .cloned()
-            .ok_or_else(|| format!("no part {i}"))
+    // Each part is named by one task (or one side of a parity pair): moved out, not copied.
+    let mut part = |i: usize| match parts.get_mut(i).filter(|_| i > 0) {
+        Some(p) => Ok(std::mem::take(p)),
+        None => Err(format!("no part {i}")),
     };
-    let mut answer = Answer::default();
-    for (id, b) in wire.built {
-        answer.built.insert(
-            id,
-            match b {
-                WireBuilt::Ok(canon, hash) => Ok((canon, hash)),
-                WireBuilt::Err { err } => Err(err),
-            },
-        );
-    }
+    let mut answer = Answer {
+        built: wire.built.into_iter().map(|(id, b)| (id, b.0)).collect(),
+        tasks: Vec::with_capacity(count),
+        parity: Vec::new(),
+    };
     for t in wire.tasks {
-        answer.tasks.push(match t {
-            WireTask { p: Some(p), .. } => Done::Dumped(part(p)?),
-            WireTask {
-                h: Some(hash),
-                canon,
-                ..
-            } => Done::Loaded { hash, canon },
-            WireTask { err: Some(e), .. } => match e {
-                WireErr::Sited(t, m, site) => Done::Error(t, m, site),
-                WireErr::Plain(t, m) => Done::Error(t, m, String::new()),
-            },
-            WireTask { hang: Some(_), .. } => Done::Hang,
-            WireTask { built: Some(_), .. } => Done::NotBuilt,
-            WireTask {
-                crash: Some(how), ..
-            } => Done::Crash(how),
-            _ => return Err("a task answered with nothing".into()),
+        answer.tasks.push(match task_of(t.get())? {
+            WireTask::Part(p) => Done::Dumped(part(p)?),
+            WireTask::Done(done) => done,
         });
     }
     for (id, protocol, c, py) in wire.parity {
@@ -528,11 +672,63 @@ mod tests {
         assert!(read_message(&mut short).await.is_err());
     }
 
+    /// A request's header is one JSON object: its members, its tasks, its limit.
+    #[test]
+    fn a_header_is_the_members_the_tasks_and_the_limit() {
+        let mut base = Map::new();
+        base.insert("op".into(), "dump".into());
+        base.insert(
+            "values".into(),
+            serde_json::json!([["0", "value = u'\\xe9\"'"]]),
+        );
+        let tasks = vec![
+            serde_json::json!(["0", 2, "c"]),
+            serde_json::json!(["0", 3, "py"]),
+        ];
+        let written = header(&members(&base), &tasks, 2.5);
+        let read: Json = serde_json::from_slice(&written).unwrap();
+        let mut expected = base.clone();
+        expected.insert("tasks".into(), Json::Array(tasks));
+        expected.insert("limit".into(), 2.5.into());
+        assert_eq!(read, Json::Object(expected));
+        let empty: Json = serde_json::from_slice(&header::<Json>(b"", &[], 1.0)).unwrap();
+        assert_eq!(empty, serde_json::json!({"tasks": [], "limit": 1.0}));
+    }
+
+    /// The two forms read by hand read as the parser reads them; others go to the parser.
+    #[test]
+    fn the_common_answers_read_as_the_parser_reads_them() {
+        let read = |json: &str| match task_of(json) {
+            Ok(WireTask::Part(p)) => format!("part {p}"),
+            Ok(WireTask::Done(d)) => format!("{d:?}"),
+            Err(e) => format!("error {e}"),
+        };
+        let parsed = |json: &str| {
+            let t: WireTask = serde_json::from_str(json).unwrap();
+            match t {
+                WireTask::Part(p) => format!("part {p}"),
+                WireTask::Done(d) => format!("{d:?}"),
+            }
+        };
+        for json in [
+            r#"{"p":12}"#,
+            r#"{"h":"0a1b2c3d4e5f6789"}"#,
+            r#"{"h":"ab","canon":"[1]"}"#,
+            r#"{"p": 3}"#,
+            r#"{"h":"a\u0062"}"#,
+            r#"{"err":["E","m","pickle.save"]}"#,
+        ] {
+            assert_eq!(read(json), parsed(json), "{json}");
+        }
+        assert!(read(r#"{"p":}"#).starts_with("error"));
+        assert!(read(r#"{"p":99999999999999999999}"#).starts_with("error"));
+    }
+
     #[test]
     fn an_answer_decodes_with_its_pickles() {
         let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[{"p":1},{"built":0},{"hang":1},{"err":["E","m","pickle.save"]},{"err":["F","n"]}],"parity":[["0",2,2,3]]}"#;
         let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
-        let a = decode(&parts, 5).unwrap();
+        let a = decode(parts.clone(), 5).unwrap();
         assert_eq!(a.built["0"], Ok(("[1]".into(), "ab".into())));
         assert_eq!(a.built["1"], Err(("TypeError".into(), "no".into())));
         assert_eq!(
@@ -549,8 +745,12 @@ mod tests {
             a.parity,
             vec![("0".into(), 2, b"C".to_vec(), b"Y".to_vec())]
         );
-        assert!(decode(&parts, 3).is_err(), "a count that does not match");
+        assert!(decode(parts, 3).is_err(), "a count that does not match");
         let bad = vec![br#"{"tasks":[{"p":9}]}"#.to_vec()];
-        assert!(decode(&bad, 1).is_err(), "a part that is not there");
+        assert!(decode(bad, 1).is_err(), "a part that is not there");
+        let bad = vec![br#"{"tasks":[{"err":["E"]}]}"#.to_vec()];
+        assert!(decode(bad, 1).is_err(), "an exception without its message");
+        let bad = vec![br#"{"built":{"0":{"no":1}},"tasks":[]}"#.to_vec()];
+        assert!(decode(bad, 0).is_err(), "a value neither built nor not");
     }
 }

@@ -17,6 +17,7 @@ mod explore;
 mod explore_causes;
 mod explore_hypothesis;
 mod explore_oob;
+mod explore_overlap;
 mod explore_packages;
 mod explore_params;
 mod explore_reach;
