@@ -39,6 +39,42 @@ pub const DRIVER_PARTS: [&str; 9] = [
     "7_checks.py",
     "9_start.py",
 ];
+/// The text of each of [`DRIVER_PARTS`], in that order.
+const PART_SOURCES: [&str; 9] = [
+    include_str!("driver/0_protocol.py"),
+    include_str!("driver/1_serve.py"),
+    include_str!("driver/2_ending.py"),
+    include_str!("driver/3_run.py"),
+    include_str!("driver/4_record.py"),
+    include_str!("driver/5_traceback.py"),
+    include_str!("driver/6_relation.py"),
+    include_str!("driver/7_checks.py"),
+    include_str!("driver/9_start.py"),
+];
+/// The parts a run loads only when it needs them, by the name the driver's `_need` knows them
+/// by (driver/0_protocol.py): the quiet ending of forked runs (a fork server's), traceback
+/// formatting (a run that raised) and class relations (one that raised and names classes).
+/// Unmarshalling and running them was 0.4 M instructions of a trivial exec'd run on 3.12.
+const LAZY_PARTS: [(&str, &str); 3] = [
+    ("2_ending.py", "ending"),
+    ("5_traceback.py", "traceback"),
+    ("6_relation.py", "relation"),
+];
+
+/// [`LAZY_PARTS`] as the boot fallback's literal: `(name, first line, end)` each, lines of
+/// [`DRIVER_SOURCE`] counted from 0.
+fn lazy_literal() -> String {
+    let mut line = 0;
+    let mut found = Vec::new();
+    for (file, text) in DRIVER_PARTS.iter().zip(PART_SOURCES) {
+        let lines = text.matches('\n').count();
+        if let Some((_, name)) = LAZY_PARTS.iter().find(|(f, _)| f == file) {
+            found.push(format!("('{name}', {line}, {})", line + lines));
+        }
+        line += lines;
+    }
+    format!("[{}]", found.join(", "))
+}
 /// The `-c` program: loads the driver, compiled once per interpreter and kept marshalled
 /// behind the interpreter's `sys.version` and the file's name (compiling it from source costs
 /// a few milliseconds a run), and runs it. It is short because every process compiles it.
@@ -86,13 +122,17 @@ pub struct RunDirs {
     cwd: Option<tempfile::TempDir>,
     /// Its mode when it was made.
     cwd_mode: u32,
+    /// The one file in it: the code's, once written, or the one an earlier run left when it
+    /// is a folder kept for later runs.
+    left: std::sync::Mutex<Option<PathBuf>>,
     stem: PathBuf,
     made: std::sync::Mutex<Vec<PathBuf>>,
     spare: Spare,
 }
 
-/// Working directories kept for later runs, with their modes when they were made.
-type Spare = std::sync::Arc<std::sync::Mutex<Vec<(tempfile::TempDir, u32)>>>;
+/// Working directories kept for later runs, with their modes when they were made and the one
+/// file each holds.
+type Spare = std::sync::Arc<std::sync::Mutex<Vec<(tempfile::TempDir, u32, PathBuf)>>>;
 
 impl RunDirs {
     /// The run's working directory.
@@ -104,12 +144,12 @@ impl RunDirs {
     pub fn write_code(&self, name: &str, code: &str) -> std::io::Result<PathBuf> {
         use std::io::{Seek, Write};
         let path = self.cwd().join(name);
-        if let Some(old) = std::fs::read_dir(self.cwd())?.next() {
-            let old = old?.path();
-            if old != path {
-                std::fs::rename(&old, &path)?;
-            }
+        // The file there (found as the folder was kept: it is not read again).
+        let mut left = self.left.lock().unwrap();
+        if let Some(old) = left.take().filter(|old| *old != path) {
+            std::fs::rename(old, &path)?;
         }
+        *left = Some(path.clone());
         // Rewritten in place: no file made, no block freed when the code fits where it was.
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create(true).truncate(false);
@@ -145,19 +185,14 @@ fn mode_of(path: &Path) -> std::io::Result<u32> {
 }
 
 /// A working directory a run left as it was given: a folder with the mode it was made with,
-/// holding one regular file that its owner can write, with no other name.
-fn reusable(dir: &Path, mode: u32) -> bool {
+/// holding one regular file that its owner can write, with no other name. That file, if so.
+fn reusable(dir: &Path, mode: u32) -> Option<PathBuf> {
     let owned = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && sysfs::mode(&m) == mode);
-    let mut entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(_) => return false,
-    };
-    let one_file = entries
-        .next()
-        .and_then(Result::ok)
-        .and_then(|e| std::fs::symlink_metadata(e.path()).ok())
-        .is_some_and(|m| m.is_file() && sysfs::link_count(&m) == 1 && sysfs::mode(&m) & 0o200 != 0);
-    owned && one_file && entries.next().is_none()
+    let mut entries = std::fs::read_dir(dir).ok()?;
+    let file = entries.next()?.ok()?.path();
+    let one_file = std::fs::symlink_metadata(&file)
+        .is_ok_and(|m| m.is_file() && sysfs::link_count(&m) == 1 && sysfs::mode(&m) & 0o200 != 0);
+    (owned && one_file && entries.next().is_none()).then_some(file)
 }
 
 impl Drop for RunDirs {
@@ -166,8 +201,8 @@ impl Drop for RunDirs {
             let _ = std::fs::remove_file(path);
         }
         if let Some(cwd) = self.cwd.take() {
-            if reusable(cwd.path(), self.cwd_mode) {
-                self.spare.lock().unwrap().push((cwd, self.cwd_mode));
+            if let Some(file) = reusable(cwd.path(), self.cwd_mode) {
+                self.spare.lock().unwrap().push((cwd, self.cwd_mode, file));
             }
         }
     }
@@ -225,19 +260,20 @@ impl Workspace {
         self.keep_driver()?;
         let n = self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let spare = self.spare.lock().unwrap().pop();
-        let (cwd, cwd_mode) = match spare {
-            Some(spare) => spare,
+        let (cwd, cwd_mode, left) = match spare {
+            Some((cwd, mode, file)) => (cwd, mode, Some(file)),
             None => {
                 let dir = tempfile::Builder::new()
                     .prefix("run-")
                     .tempdir_in(self.root.path())?;
                 let mode = mode_of(dir.path())?;
-                (dir, mode)
+                (dir, mode, None)
             }
         };
         Ok(RunDirs {
             cwd: Some(cwd),
             cwd_mode,
+            left: left.into(),
             stem: self.private.path().join(n.to_string()),
             made: Default::default(),
             spare: self.spare.clone(),
@@ -316,6 +352,7 @@ impl Workspace {
             .replace("@CACHE@", &cache)
             .replace("@SOURCE@", &python_path_literal(source)?)
             .replace("@BOOT_SOURCE@", &python_path_literal(&boot_source)?)
+            .replace("@LAZY@", &lazy_literal())
             .replace(
                 "@BOOT_PYC@",
                 &match &pyc {
@@ -764,6 +801,33 @@ mod tests {
             "DRIVER_SOURCE joins other files than DRIVER_PARTS"
         );
         assert!(DRIVER_SOURCE.ends_with("_request = _serve()\n"));
+        assert_eq!(PART_SOURCES.concat(), DRIVER_SOURCE);
+    }
+
+    #[test]
+    fn the_lazy_parts_are_named_by_their_lines() {
+        // Each part ends with a line's end, so that the lines of one are its own.
+        assert!(PART_SOURCES.iter().all(|p| p.ends_with('\n')));
+        let lines: Vec<&str> = DRIVER_SOURCE.split('\n').collect();
+        let literal = lazy_literal();
+        for (file, name) in LAZY_PARTS {
+            let at = DRIVER_PARTS.iter().position(|f| *f == file).unwrap();
+            let text = PART_SOURCES[at];
+            let start = literal.find(&format!("('{name}', ")).unwrap();
+            let numbers: Vec<usize> = literal[start..]
+                .split(')')
+                .next()
+                .unwrap()
+                .split(", ")
+                .skip(1)
+                .map(|n| n.parse().unwrap())
+                .collect();
+            assert_eq!(
+                lines[numbers[0]..numbers[1]].join("\n") + "\n",
+                text,
+                "{file}"
+            );
+        }
     }
 
     #[test]

@@ -53,6 +53,15 @@
 #   6_relation.py   how the raised exception's class stands to a class the rules name
 #   7_checks.py     the named checks of a run (`check`), each written as a `check` field
 #   9_start.py      the start: the loop, then the request left for boot.py
+# Of these, 2_ending.py, 5_traceback.py and 6_relation.py are loaded only when they are needed
+# (_need): a fork server loads them all before its first child, an exec'd run the ones it uses
+# (the traceback when its code raised, the relations when it also names classes), so that a
+# run that passes unmarshals and runs none of them (0.4 M instructions of a trivial exec'd run
+# on 3.12). The compiled form boot.py loads is a pair: the code of the other parts (these
+# parts' lines left blank, so that every line keeps its number), and a dict of these parts'
+# codes, each marshalled (boot_fallback.py writes it). Run as a script, the driver has them all.
+# Loaded after the case's code may have replaced builtins, these parts make nothing as they
+# load: their top level defines functions and constants only.
 # tests/python/driver_test.py tests the pure parts on every interpreter (0 to 6, without the
 # start).
 import os
@@ -72,6 +81,8 @@ for _name in (
 del _name
 _unicode = _BUILTINS.get("unicode")
 _PY2 = sys.version_info[0] == 2
+if "exec" in _BUILTINS:
+    globals()["exec"] = _BUILTINS["exec"]  # a function from 3.0 (a statement in 2.7)
 _exc_info = sys.exc_info
 _gettrace, _settrace = sys.gettrace, sys.settrace
 _getprofile, _setprofile = sys.getprofile, sys.setprofile
@@ -85,6 +96,35 @@ _DRIVER_DEPTH = 100
 # type's own descriptors (of a class's names, of its MRO), which a metaclass's __getattribute__
 # cannot answer for.
 _TYPE_DICT = type.__dict__
+# What 6_relation.py uses, made here: loaded once the case has run, that part makes nothing as
+# it loads (the case may have replaced `object` or `__build_class__`). A name that resolves to
+# nothing, and the types of classes: on 2.7 old-style classes' too (the type of one).
+_MISSING = object()
+_CLASS_TYPES = (type,)
+if _PY2:
+
+    class _OldStyle:
+        pass
+
+    _CLASS_TYPES = (type, type(_OldStyle))
+    del _OldStyle
+
+
+# This module's namespace, and the parts of it not loaded yet with what loads them (see the
+# header): the compiled form's dict and marshal.loads, bound before 9_start.py takes boot.py's
+# names (_c, _m) out of the module.
+_DRIVER = globals()
+_LAZY, _loads = {}, None
+if type(_DRIVER.get("_c")) is tuple:
+    _LAZY, _loads = _DRIVER["_c"][1], _DRIVER["_m"].loads
+
+
+def _need(*names):
+    # Load these parts of the driver into this module, those not loaded yet (see the header).
+    for name in names:
+        code = _LAZY.pop(name, None)
+        if code is not None:
+            exec(_loads(code), _DRIVER)
 
 
 def _import_unseen(name):

@@ -171,17 +171,6 @@ def _dump(main, data_path, leg):
         _os_close(fd)
 
 
-class _Collector(object):
-    def __init__(self):
-        self.text = []
-
-    def write(self, text):
-        self.text.append(text)
-
-    def flush(self):
-        pass
-
-
 def _compile(path, cache):
     """The code object of a case's source. The first compile() of a process builds the
     classes of the ast module (a millisecond or two, and objects that change the state the
@@ -204,6 +193,18 @@ def _compile(path, cache):
         if pid == 0:
             status = 3
             try:
+                # What compiling writes to sys.stderr (a SyntaxWarning). A class made here, in
+                # the child, not by every run (a class is 70 K instructions on 3.12).
+                class _Collector(object):
+                    def __init__(self):
+                        self.text = []
+
+                    def write(self, text):
+                        self.text.append(text)
+
+                    def flush(self):
+                        pass
+
                 said = sys.stderr = _Collector()
                 code = compile(_read(path), path, "exec", 0, True)
                 if not said.text:
