@@ -288,6 +288,93 @@ fn nothing_outlives_a_killed_crosspickle(iso: &'static str) -> TestResult {
     )
 }
 
+/// The code of a case whose runs 1 to 19 each note how many times the reaper (the `/bin/sh`
+/// child of the crosspickle that runs them) has slept and woken so far, and whose run 20,
+/// once the 19 have noted it, writes its pid to `spin.pid` and spins.
+const REAPER_WATCH: &str = r#"title: the reaper sleeps while runs start and end
+timeout: 120
+params:
+  n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]
+code: |
+  import os, time
+  def parent(pid):
+      for line in open("/proc/%d/status" % pid):
+          if line.startswith("PPid:"):
+              return int(line.split()[1])
+  ancestors, pid = set(), os.getpid()
+  while pid > 1:
+      pid = parent(pid)
+      ancestors.add(pid)
+  if n < 20:
+      for name in os.listdir("/proc"):
+          try:
+              cmdline = open("/proc/%s/cmdline" % name, "rb").read()
+              if b"trap '' INT HUP" in cmdline and parent(int(name)) in ancestors:
+                  status = open("/proc/%s/status" % name).read()
+                  woken = int(status.split("\nvoluntary_ctxt_switches:")[1].split()[0])
+                  with open(SEEN, "a") as f:
+                      f.write("%d\n" % woken)
+          except (OSError, ValueError):
+              pass
+  else:
+      start = time.time()
+      while time.time() - start < 60:
+          if os.path.exists(SEEN) and len(open(SEEN).read().split()) >= 19:
+              break
+          time.sleep(0.05)
+      with open(SPIN, "w") as f:
+          f.write(str(os.getpid()))
+      while True:
+          pass
+"#;
+
+trial!(
+    the_reaper_sleeps_through_the_runs_and_kills_after_a_sigkill,
+    needs = &["3.12"],
+    both
+);
+/// The reaper is told of each run's group by a table written in place, not by lines it reads
+/// as runs start and end (which woke it twice a run): through 19 runs it does not wake once
+/// (the first may see it start), and once crosspickle is killed (SIGKILL) after them, the 20th
+/// run, which spins, is gone within a few seconds: the table named its group, in a slot that
+/// earlier runs used.
+fn the_reaper_sleeps_through_the_runs_and_kills_after_a_sigkill(iso: &'static str) -> TestResult {
+    let dir = folder(&[("tmp/.keep", "")]);
+    let seen = dir.path().join("seen");
+    let code = REAPER_WATCH
+        .replace("SEEN", &format!("{:?}", path_str(&seen)))
+        .replace(
+            "SPIN",
+            &format!("{:?}", path_str(&dir.path().join("spin.pid"))),
+        );
+    std::fs::create_dir(dir.path().join("cases"))?;
+    std::fs::write(dir.path().join("cases/watch.yaml"), code)?;
+    let (mut child, spinner) = start_spinning(dir.path(), iso)?;
+    child.kill()?;
+    child.wait()?;
+    let gone = gone_within(spinner, Duration::from_secs(5));
+    if !gone {
+        let _ = kill(Pid::from_raw(spinner), Signal::SIGKILL);
+    }
+    let mut woken: Vec<u64> = std::fs::read_to_string(&seen)?
+        .split_whitespace()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    woken.sort();
+    check(
+        woken.len() == 19,
+        format!("19 runs saw the reaper, not {woken:?}"),
+    )?;
+    check(
+        woken[18] - woken[1] <= 2,
+        format!("the reaper woke as the runs started and ended ({iso}): {woken:?}"),
+    )?;
+    check(
+        gone,
+        format!("the spinning run ({iso}) was still running 5 s after crosspickle was killed"),
+    )
+}
+
 /// The pids of the processes whose command line holds `needle`.
 fn processes_with(needle: &str) -> Vec<i32> {
     entries(Path::new("/proc"))
