@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::marshal::Value;
 use crate::case::{python_unicode_literal, OutcomeKind, Params, Phase};
 use crate::outcome::{ClassRelation, NamedCheck, Observed};
 use crate::sys::fs as sysfs;
@@ -467,59 +468,71 @@ pub fn prune_forms(cache_dir: &Path, before: std::time::SystemTime) -> (usize, u
     (removed, bytes)
 }
 
-/// What the driver is asked to run: one line, a Python dict literal of named inputs (the
-/// driver ignores names it does not know, so inputs can be added; the names and the requests
-/// that carry the literal are the driver's protocol, stated in `driver/0_protocol.py`).
+/// What the driver is asked to run: one line, a dict of named inputs, marshalled and written in
+/// hex ([`super::marshal`]; the driver ignores names it does not know, so inputs can be added;
+/// the names and the requests that carry it are the driver's protocol, stated in
+/// `driver/0_protocol.py`).
 #[derive(Debug, Clone)]
 pub struct Request {
-    fields: Vec<(&'static str, String)>,
+    fields: Vec<(&'static str, Value)>,
 }
 
 impl Request {
     /// Run the code in `case` with `params` as globals, the result going to `result`.
     pub fn new(case: &Path, result: &Path, params: &Params) -> std::io::Result<Self> {
         let request = Request { fields: Vec::new() };
+        let params = params
+            .0
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::Param(v.clone())))
+            .collect();
         Ok(request
             .path("case", case)?
             .path("result", result)?
-            .literal("params", params.python_literal()))
+            .value("params", Value::Dict(params)))
     }
 
-    /// Add a path, or replace the one of that name (which must be UTF-8: it is written as a
-    /// Python string literal).
+    /// Add a path, or replace the one of that name (which must be UTF-8: the driver reads it
+    /// as text).
     pub fn path(self, name: &'static str, path: &Path) -> std::io::Result<Self> {
-        Ok(self.literal(name, python_path_literal(path)?))
+        Ok(self.text(name, utf8_path(path)?))
     }
 
     /// Add a string.
     pub fn text(self, name: &'static str, text: &str) -> Self {
-        self.literal(name, python_unicode_literal(text))
+        self.value(name, Value::Text(text.to_string()))
     }
 
-    fn literal(mut self, name: &'static str, literal: String) -> Self {
+    fn value(mut self, name: &'static str, value: Value) -> Self {
         self.fields.retain(|(n, _)| *n != name);
-        self.fields.push((name, literal));
+        self.fields.push((name, value));
         self
     }
 
-    /// The dict literal, on one line.
-    pub fn to_literal(&self) -> String {
-        let items: Vec<String> = self
-            .fields
-            .iter()
-            .map(|(k, v)| format!("{}: {v}", python_unicode_literal(k)))
-            .collect();
-        format!("{{{}}}", items.join(", "))
+    /// The request's line (without its end): the dict, marshalled, in hex.
+    pub fn to_wire(&self) -> String {
+        let dict = Value::Dict(
+            self.fields
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        );
+        super::marshal::hex(&super::marshal::dumps(&dict))
     }
 }
 
-fn python_path_literal(path: &Path) -> std::io::Result<String> {
-    path.to_str().map(python_unicode_literal).ok_or_else(|| {
+/// `path` as text, or why crosspickle cannot give it to the driver.
+fn utf8_path(path: &Path) -> std::io::Result<&str> {
+    path.to_str().ok_or_else(|| {
         std::io::Error::other(format!(
             "the path {} is not UTF-8: crosspickle's temporary folder must be",
             path.display()
         ))
     })
+}
+
+fn python_path_literal(path: &Path) -> std::io::Result<String> {
+    utf8_path(path).map(python_unicode_literal)
 }
 
 /// What the driver wrote, if it got that far.
@@ -831,7 +844,7 @@ mod tests {
     }
 
     #[test]
-    fn a_request_is_one_line_of_python() {
+    fn a_request_is_one_line_of_marshal_in_hex() {
         let params = Params::default();
         let r = Request::new(
             Path::new("/t/run-1/case.py"),
@@ -842,11 +855,20 @@ mod tests {
         .text("phase", "lo\"ad\n\u{e9}\\")
         .path("cwd", Path::new("/t/run 1"))
         .unwrap();
+        let wire = r.to_wire();
+        assert!(wire.bytes().all(|b| b.is_ascii_hexdigit()));
+        let text = |s: &str| Value::Text(s.into());
+        let dict = Value::Dict(vec![
+            ("case".into(), text("/t/run-1/case.py")),
+            ("result".into(), text("/t/p/1-result")),
+            ("params".into(), Value::Dict(vec![])),
+            ("phase".into(), text("lo\"ad\n\u{e9}\\")),
+            ("cwd".into(), text("/t/run 1")),
+        ]);
         assert_eq!(
-            r.to_literal(),
-            r#"{u"case": u"/t/run-1/case.py", u"result": u"/t/p/1-result", u"params": {}, u"phase": u"lo\"ad\u000a\u00e9\\", u"cwd": u"/t/run 1"}"#
+            wire,
+            super::super::marshal::hex(&super::super::marshal::dumps(&dict))
         );
-        assert!(!r.to_literal().contains('\n'));
         let bad = crate::sys::fs::non_unicode_path();
         assert!(Request::new(&bad, &bad, &params).is_err());
     }

@@ -12,14 +12,12 @@ class _Run(object):
                  "relay")
 
 
-def _begin(literal, server, preload):
+def _begin(wire, server, preload):
     # Everything before the case's code: the request read, the streams, folder and result file
     # set up, __main__ made, the preload imported and the code compiled. boot.py then runs the
     # code at the bottom of the stack, as `python case.py` would (no driver frame below it: the
     # same stack, recursion depth and messages as a plain script's), and calls _end.
-    # Only the names a literal can hold (on 2.7 True and False are builtins, not literals).
-    names = {"True": True, "False": False, "None": None, "float": float}
-    request = eval(literal, {"__builtins__": names})
+    request = _loads(bytes(bytearray.fromhex(wire.decode("ascii"))))
     if "stdout" in request:
         _redirect(_path(request["stdout"]), 1)
     if "stderr" in request:
