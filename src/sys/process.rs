@@ -13,9 +13,8 @@
 //! but one that waits for its input before it does anything (`waits_for_input`: a case's
 //! exec'd run), which its input's end stops should crosspickle die first; and every group
 //! being watched is known to a reaper, a small shell started with the first, that kills the
-//! groups its table names when its input ends, which is when crosspickle is gone (a `pip`
-//! that pip started, in its group, included); crosspickle writes the table in place, which
-//! does not wake the reaper. A service ends, with what it
+//! groups it was told of and not told are gone when its input ends, which is when crosspickle
+//! is gone (a `pip` that pip started, in its group, included). A service ends, with what it
 //! started, when its input ends.
 
 use std::collections::VecDeque;
@@ -626,62 +625,42 @@ async fn drained(
     both.await
 }
 
-/// The reaper (started with the first group it is told of: [`os::spawn_reaper`]), if it could
-/// start, and the slots of its table that are free.
-struct ReaperSlots {
-    reaper: os::Reaper,
-    /// Slots written before and free again.
-    free: Vec<usize>,
-    /// The slots written so far: the next slot never written.
-    written: usize,
-}
-
-fn reaper() -> Option<&'static std::sync::Mutex<ReaperSlots>> {
-    static REAPER: std::sync::OnceLock<Option<std::sync::Mutex<ReaperSlots>>> =
+/// The input of the reaper (started with the first group it is told of: [`os::spawn_reaper`]),
+/// if it could start.
+fn reaper() -> Option<&'static std::sync::Mutex<std::process::ChildStdin>> {
+    static REAPER_INPUT: std::sync::OnceLock<Option<std::sync::Mutex<std::process::ChildStdin>>> =
         std::sync::OnceLock::new();
-    REAPER
-        .get_or_init(|| {
-            os::spawn_reaper().map(|reaper| {
-                std::sync::Mutex::new(ReaperSlots {
-                    reaper,
-                    free: Vec::new(),
-                    written: 0,
-                })
-            })
-        })
+    REAPER_INPUT
+        .get_or_init(|| os::spawn_reaper().map(std::sync::Mutex::new))
         .as_ref()
 }
 
-/// A group the reaper knows of while this is alive: a slot of its table that names it.
-/// Telling it costs a write in place, no wake-up of the reaper.
-struct Reaped(Option<usize>);
+/// Tell the reaper a line; a reaper that is gone is no error.
+fn tell_reaper(line: String) {
+    use std::io::Write;
+    if let Some(input) = reaper() {
+        if let Ok(mut input) = input.lock() {
+            let _ = input.write_all(line.as_bytes());
+        }
+    }
+}
+
+/// A group the reaper knows of while this is alive.
+struct Reaped(u32);
 
 impl Reaped {
     fn new(pid: u32) -> Reaped {
-        let slot = (pid > 0).then(reaper).flatten().and_then(|reaper| {
-            let mut slots = reaper.lock().ok()?;
-            let slot = slots.free.pop().unwrap_or(slots.written);
-            if slots.reaper.note(slot, Some(pid)).is_err() {
-                // Not written: the reaper cannot know this group; a slot written before is
-                // free again.
-                if slot < slots.written {
-                    slots.free.push(slot);
-                }
-                return None;
-            }
-            slots.written = slots.written.max(slot + 1);
-            Some(slot)
-        });
-        Reaped(slot)
+        if pid > 0 {
+            tell_reaper(format!("+{pid}\n"));
+        }
+        Reaped(pid)
     }
 }
 
 impl Drop for Reaped {
     fn drop(&mut self) {
-        let Some(slot) = self.0 else { return };
-        if let Some(mut slots) = reaper().and_then(|r| r.lock().ok()) {
-            let _ = slots.reaper.note(slot, None);
-            slots.free.push(slot);
+        if self.0 > 0 {
+            tell_reaper(format!("-{}\n", self.0));
         }
     }
 }

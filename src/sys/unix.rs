@@ -278,65 +278,35 @@ pub fn dies_with_parent(cmd: &mut tokio::process::Command) {
 #[cfg(not(target_os = "linux"))]
 pub fn dies_with_parent(_cmd: &mut tokio::process::Command) {}
 
-/// The reaper's program: it reads its input to its end, which comes when crosspickle is gone
-/// (crosspickle never writes to it), then kills each group its table names (or the process
-/// alone, where it has not made its group yet). The table is its standard output, a file opened
-/// to read and write with no name, which crosspickle writes in place ([`Reaper::note`]): a line
-/// per slot, a group's number or blanks. Told so, the reaper sleeps from its start to its
-/// end: told by lines on its input, it woke for each group as it started and as it ended (370
-/// context switches and 2,800 one-byte reads for 200 exec'd runs). Deaf to Ctrl-C and
-/// SIGHUP, which are crosspickle's to handle.
+/// The reaper's program: it keeps the groups it is told of (`+PID`) and forgets those it is
+/// told are gone (`-PID`); when its input ends, it kills each group it still knows (or the
+/// process alone, where it has not made its group yet). Deaf to Ctrl-C and SIGHUP, which are
+/// crosspickle's to handle.
 const REAPER: &str = r#"trap '' INT HUP
-while read -r l; do :; done
-while read -r p; do
-  if [ -n "$p" ]; then kill -9 -$p 2>/dev/null || kill -9 $p 2>/dev/null; fi
-done <&1
+g=' '
+while read -r l; do
+  case $l in
+    +*) g="$g${l#+} " ;;
+    -*) p=${l#-}; case $g in *" $p "*) g="${g%% $p *} ${g#* $p }" ;; esac ;;
+  esac
+done
+for p in $g; do kill -9 -$p 2>/dev/null || kill -9 $p 2>/dev/null; done
 "#;
 
-/// The bytes of a slot of the reaper's table: a group's number, right-aligned, or blanks,
-/// then a line's end.
-const SLOT: usize = 11;
-
-/// The reaper, started: its input, which it reads to its end, and its table.
-pub struct Reaper {
-    _input: std::process::ChildStdin,
-    table: File,
-}
-
-impl Reaper {
-    /// Slot `slot` of the table names group `pid` (`None`: no group). Slots are written from
-    /// the first on, each before the next: the table has no hole.
-    pub fn note(&self, slot: usize, pid: Option<u32>) -> std::io::Result<()> {
-        use std::os::unix::fs::FileExt;
-        let line = match pid {
-            Some(pid) => format!("{pid:>width$}\n", width = SLOT - 1),
-            None => format!("{:width$}\n", "", width = SLOT - 1),
-        };
-        self.table
-            .write_all_at(line.as_bytes(), (slot * SLOT) as u64)
-    }
-}
-
-/// The reaper: a small shell ([`REAPER`]) in a process group of its own, with its table (in
-/// memory, `/dev/shm`, where there is one); `None` when it cannot start.
-pub fn spawn_reaper() -> Option<Reaper> {
+/// The reaper: a small shell ([`REAPER`]) in a process group of its own, which crosspickle
+/// tells of the groups it watches; its input, or `None` when it cannot start.
+pub fn spawn_reaper() -> Option<std::process::ChildStdin> {
     use std::os::unix::process::CommandExt;
-    let table = tempfile::tempfile_in("/dev/shm")
-        .or_else(|_| tempfile::tempfile())
-        .ok()?;
     // (`-f`: the groups' numbers are never taken for file names.)
     let mut child = std::process::Command::new("/bin/sh")
         .args(["-f", "-c", REAPER])
         .stdin(std::process::Stdio::piped())
-        .stdout(table.try_clone().ok()?)
+        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .process_group(0)
         .spawn()
         .ok()?;
-    Some(Reaper {
-        _input: child.stdin.take()?,
-        table,
-    })
+    child.stdin.take()
 }
 
 /// From the moment it is called (in a tokio runtime), Ctrl-C, SIGTERM and SIGHUP no longer end

@@ -292,17 +292,8 @@ pub fn non_unicode_path() -> std::path::PathBuf {
 /// it, but not when crosspickle itself is killed (not checked on Windows).
 pub fn dies_with_parent(_cmd: &mut tokio::process::Command) {}
 
-/// No reaper on Windows (its program is a POSIX shell's): there is none of this type.
-pub enum Reaper {}
-
-impl Reaper {
-    pub fn note(&self, _slot: usize, _pid: Option<u32>) -> std::io::Result<()> {
-        match *self {}
-    }
-}
-
 /// No reaper on Windows (its program is a POSIX shell's).
-pub fn spawn_reaper() -> Option<Reaper> {
+pub fn spawn_reaper() -> Option<std::process::ChildStdin> {
     None
 }
 
