@@ -7,7 +7,7 @@ try:
  _f=open(@CACHE@,'rb');_d=_f.read();_f.close();_c=_d[:len(_v)]==_v and _m.loads(_d[len(_v):])
 except Exception:pass
 if not _c:_f=open(sys.argv[1],'rb');exec(_f.read());_f.close()
-exec(_c)
+exec(_c[0])
 if _request is not None:
  _s=_begin(*_request);_x=_s.raised;_r=None
  for _i in _s.legs:

@@ -1,12 +1,24 @@
-def _write_compiled(source, name, path, head, marshal):
+def _write_compiled(source, name, path, head, marshal, lazy=None):
     # The file `source` compiled (its code named `name`) and written to `path` behind `head`,
-    # atomically: a reader finds the whole file or none. Nothing is raised.
+    # atomically: a reader finds the whole file or none. Nothing is raised. With `lazy` (the
+    # driver's parts loaded only when needed: name, first line, end, counted from 0), the pair
+    # the driver is loaded from: the code of the rest, those lines left blank, and a dict of
+    # each part's code, marshalled, its lines where they are in the file.
     import os
     tmp = '%s.%d' % (path, os.getpid())
     try:
         f = open(source, 'rb')
-        code = compile(f.read(), name, 'exec', 0, True)
+        text = f.read()
         f.close()
+        if lazy is None:
+            code = compile(text, name, 'exec', 0, True)
+        else:
+            lines, parts = text.split(b'\n'), {}
+            for part, start, end in lazy:
+                body = b'\n' * start + b'\n'.join(lines[start:end])
+                parts[part] = marshal.dumps(compile(body, name, 'exec', 0, True))
+                lines[start:end] = [b''] * (end - start)
+            code = (compile(b'\n'.join(lines), name, 'exec', 0, True), parts)
         f = open(tmp, 'wb')
         f.write(head + marshal.dumps(code))
         f.close()
@@ -47,7 +59,7 @@ def _fallback(cache, source, marshal, version, write, pyc_head):
     import os
     pid = os.fork()
     if pid == 0:
-        write(source, source, cache, version, marshal)
+        write(source, source, cache, version, marshal, @LAZY@)
         head, pyc = pyc_head(), @BOOT_PYC@
         if head is not None and pyc is not None:
             write(@BOOT_SOURCE@, '<string>', pyc, head, marshal)
@@ -63,7 +75,7 @@ def _fallback(cache, source, marshal, version, write, pyc_head):
         pass
     f = open(source, 'rb')
     try:
-        return compile(f.read(), source, 'exec', 0, True)
+        return compile(f.read(), source, 'exec', 0, True), {}
     finally:
         f.close()
 _c = _fallback(@CACHE@, @SOURCE@, _m, _v, _write_compiled, _pyc_head)

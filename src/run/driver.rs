@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::marshal::Value;
 use crate::case::{python_unicode_literal, OutcomeKind, Params, Phase};
 use crate::outcome::{ClassRelation, NamedCheck, Observed};
 use crate::sys::fs as sysfs;
@@ -39,6 +40,42 @@ pub const DRIVER_PARTS: [&str; 9] = [
     "7_checks.py",
     "9_start.py",
 ];
+/// The text of each of [`DRIVER_PARTS`], in that order.
+const PART_SOURCES: [&str; 9] = [
+    include_str!("driver/0_protocol.py"),
+    include_str!("driver/1_serve.py"),
+    include_str!("driver/2_ending.py"),
+    include_str!("driver/3_run.py"),
+    include_str!("driver/4_record.py"),
+    include_str!("driver/5_traceback.py"),
+    include_str!("driver/6_relation.py"),
+    include_str!("driver/7_checks.py"),
+    include_str!("driver/9_start.py"),
+];
+/// The parts a run loads only when it needs them, by the name the driver's `_need` knows them
+/// by (driver/0_protocol.py): the quiet ending of forked runs (a fork server's), traceback
+/// formatting (a run that raised) and class relations (one that raised and names classes).
+/// Unmarshalling and running them was 0.4 M instructions of a trivial exec'd run on 3.12.
+const LAZY_PARTS: [(&str, &str); 3] = [
+    ("2_ending.py", "ending"),
+    ("5_traceback.py", "traceback"),
+    ("6_relation.py", "relation"),
+];
+
+/// [`LAZY_PARTS`] as the boot fallback's literal: `(name, first line, end)` each, lines of
+/// [`DRIVER_SOURCE`] counted from 0.
+fn lazy_literal() -> String {
+    let mut line = 0;
+    let mut found = Vec::new();
+    for (file, text) in DRIVER_PARTS.iter().zip(PART_SOURCES) {
+        let lines = text.matches('\n').count();
+        if let Some((_, name)) = LAZY_PARTS.iter().find(|(f, _)| f == file) {
+            found.push(format!("('{name}', {line}, {})", line + lines));
+        }
+        line += lines;
+    }
+    format!("[{}]", found.join(", "))
+}
 /// The `-c` program: loads the driver, compiled once per interpreter and kept marshalled
 /// behind the interpreter's `sys.version` and the file's name (compiling it from source costs
 /// a few milliseconds a run), and runs it. It is short because every process compiles it.
@@ -86,13 +123,17 @@ pub struct RunDirs {
     cwd: Option<tempfile::TempDir>,
     /// Its mode when it was made.
     cwd_mode: u32,
+    /// The one file in it: the code's, once written, or the one an earlier run left when it
+    /// is a folder kept for later runs.
+    left: std::sync::Mutex<Option<PathBuf>>,
     stem: PathBuf,
     made: std::sync::Mutex<Vec<PathBuf>>,
     spare: Spare,
 }
 
-/// Working directories kept for later runs, with their modes when they were made.
-type Spare = std::sync::Arc<std::sync::Mutex<Vec<(tempfile::TempDir, u32)>>>;
+/// Working directories kept for later runs, with their modes when they were made and the one
+/// file each holds.
+type Spare = std::sync::Arc<std::sync::Mutex<Vec<(tempfile::TempDir, u32, PathBuf)>>>;
 
 impl RunDirs {
     /// The run's working directory.
@@ -104,12 +145,12 @@ impl RunDirs {
     pub fn write_code(&self, name: &str, code: &str) -> std::io::Result<PathBuf> {
         use std::io::{Seek, Write};
         let path = self.cwd().join(name);
-        if let Some(old) = std::fs::read_dir(self.cwd())?.next() {
-            let old = old?.path();
-            if old != path {
-                std::fs::rename(&old, &path)?;
-            }
+        // The file there (found as the folder was kept: it is not read again).
+        let mut left = self.left.lock().unwrap();
+        if let Some(old) = left.take().filter(|old| *old != path) {
+            std::fs::rename(old, &path)?;
         }
+        *left = Some(path.clone());
         // Rewritten in place: no file made, no block freed when the code fits where it was.
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create(true).truncate(false);
@@ -145,19 +186,14 @@ fn mode_of(path: &Path) -> std::io::Result<u32> {
 }
 
 /// A working directory a run left as it was given: a folder with the mode it was made with,
-/// holding one regular file that its owner can write, with no other name.
-fn reusable(dir: &Path, mode: u32) -> bool {
+/// holding one regular file that its owner can write, with no other name. That file, if so.
+fn reusable(dir: &Path, mode: u32) -> Option<PathBuf> {
     let owned = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && sysfs::mode(&m) == mode);
-    let mut entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(_) => return false,
-    };
-    let one_file = entries
-        .next()
-        .and_then(Result::ok)
-        .and_then(|e| std::fs::symlink_metadata(e.path()).ok())
-        .is_some_and(|m| m.is_file() && sysfs::link_count(&m) == 1 && sysfs::mode(&m) & 0o200 != 0);
-    owned && one_file && entries.next().is_none()
+    let mut entries = std::fs::read_dir(dir).ok()?;
+    let file = entries.next()?.ok()?.path();
+    let one_file = std::fs::symlink_metadata(&file)
+        .is_ok_and(|m| m.is_file() && sysfs::link_count(&m) == 1 && sysfs::mode(&m) & 0o200 != 0);
+    (owned && one_file && entries.next().is_none()).then_some(file)
 }
 
 impl Drop for RunDirs {
@@ -166,8 +202,8 @@ impl Drop for RunDirs {
             let _ = std::fs::remove_file(path);
         }
         if let Some(cwd) = self.cwd.take() {
-            if reusable(cwd.path(), self.cwd_mode) {
-                self.spare.lock().unwrap().push((cwd, self.cwd_mode));
+            if let Some(file) = reusable(cwd.path(), self.cwd_mode) {
+                self.spare.lock().unwrap().push((cwd, self.cwd_mode, file));
             }
         }
     }
@@ -225,19 +261,20 @@ impl Workspace {
         self.keep_driver()?;
         let n = self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let spare = self.spare.lock().unwrap().pop();
-        let (cwd, cwd_mode) = match spare {
-            Some(spare) => spare,
+        let (cwd, cwd_mode, left) = match spare {
+            Some((cwd, mode, file)) => (cwd, mode, Some(file)),
             None => {
                 let dir = tempfile::Builder::new()
                     .prefix("run-")
                     .tempdir_in(self.root.path())?;
                 let mode = mode_of(dir.path())?;
-                (dir, mode)
+                (dir, mode, None)
             }
         };
         Ok(RunDirs {
             cwd: Some(cwd),
             cwd_mode,
+            left: left.into(),
             stem: self.private.path().join(n.to_string()),
             made: Default::default(),
             spare: self.spare.clone(),
@@ -316,6 +353,7 @@ impl Workspace {
             .replace("@CACHE@", &cache)
             .replace("@SOURCE@", &python_path_literal(source)?)
             .replace("@BOOT_SOURCE@", &python_path_literal(&boot_source)?)
+            .replace("@LAZY@", &lazy_literal())
             .replace(
                 "@BOOT_PYC@",
                 &match &pyc {
@@ -430,59 +468,71 @@ pub fn prune_forms(cache_dir: &Path, before: std::time::SystemTime) -> (usize, u
     (removed, bytes)
 }
 
-/// What the driver is asked to run: one line, a Python dict literal of named inputs (the
-/// driver ignores names it does not know, so inputs can be added; the names and the requests
-/// that carry the literal are the driver's protocol, stated in `driver/0_protocol.py`).
+/// What the driver is asked to run: one line, a dict of named inputs, marshalled and written in
+/// hex ([`super::marshal`]; the driver ignores names it does not know, so inputs can be added;
+/// the names and the requests that carry it are the driver's protocol, stated in
+/// `driver/0_protocol.py`).
 #[derive(Debug, Clone)]
 pub struct Request {
-    fields: Vec<(&'static str, String)>,
+    fields: Vec<(&'static str, Value)>,
 }
 
 impl Request {
     /// Run the code in `case` with `params` as globals, the result going to `result`.
     pub fn new(case: &Path, result: &Path, params: &Params) -> std::io::Result<Self> {
         let request = Request { fields: Vec::new() };
+        let params = params
+            .0
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::Param(v.clone())))
+            .collect();
         Ok(request
             .path("case", case)?
             .path("result", result)?
-            .literal("params", params.python_literal()))
+            .value("params", Value::Dict(params)))
     }
 
-    /// Add a path, or replace the one of that name (which must be UTF-8: it is written as a
-    /// Python string literal).
+    /// Add a path, or replace the one of that name (which must be UTF-8: the driver reads it
+    /// as text).
     pub fn path(self, name: &'static str, path: &Path) -> std::io::Result<Self> {
-        Ok(self.literal(name, python_path_literal(path)?))
+        Ok(self.text(name, utf8_path(path)?))
     }
 
     /// Add a string.
     pub fn text(self, name: &'static str, text: &str) -> Self {
-        self.literal(name, python_unicode_literal(text))
+        self.value(name, Value::Text(text.to_string()))
     }
 
-    fn literal(mut self, name: &'static str, literal: String) -> Self {
+    fn value(mut self, name: &'static str, value: Value) -> Self {
         self.fields.retain(|(n, _)| *n != name);
-        self.fields.push((name, literal));
+        self.fields.push((name, value));
         self
     }
 
-    /// The dict literal, on one line.
-    pub fn to_literal(&self) -> String {
-        let items: Vec<String> = self
-            .fields
-            .iter()
-            .map(|(k, v)| format!("{}: {v}", python_unicode_literal(k)))
-            .collect();
-        format!("{{{}}}", items.join(", "))
+    /// The request's line (without its end): the dict, marshalled, in hex.
+    pub fn to_wire(&self) -> String {
+        let dict = Value::Dict(
+            self.fields
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        );
+        super::marshal::hex(&super::marshal::dumps(&dict))
     }
 }
 
-fn python_path_literal(path: &Path) -> std::io::Result<String> {
-    path.to_str().map(python_unicode_literal).ok_or_else(|| {
+/// `path` as text, or why crosspickle cannot give it to the driver.
+fn utf8_path(path: &Path) -> std::io::Result<&str> {
+    path.to_str().ok_or_else(|| {
         std::io::Error::other(format!(
             "the path {} is not UTF-8: crosspickle's temporary folder must be",
             path.display()
         ))
     })
+}
+
+fn python_path_literal(path: &Path) -> std::io::Result<String> {
+    utf8_path(path).map(python_unicode_literal)
 }
 
 /// What the driver wrote, if it got that far.
@@ -764,10 +814,37 @@ mod tests {
             "DRIVER_SOURCE joins other files than DRIVER_PARTS"
         );
         assert!(DRIVER_SOURCE.ends_with("_request = _serve()\n"));
+        assert_eq!(PART_SOURCES.concat(), DRIVER_SOURCE);
     }
 
     #[test]
-    fn a_request_is_one_line_of_python() {
+    fn the_lazy_parts_are_named_by_their_lines() {
+        // Each part ends with a line's end, so that the lines of one are its own.
+        assert!(PART_SOURCES.iter().all(|p| p.ends_with('\n')));
+        let lines: Vec<&str> = DRIVER_SOURCE.split('\n').collect();
+        let literal = lazy_literal();
+        for (file, name) in LAZY_PARTS {
+            let at = DRIVER_PARTS.iter().position(|f| *f == file).unwrap();
+            let text = PART_SOURCES[at];
+            let start = literal.find(&format!("('{name}', ")).unwrap();
+            let numbers: Vec<usize> = literal[start..]
+                .split(')')
+                .next()
+                .unwrap()
+                .split(", ")
+                .skip(1)
+                .map(|n| n.parse().unwrap())
+                .collect();
+            assert_eq!(
+                lines[numbers[0]..numbers[1]].join("\n") + "\n",
+                text,
+                "{file}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_is_one_line_of_marshal_in_hex() {
         let params = Params::default();
         let r = Request::new(
             Path::new("/t/run-1/case.py"),
@@ -778,11 +855,20 @@ mod tests {
         .text("phase", "lo\"ad\n\u{e9}\\")
         .path("cwd", Path::new("/t/run 1"))
         .unwrap();
+        let wire = r.to_wire();
+        assert!(wire.bytes().all(|b| b.is_ascii_hexdigit()));
+        let text = |s: &str| Value::Text(s.into());
+        let dict = Value::Dict(vec![
+            ("case".into(), text("/t/run-1/case.py")),
+            ("result".into(), text("/t/p/1-result")),
+            ("params".into(), Value::Dict(vec![])),
+            ("phase".into(), text("lo\"ad\n\u{e9}\\")),
+            ("cwd".into(), text("/t/run 1")),
+        ]);
         assert_eq!(
-            r.to_literal(),
-            r#"{u"case": u"/t/run-1/case.py", u"result": u"/t/p/1-result", u"params": {}, u"phase": u"lo\"ad\u000a\u00e9\\", u"cwd": u"/t/run 1"}"#
+            wire,
+            super::super::marshal::hex(&super::super::marshal::dumps(&dict))
         );
-        assert!(!r.to_literal().contains('\n'));
         let bad = crate::sys::fs::non_unicode_path();
         assert!(Request::new(&bad, &bad, &params).is_err());
     }

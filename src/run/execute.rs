@@ -1007,7 +1007,7 @@ async fn exec(ctx: &Context, prepared: &Prepared) -> Result<Finished, RunFailure
         .args(key.args.iter().cloned())
         .cwd(dirs.cwd())
         .stdin(Stdin::Bytes(
-            format!("{}once {}\n", key.opening(true), request.to_literal()).into_bytes(),
+            format!("{}once {}\n", key.opening(true), request.to_wire()).into_bytes(),
         ))
         .makes_own_session()
         .waits_for_input()

@@ -7,6 +7,7 @@ pub mod bounce;
 pub mod checks;
 pub mod driver;
 pub mod execute;
+pub mod marshal;
 pub mod plan;
 pub mod record;
 pub mod server;

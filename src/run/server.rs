@@ -251,7 +251,7 @@ impl Server {
         if self.lost.is_cancelled() {
             return Err(self.lost_error());
         }
-        self.send(format!("run {id} {}\n", request.to_literal()))
+        self.send(format!("run {id} {}\n", request.to_wire()))
             .await?;
         match self.reply(rx, "start a run", deadline).await? {
             Ok(pid) => {

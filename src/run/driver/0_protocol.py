@@ -9,8 +9,8 @@
 #                     with what they write kept in files: a server's fd 1 is the protocol's;
 #                     one that fails is imported again where the case's code starts
 #   import NAMES      the same in a process that runs one request: what they write is the run's
-#   once LITERAL      run the request in this very process (exec isolation), then end
-#   run ID LITERAL    fork a child that runs it (its own session), reply `started ID PID`
+#   once REQUEST      run the request in this very process (exec isolation), then end
+#   run ID REQUEST    fork a child that runs it (its own session), reply `started ID PID`
 #                     (the child writes its pid in its result file first, then goes on only
 #                     if the server is still its parent)
 #   reap PID          wait for that child, reply `exited PID STATUS` (wait(2)'s raw status)
@@ -22,11 +22,14 @@
 # atexit handlers (_quiet_exit) instead of freeing everything its server made. The server never
 # runs case code.
 #
-# LITERAL is one line, a Python dict literal of inputs (extensible: unknown keys are ignored):
+# REQUEST is a dict of inputs (extensible: unknown keys are ignored), marshalled (the codes of
+# marshal version 2: text as unicode, params' scalars as themselves) and written in hex, one
+# line (run/marshal.rs): loading it parses nothing (eval of a dict literal, which it was, ran
+# the parser in every exec'd run: 1.4 M instructions on 3.12). Its keys:
 #   case    the file holding the code, run as __main__
 #   result  where the result record goes: a file in a folder the case is not told about,
 #           opened before the case runs and kept out of its reach (see _Result)
-#   params  a dict literal of scalars bound as globals
+#   params  a dict of scalars bound as globals
 #   phase   "dump" or "load" for a round trip, "reload" for a bounce's producer; data  where
 #           `data` goes to or comes from
 #   relay, relay_data, relay_cache   a load's bounce: the relay's code, run after the load's in
@@ -53,6 +56,15 @@
 #   6_relation.py   how the raised exception's class stands to a class the rules name
 #   7_checks.py     the named checks of a run (`check`), each written as a `check` field
 #   9_start.py      the start: the loop, then the request left for boot.py
+# Of these, 2_ending.py, 5_traceback.py and 6_relation.py are loaded only when they are needed
+# (_need): a fork server loads them all before its first child, an exec'd run the ones it uses
+# (the traceback when its code raised, the relations when it also names classes), so that a
+# run that passes unmarshals and runs none of them (0.4 M instructions of a trivial exec'd run
+# on 3.12). The compiled form boot.py loads is a pair: the code of the other parts (these
+# parts' lines left blank, so that every line keeps its number), and a dict of these parts'
+# codes, each marshalled (boot_fallback.py writes it). Run as a script, the driver has them all.
+# Loaded after the case's code may have replaced builtins, these parts make nothing as they
+# load: their top level defines functions and constants only.
 # tests/python/driver_test.py tests the pure parts on every interpreter (0 to 6, without the
 # start).
 import os
@@ -72,6 +84,8 @@ for _name in (
 del _name
 _unicode = _BUILTINS.get("unicode")
 _PY2 = sys.version_info[0] == 2
+if "exec" in _BUILTINS:
+    globals()["exec"] = _BUILTINS["exec"]  # a function from 3.0 (a statement in 2.7)
 _exc_info = sys.exc_info
 _gettrace, _settrace = sys.gettrace, sys.settrace
 _getprofile, _setprofile = sys.getprofile, sys.setprofile
@@ -85,6 +99,35 @@ _DRIVER_DEPTH = 100
 # type's own descriptors (of a class's names, of its MRO), which a metaclass's __getattribute__
 # cannot answer for.
 _TYPE_DICT = type.__dict__
+# What 6_relation.py uses, made here: loaded once the case has run, that part makes nothing as
+# it loads (the case may have replaced `object` or `__build_class__`). A name that resolves to
+# nothing, and the types of classes: on 2.7 old-style classes' too (the type of one).
+_MISSING = object()
+_CLASS_TYPES = (type,)
+if _PY2:
+
+    class _OldStyle:
+        pass
+
+    _CLASS_TYPES = (type, type(_OldStyle))
+    del _OldStyle
+
+
+# This module's namespace, and the parts of it not loaded yet with what loads them (see the
+# header): the compiled form's dict and marshal.loads, bound before 9_start.py takes boot.py's
+# names (_c, _m) out of the module.
+_DRIVER = globals()
+_LAZY = {}
+if type(_DRIVER.get("_c")) is tuple:
+    _LAZY = _DRIVER["_c"][1]
+
+
+def _need(*names):
+    # Load these parts of the driver into this module, those not loaded yet (see the header).
+    for name in names:
+        code = _LAZY.pop(name, None)
+        if code is not None:
+            exec(_loads(code), _DRIVER)
 
 
 def _import_unseen(name):
@@ -98,6 +141,10 @@ def _import_unseen(name):
     if not had:
         del sys.modules[name]
     return module
+
+
+# What reads requests and the lazy parts (marshal is imported by every boot program).
+_loads = _import_unseen("marshal").loads
 
 
 def _ascii(text):

@@ -32,6 +32,9 @@ def _serve():
             continue
         line, buf = buf[:nl], buf[nl + 1 :]
         verb, _, rest = line.partition(b" ")
+        if verb in (b"preload", b"run"):
+            # A server: its children start with every part of the driver loaded (_need).
+            _need(*list(_LAZY))
         if verb in (b"preload", b"import"):
             names = [n if str is bytes else n.decode("ascii") for n in rest.split(b",")]
             if verb == b"import":

@@ -12,14 +12,12 @@ class _Run(object):
                  "relay")
 
 
-def _begin(literal, server, preload):
+def _begin(wire, server, preload):
     # Everything before the case's code: the request read, the streams, folder and result file
     # set up, __main__ made, the preload imported and the code compiled. boot.py then runs the
     # code at the bottom of the stack, as `python case.py` would (no driver frame below it: the
     # same stack, recursion depth and messages as a plain script's), and calls _end.
-    # Only the names a literal can hold (on 2.7 True and False are builtins, not literals).
-    names = {"True": True, "False": False, "None": None, "float": float}
-    request = eval(literal, {"__builtins__": names})
+    request = _loads(bytes(bytearray.fromhex(wire.decode("ascii"))))
     if "stdout" in request:
         _redirect(_path(request["stdout"]), 1)
     if "stderr" in request:
@@ -171,17 +169,6 @@ def _dump(main, data_path, leg):
         _os_close(fd)
 
 
-class _Collector(object):
-    def __init__(self):
-        self.text = []
-
-    def write(self, text):
-        self.text.append(text)
-
-    def flush(self):
-        pass
-
-
 def _compile(path, cache):
     """The code object of a case's source. The first compile() of a process builds the
     classes of the ast module (a millisecond or two, and objects that change the state the
@@ -204,6 +191,18 @@ def _compile(path, cache):
         if pid == 0:
             status = 3
             try:
+                # What compiling writes to sys.stderr (a SyntaxWarning). A class made here, in
+                # the child, not by every run (a class is 70 K instructions on 3.12).
+                class _Collector(object):
+                    def __init__(self):
+                        self.text = []
+
+                    def write(self, text):
+                        self.text.append(text)
+
+                    def flush(self):
+                        pass
+
                 said = sys.stderr = _Collector()
                 code = compile(_read(path), path, "exec", 0, True)
                 if not said.text:

@@ -17,6 +17,7 @@ def _raised(exc_type, exc, tb):
     exc_name = _type_name(exc_type)
     message = _text(exc, _MAX_MESSAGE)
     try:
+        _need("traceback")
         tb_text = _traceback(exc_type, exc, tb)
     except BaseException:
         tb_text = None
@@ -44,6 +45,7 @@ def _report(raised, class_names, modules_before, builtins_before, main):
         else:
             outcome, exc_name, message, tb_text = _raised(exc_type, exc, tb)
         if class_names and exc_type is not None:
+            _need("relation")
             classes = _classes(class_names, exc_type, modules_before, builtins_before, main)
     return [
         ("outcome", outcome),

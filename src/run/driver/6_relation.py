@@ -1,7 +1,6 @@
 # How the class of what the case raised stands to each class name the case's rules name
 # (`exception`, `instance_of`): same, subclass, unrelated or missing, decided by the class's
 # own MRO and by name, never by code the case could have replaced.
-_MISSING = object()
 
 
 def _resolve(name, modules_before, builtins_before, main):
@@ -52,7 +51,7 @@ def _relation(name, value, exc_type):
     # type's own MRO (what the interpreter's exception matching walks), never __subclasscheck__.
     # Then by name: a class of the MRO that `name` names (a class whose module the case
     # removed from sys.modules, or a bare name that is no builtin) is the same or a base.
-    class_types = (type, type(_OldStyle)) if _PY2 else (type,)
+    class_types = _CLASS_TYPES
     if isinstance(exc_type, type):
         mro = list(_TYPE_DICT["__mro__"].__get__(exc_type, type))
     else:
@@ -77,10 +76,6 @@ def _relation(name, value, exc_type):
     if any(_named(name, c) for c in mro[1:]):
         return "subclass"
     return relation
-
-
-class _OldStyle:
-    pass
 
 
 def _classes(names, exc_type, modules_before, builtins_before, main):

@@ -49,6 +49,7 @@ class _Checks(object):
                 outcome, exc_name, message, tb_text = _raised(exc_type, exc, tb)
                 names, modules_before, builtins_before, main = self._context
                 if names:
+                    _need("relation")
                     classes = _classes(names, exc_type, modules_before, builtins_before, main)
         self._done.append([
             ("name", name),
