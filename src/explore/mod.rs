@@ -673,6 +673,7 @@ async fn shrink(
                 cause: shown.cause,
                 sites: shown.sites,
                 detail: shown.detail,
+                unpickler: shown.unpickler,
                 ..pair
             };
         }
@@ -681,6 +682,7 @@ async fn shrink(
         observed: pair.observed.clone(),
         cause: pair.cause.clone(),
         sites: pair.sites.clone(),
+        unpickler: pair.unpickler,
         ..finding.clone()
     };
     // The smallest value on every interpreter; should it not show the finding there (a

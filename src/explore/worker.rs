@@ -631,9 +631,33 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
     if wire.tasks.len() != count {
         return Err(format!("{} answers to {count} tasks", wire.tasks.len()));
     }
-    // Each part is named by one task (or one side of a parity pair): moved out, not copied.
+    let tasks = wire
+        .tasks
+        .iter()
+        .map(|t| task_of(t.get()))
+        .collect::<Result<Vec<_>, _>>()?;
+    // A part is named by one task or more (a dump with no protocol named is the default's
+    // number's pickle) or one side of a parity pair: moved out at its last use, not copied.
+    let mut uses = vec![0usize; parts.len()];
+    let named = tasks.iter().filter_map(|t| match t {
+        WireTask::Part(p) => Some(*p),
+        WireTask::Done(_) => None,
+    });
+    let paired = wire.parity.iter().flat_map(|(_, _, c, py)| [*c, *py]);
+    for i in named.chain(paired) {
+        if let Some(n) = uses.get_mut(i) {
+            *n += 1;
+        }
+    }
     let mut part = |i: usize| match parts.get_mut(i).filter(|_| i > 0) {
-        Some(p) => Ok(std::mem::take(p)),
+        Some(p) => {
+            uses[i] -= 1;
+            Ok(if uses[i] == 0 {
+                std::mem::take(p)
+            } else {
+                p.clone()
+            })
+        }
         None => Err(format!("no part {i}")),
     };
     let mut answer = Answer {
@@ -641,8 +665,8 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
         tasks: Vec::with_capacity(count),
         parity: Vec::new(),
     };
-    for t in wire.tasks {
-        answer.tasks.push(match task_of(t.get())? {
+    for t in tasks {
+        answer.tasks.push(match t {
             WireTask::Part(p) => Done::Dumped(part(p)?),
             WireTask::Done(done) => done,
         });
@@ -752,5 +776,16 @@ mod tests {
         assert!(decode(bad, 1).is_err(), "an exception without its message");
         let bad = vec![br#"{"built":{"0":{"no":1}},"tasks":[]}"#.to_vec()];
         assert!(decode(bad, 0).is_err(), "a value neither built nor not");
+        // The default protocol's dump names its number's part: both have the pickle, and a
+        // parity pair of the two the same forms.
+        let header =
+            br#"{"built":{},"tasks":[{"p":1},{"p":1}],"parity":[["0",4,2,3],["0",100,2,3]]}"#;
+        let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
+        let a = decode(parts, 2).unwrap();
+        assert_eq!(a.tasks, vec![Done::Dumped(b"P".to_vec()); 2]);
+        assert!(a
+            .parity
+            .iter()
+            .all(|(_, _, c, py)| (&c[..], &py[..]) == (b"C", b"Y")));
     }
 }

@@ -708,3 +708,37 @@ fn bytes_loaded_as_str_are_one_cause_where_they_sort() -> TestResult {
         ),
     )
 }
+
+trial!(
+    two_causes_in_one_value_are_shrunk_apart,
+    needs = &["2.7", "pypy8"]
+);
+/// Value 257 of seed 7, `OrderedDict([(None, complex(-2.5, float('-inf'))), (b'\x80', b'')])`,
+/// holds two causes for PyPy 8 loading 2.7's protocol 0: its C unpickler refuses the `inf`
+/// (`ValueError`), which its Python unpickler loads, and the Python one then refuses the 2.7
+/// `str` that is not ASCII (`UnicodeDecodeError`). Both unpicklers refusing, each with its own
+/// type, made a load-differs and an unpickler-parity finding of their own,
+/// `c=ValueError py=UnicodeDecodeError`; shrunk apart, each part is the finding of its cause,
+/// and no finding holds the two.
+fn two_causes_in_one_value_are_shrunk_apart() -> TestResult {
+    let dir = folder(&[]);
+    let findings = explore_findings(
+        dir.path(),
+        &["2.7", "pypy8"],
+        &["--seed", "7", "--count", "260"],
+    )?;
+    let observed: Vec<String> = findings
+        .iter()
+        .map(|f| format!("{} {}", f["oracle"], f["observed"]))
+        .collect();
+    let both = observed
+        .iter()
+        .filter(|o| o.contains("c=") && !o.contains("=ok") && o.contains("ValueError"))
+        .count();
+    check(
+        both == 0
+            && observed.iter().any(|o| o.contains("c=ValueError py=ok"))
+            && observed.iter().any(|o| o.contains("UnicodeDecodeError")),
+        format!("each cause alone, none holding the two: {observed:#?}"),
+    )
+}
