@@ -14,22 +14,22 @@ use crate::outcome::{ClassRelation, NamedCheck, Observed};
 use crate::sys::fs as sysfs;
 use crate::sys::process::{Exit, Finished};
 
-/// The driver: the files of `driver/` joined in the order of their names, one module (its
-/// protocol, what each part owns and in what order: `driver/0_protocol.py`). A part added
-/// there is added here too ([`DRIVER_PARTS`]; a unit test checks the two agree).
-pub const DRIVER_SOURCE: &str = concat!(
-    include_str!("driver/0_protocol.py"),
-    include_str!("driver/1_serve.py"),
-    include_str!("driver/2_ending.py"),
-    include_str!("driver/3_run.py"),
-    include_str!("driver/4_record.py"),
-    include_str!("driver/5_traceback.py"),
-    include_str!("driver/6_relation.py"),
-    include_str!("driver/7_checks.py"),
-    include_str!("driver/9_start.py"),
-);
-/// The names of the driver's parts, in the order [`DRIVER_SOURCE`] joins them.
-pub const DRIVER_PARTS: [&str; 9] = [
+/// The driver's parts, each named once: [`DRIVER_SOURCE`], [`DRIVER_PARTS`] and their texts.
+macro_rules! driver_parts {
+    ($($name:literal),* $(,)?) => {
+        /// The driver: the files of `driver/` joined in the order of their names, one module
+        /// (its protocol, what each part owns and in what order: `driver/0_protocol.py`). A
+        /// part added there is added here too (a unit test checks the two agree).
+        pub const DRIVER_SOURCE: &str = concat!($(include_str!(concat!("driver/", $name))),*);
+        /// The names of the driver's parts, in the order [`DRIVER_SOURCE`] joins them.
+        pub const DRIVER_PARTS: [&str; [$($name),*].len()] = [$($name),*];
+        /// The text of each of [`DRIVER_PARTS`], in that order.
+        const PART_SOURCES: [&str; [$($name),*].len()] =
+            [$(include_str!(concat!("driver/", $name))),*];
+    };
+}
+
+driver_parts!(
     "0_protocol.py",
     "1_serve.py",
     "2_ending.py",
@@ -39,19 +39,7 @@ pub const DRIVER_PARTS: [&str; 9] = [
     "6_relation.py",
     "7_checks.py",
     "9_start.py",
-];
-/// The text of each of [`DRIVER_PARTS`], in that order.
-const PART_SOURCES: [&str; 9] = [
-    include_str!("driver/0_protocol.py"),
-    include_str!("driver/1_serve.py"),
-    include_str!("driver/2_ending.py"),
-    include_str!("driver/3_run.py"),
-    include_str!("driver/4_record.py"),
-    include_str!("driver/5_traceback.py"),
-    include_str!("driver/6_relation.py"),
-    include_str!("driver/7_checks.py"),
-    include_str!("driver/9_start.py"),
-];
+);
 /// The parts a run loads only when it needs them, by the name the driver's `_need` knows them
 /// by (driver/0_protocol.py): the quiet ending of forked runs (a fork server's), traceback
 /// formatting (a run that raised) and class relations (one that raised and names classes).
