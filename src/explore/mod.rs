@@ -669,21 +669,18 @@ async fn shrink(
         // Two causes in one value: shrunk on as the one that is left alone.
         if oracle::part_of(&shown, &pair) {
             pair = Finding {
-                observed: shown.observed,
-                cause: shown.cause,
-                sites: shown.sites,
-                detail: shown.detail,
-                unpickler: shown.unpickler,
-                ..pair
+                producers: pair.producers,
+                consumers: pair.consumers,
+                witness: pair.witness,
+                ..shown
             };
         }
     }
+    // What was shrunk, on the interpreters the finding showed on.
     let shrunk = Finding {
-        observed: pair.observed.clone(),
-        cause: pair.cause.clone(),
-        sites: pair.sites.clone(),
-        unpickler: pair.unpickler,
-        ..finding.clone()
+        producers: finding.producers.clone(),
+        consumers: finding.consumers.clone(),
+        ..pair
     };
     // The smallest value on every interpreter; should it not show the finding there (a
     // difference that depends on what ran before it), the value as generated.
