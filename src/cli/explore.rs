@@ -171,9 +171,11 @@ pub async fn explore(args: ExploreArgs) -> Result<i32, Failure> {
             hidden.len(),
             elapsed,
         );
-        let text = serde_json::to_string_pretty(&doc).expect("JSON") + "\n";
-        crate::sys::fs::write_atomic(path, text.as_bytes())
-            .map_err(|e| Error::Usage(format!("cannot write {}: {e}", path.display())))?;
+        crate::sys::fs::write_atomic_with(path, |out| {
+            serde_json::to_writer_pretty(&mut *out, &doc)?;
+            out.write_all(b"\n")
+        })
+        .map_err(|e| Error::Usage(format!("cannot write {}: {e}", path.display())))?;
     }
     crate::sys::stdout::emit(&summary(
         &pythons,
@@ -627,19 +629,25 @@ fn finding_json(pythons: &[Interpreter], r: &Reported, file: &Option<PathBuf>) -
     })
 }
 
-fn json_report(
-    args: &ExploreArgs,
-    pythons: &[Interpreter],
-    report: &Report,
-    new: &[&Reported],
-    files: &[Option<PathBuf>],
-    hidden: usize,
-    elapsed: f64,
-) -> Json {
-    let stability: Vec<Json> = report
-        .stability
-        .iter()
-        .map(|s| {
+/// The JSON report: its head, then its stability groups, each made as it is written. A long
+/// run's groups are most of the report (20 MB of the 22 MB of 600 s on 19 interpreters): made
+/// whole first, as values of `serde_json`, they were most of explore's peak memory.
+struct JsonReport<'a> {
+    head: Json,
+    pythons: &'a [Interpreter],
+    stability: &'a [explore::StabilityReport],
+}
+
+impl serde::Serialize for JsonReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let head = self.head.as_object().into_iter().flatten();
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in head {
+            map.serialize_entry(key, value)?;
+        }
+        let pythons = self.pythons;
+        let groups = self.stability.iter().map(|s| {
             json!({
                 "protocol": s.stability.protocol,
                 "pickler": s.stability.pickler.as_str(),
@@ -648,9 +656,31 @@ fn json_report(
                 "index": s.index,
                 "occurrences": s.occurrences,
             })
-        })
-        .collect();
-    json!({
+        });
+        map.serialize_entry("stability", &Lazy(std::cell::Cell::new(Some(groups))))?;
+        map.end()
+    }
+}
+
+/// A sequence serialized as its items are made (once).
+struct Lazy<I>(std::cell::Cell<Option<I>>);
+
+impl<I: Iterator<Item = Json>> serde::Serialize for Lazy<I> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.take().into_iter().flatten())
+    }
+}
+
+fn json_report<'a>(
+    args: &ExploreArgs,
+    pythons: &'a [Interpreter],
+    report: &'a Report,
+    new: &[&Reported],
+    files: &[Option<PathBuf>],
+    hidden: usize,
+    elapsed: f64,
+) -> JsonReport<'a> {
+    let head = json!({
         "explore": FORMAT,
         "interrupted": report.interrupted,
         "workers_started": report.workers_started,
@@ -671,8 +701,12 @@ fn json_report(
         })).collect::<Vec<_>>(),
         "hidden_by_baseline": hidden,
         "findings": new.iter().zip(files).map(|(r, f)| finding_json(pythons, r, f)).collect::<Vec<_>>(),
-        "stability": stability,
-    })
+    });
+    JsonReport {
+        head,
+        pythons,
+        stability: &report.stability,
+    }
 }
 
 /// What must be the same in every shard of one partitioned run (merge refuses shards that

@@ -8,6 +8,7 @@
 //! producers), information kept apart.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::observe::{Observation, Outcome, Pickler};
 use super::refusals;
@@ -172,8 +173,8 @@ type DumpGroups = (
     BTreeMap<String, (BTreeSet<usize>, String, BTreeSet<String>)>,
 );
 
-/// Producers that wrote the same bytes, and the bytes (hex).
-type ByteGroups = Vec<(BTreeSet<usize>, String)>;
+/// Producers that wrote the same bytes, and the bytes (hex, shared with the dumps').
+type ByteGroups = Vec<(BTreeSet<usize>, Arc<str>)>;
 
 fn dump_findings(obs: &Observation) -> Vec<Finding> {
     let mut by: BTreeMap<(u32, Pickler), DumpGroups> = BTreeMap::new();
@@ -410,7 +411,7 @@ pub fn stability(obs: &Observation) -> Vec<Stability> {
             Some((set, _)) => {
                 set.insert(p);
             }
-            None => groups.push((BTreeSet::from([p]), hex.to_string())),
+            None => groups.push((BTreeSet::from([p]), hex.clone())),
         }
     }
     by.into_iter()

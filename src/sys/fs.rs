@@ -81,6 +81,15 @@ pub fn non_unicode_path() -> std::path::PathBuf {
 /// folder is made when missing). The file is readable by all, as a file the shell would
 /// create: reports are for sharing (CI artefacts, web pages), not private.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |out| out.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `write` writes, through a buffer: a large report is written as it
+/// is made, never held whole in memory.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -97,8 +106,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(permissions) = os::permissions(0o644) {
         builder.permissions(permissions);
     }
-    let mut tmp = builder.tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
+    let tmp = builder.tempfile_in(dir)?;
+    let mut out = std::io::BufWriter::new(tmp);
+    write(&mut out)?;
+    let tmp = out.into_inner().map_err(|e| e.into_error())?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
