@@ -323,7 +323,7 @@ impl Bench<'_> {
             })
             .collect();
         let (mins, oob, sources) = (&mins, &oob, &sources);
-        let dumps = stream::iter(on.iter().copied().map(|p| {
+        let requests = on.iter().copied().map(|p| {
             let python = &self.pythons[p];
             let version = series(python);
             let pickers = Pickler::of(python);
@@ -348,17 +348,21 @@ impl Bench<'_> {
                 }
             }
             members.push(b']');
-            async move {
+            let count = tasks.len();
+            let request = async move {
                 let done = self
                     .worker
                     .run(p, python, &members, &tasks, &[], self.cancel)
                     .await;
                 (p, tasks, done)
-            }
-        }))
-        .buffer_unordered(self.jobs.max(1))
-        .collect::<Vec<_>>()
-        .await;
+            };
+            (p, count, request)
+        });
+        let requests = self.worker.slowest_first(requests.collect());
+        let dumps = stream::iter(requests)
+            .buffer_unordered(self.jobs.max(1))
+            .collect::<Vec<_>>()
+            .await;
         // In the order of the producers, whichever answered first: the pickles are numbered
         // the same way on every run.
         let mut dumps = dumps;
@@ -473,7 +477,7 @@ impl Bench<'_> {
             serde_json::to_writer(&mut members, &setup).expect("JSON to memory");
         }
         let (members, mins, expected) = (&members, &mins, &expected);
-        let loads = stream::iter(on.iter().copied().map(|c| {
+        let requests = on.iter().copied().map(|c| {
             let (slot, python) = match self.loaders {
                 Some(loaders) => (self.pythons.len() + c, &loaders[c]),
                 None => (c, &self.pythons[c]),
@@ -505,7 +509,8 @@ impl Bench<'_> {
                     ));
                 }
             }
-            async move {
+            let count = tasks.len();
+            let request = async move {
                 let (keys, tasks): (Vec<usize>, Vec<LoadTask>) = tasks.into_iter().unzip();
                 let done = self
                     .worker
@@ -517,11 +522,14 @@ impl Bench<'_> {
                     .map(|(b, t)| (b, t.unpickler))
                     .collect();
                 (c, version, keys, done)
-            }
-        }))
-        .buffer_unordered(self.jobs.max(1))
-        .collect::<Vec<_>>()
-        .await;
+            };
+            (slot, count, request)
+        });
+        let requests = self.worker.slowest_first(requests.collect());
+        let loads = stream::iter(requests)
+            .buffer_unordered(self.jobs.max(1))
+            .collect::<Vec<_>>()
+            .await;
         for (c, version, keys, answer) in loads {
             let highest = protocols(&self.pythons[c]);
             for ((b, u), done) in keys.into_iter().zip(answer?.tasks) {

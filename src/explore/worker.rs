@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -93,6 +93,9 @@ pub struct Worker {
     /// Workers busy at once, whatever asks ([`Worker::with_jobs`]): the dumps of one batch,
     /// the loads of another and a shrink's requests share these.
     busy: tokio::sync::Semaphore,
+    /// Per worker slot, how long a task took it of late (nanoseconds, a moving average of its
+    /// batches; 0 before its first): what [`Worker::slowest_first`] orders requests by.
+    pace: Vec<std::sync::atomic::AtomicU64>,
 }
 
 /// One worker process.
@@ -320,7 +323,48 @@ impl Worker {
             starts: 0.into(),
             per_task: 0.05,
             busy: tokio::sync::Semaphore::new(count.max(1)),
+            pace: (0..count).map(|_| 0.into()).collect(),
         })
+    }
+
+    /// How long `tasks` tasks may take the worker of `slot`, by its recent pace (0 for a worker
+    /// not measured yet).
+    pub fn estimate(&self, slot: usize, tasks: usize) -> u64 {
+        let pace = self.pace[slot].load(std::sync::atomic::Ordering::Relaxed);
+        pace.saturating_mul(tasks as u64)
+    }
+
+    /// `requests` (each with its slot and its number of tasks) in the order they should be
+    /// asked of the workers: the longest first (a worker not measured yet counts as the
+    /// longest), so that the last requests of a batch are short ones and no core waits alone
+    /// for the slowest interpreter at the end of each batch. Equal estimates keep their order.
+    pub fn slowest_first<R>(&self, mut requests: Vec<(usize, usize, R)>) -> Vec<R> {
+        requests.sort_by_key(|&(slot, tasks, _)| {
+            let pace = self.pace[slot].load(std::sync::atomic::Ordering::Relaxed);
+            std::cmp::Reverse(if pace == 0 {
+                u64::MAX
+            } else {
+                self.estimate(slot, tasks)
+            })
+        });
+        requests.into_iter().map(|(.., r)| r).collect()
+    }
+
+    /// A batch of `tasks` took the worker of `slot` `took`: its pace moves a quarter of the
+    /// way towards this batch's.
+    fn note_pace(&self, slot: usize, tasks: usize, took: Duration) {
+        if tasks == 0 {
+            return;
+        }
+        let this = (took.as_nanos() / tasks as u128).min(u64::MAX as u128) as u64;
+        let pace = &self.pace[slot];
+        let was = pace.load(std::sync::atomic::Ordering::Relaxed);
+        let now = if was == 0 {
+            this
+        } else {
+            was - was / 4 + this / 4
+        };
+        pace.store(now.max(1), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// At most `jobs` workers busy at once (each worker is one request at a time already).
@@ -411,6 +455,7 @@ impl Worker {
         let message = encode(&header, parts);
         let time =
             Duration::from_secs_f64(10.0 + self.limit * 2.0 + tasks.len() as f64 * self.per_task);
+        let began = Instant::now();
         let exchange = async {
             proc.stdin.write_all(&message).await?;
             proc.stdin.flush().await?;
@@ -423,7 +468,10 @@ impl Worker {
             _ = stop.cancelled() => Some(None),
         };
         let got = match got {
-            Some(Some(got)) => got,
+            Some(Some(got)) => {
+                self.note_pace(slot, tasks.len(), began.elapsed());
+                got
+            }
             Some(None) => {
                 end(guard.take().expect("started")).await;
                 return Ok(Err(Attempt::Stopped));
@@ -680,6 +728,32 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Requests go to the workers longest first, by each worker's pace times its tasks; one
+    /// not measured yet goes first; equal estimates keep their order.
+    #[test]
+    fn the_longest_requests_go_first() {
+        let worker = Worker::new(5.0, 4).unwrap();
+        let ms = Duration::from_millis;
+        worker.note_pace(0, 10, ms(10)); // 1 ms a task
+        worker.note_pace(1, 10, ms(50)); // 5 ms a task
+        worker.note_pace(2, 10, ms(10));
+        // Slot 3 not measured yet.
+        let order = worker.slowest_first(vec![
+            (0, 100, "a"),
+            (1, 10, "b"),
+            (2, 100, "c"),
+            (3, 1, "d"),
+            (1, 30, "e"),
+        ]);
+        assert_eq!(order, vec!["d", "e", "a", "c", "b"]);
+        // A slower batch moves the pace a quarter of the way: 1 ms -> 3 ms a task.
+        worker.note_pace(0, 10, ms(90));
+        assert_eq!(worker.estimate(0, 1), 3_000_000);
+        // A request of no tasks says nothing of the pace.
+        worker.note_pace(0, 0, ms(1000));
+        assert_eq!(worker.estimate(0, 1), 3_000_000);
+    }
 
     #[tokio::test]
     async fn a_message_reads_back_as_written() {
