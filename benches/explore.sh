@@ -7,7 +7,8 @@
 #   while observing, and per CPU second of every process (what free cores would give); the time spent shrinking, the findings shrunk and the time per shrink;
 #   crosspickle's own CPU as a share of the total (its own rusage against its children's, as
 #   its summary reports it from /proc/self/stat), the total CPU of every process (GNU time),
-#   crosspickle's peak RSS (VmHWM of its own process, read every 0.5 s), the findings;
+#   crosspickle's peak RSS (VmHWM of its own process, read every 0.5 s, with its RSS then in
+#   OUT/rss.tsv: seconds since the start, RSS and peak in KB), the findings;
 # then the floor: the pickle operations alone on the same values, in one loop per interpreter
 # (every value built, pickled with every protocol the interpreter has and both picklers, and
 # each pickle loaded with both unpicklers, on that interpreter; no comparison, no process but
@@ -51,11 +52,17 @@ code=0
 timed=$!
 # crosspickle's own peak RSS: the child of GNU time, read until it ends.
 peak=0
+began=$(date +%s.%N)
+: > "$out/rss.tsv"
 while kill -0 "$timed" 2> /dev/null; do
   pid=$(pgrep -P "$timed" -x crosspickle || true)
   if [ -n "$pid" ]; then
-    hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status" 2> /dev/null || true)
-    if [ -n "$hwm" ] && [ "$hwm" -gt "$peak" ]; then peak=$hwm; fi
+    read -r rss hwm < <(awk '/^VmRSS:/ {r=$2} /^VmHWM:/ {h=$2} END {print r, h}' "/proc/$pid/status" 2> /dev/null || true)
+    if [ -n "${hwm:-}" ]; then
+      awk -v now="$(date +%s.%N)" -v began="$began" -v rss="$rss" -v hwm="$hwm" \
+        'BEGIN {printf "%.1f\t%s\t%s\n", now - began, rss, hwm}' >> "$out/rss.tsv"
+      if [ "$hwm" -gt "$peak" ]; then peak=$hwm; fi
+    fi
   fi
   sleep 0.5
 done
