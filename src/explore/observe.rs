@@ -295,6 +295,18 @@ pub struct Dumped {
 }
 
 impl Bench<'_> {
+    /// The answers of `requests` to the workers (each with its slot and number of tasks), at
+    /// most `jobs` under way, the longest asked first ([`Worker::slowest_first`]).
+    async fn ask<F: std::future::Future>(
+        &self,
+        requests: Vec<(usize, usize, F)>,
+    ) -> Vec<F::Output> {
+        stream::iter(self.worker.slowest_first(requests))
+            .buffer_unordered(self.jobs.max(1))
+            .collect()
+            .await
+    }
+
     /// Observe `values` on the interpreters numbered `on` (indices into `pythons`).
     pub async fn observe(
         &self,
@@ -358,11 +370,7 @@ impl Bench<'_> {
             };
             (p, count, request)
         });
-        let requests = self.worker.slowest_first(requests.collect());
-        let dumps = stream::iter(requests)
-            .buffer_unordered(self.jobs.max(1))
-            .collect::<Vec<_>>()
-            .await;
+        let dumps = self.ask(requests.collect()).await;
         // In the order of the producers, whichever answered first: the pickles are numbered
         // the same way on every run.
         let mut dumps = dumps;
@@ -525,11 +533,7 @@ impl Bench<'_> {
             };
             (slot, count, request)
         });
-        let requests = self.worker.slowest_first(requests.collect());
-        let loads = stream::iter(requests)
-            .buffer_unordered(self.jobs.max(1))
-            .collect::<Vec<_>>()
-            .await;
+        let loads = self.ask(requests.collect()).await;
         for (c, version, keys, answer) in loads {
             let highest = protocols(&self.pythons[c]);
             for ((b, u), done) in keys.into_iter().zip(answer?.tasks) {
