@@ -313,7 +313,8 @@ struct State<'a> {
     /// the same reason; one that lacks them (a `date` where `bytes` was reported) is shrunk.
     covered: BTreeMap<String, Vec<BTreeSet<&'static str>>>,
     found: BTreeMap<String, Reported>,
-    stable: BTreeMap<String, StabilityReport>,
+    /// Per protocol, pickler and the groups of producers that wrote alike.
+    stable: BTreeMap<StabilityKey, StabilityReport>,
     start: Instant,
     /// Cancelled by Ctrl-C, SIGTERM or SIGHUP.
     signals: &'a CancellationToken,
@@ -398,7 +399,11 @@ impl State<'_> {
                 .get_or_insert_with(|| value.source());
         }
         for s in oracle::stability(obs) {
-            let key = stability_key(&s, self.bench.pythons);
+            let key = (
+                s.protocol,
+                s.pickler,
+                s.groups.iter().map(|(set, _)| set.clone()).collect(),
+            );
             self.stable
                 .entry(key)
                 .or_insert_with(|| StabilityReport {
@@ -481,7 +486,14 @@ impl State<'_> {
         self.report
             .findings
             .sort_by_key(|r| r.finding.oracle == oracle::Oracle::MessageDiffers);
-        self.report.stability = self.stable.into_values().collect();
+        // In the order of their text (protocol, pickler, the groups' labels).
+        let pythons = self.bench.pythons;
+        let mut stability: Vec<(String, StabilityReport)> = std::mem::take(&mut self.stable)
+            .into_values()
+            .map(|r| (stability_key(&r.stability, pythons), r))
+            .collect();
+        stability.sort_by(|a, b| a.0.cmp(&b.0));
+        self.report.stability = stability.into_iter().map(|(_, r)| r).collect();
         self.report
     }
 }
@@ -585,6 +597,9 @@ fn sides(set: &BTreeSet<usize>, asked: &BTreeSet<usize>, pythons: &[Interpreter]
     }
     parts.join(", ")
 }
+
+/// What tells one stability group from another: protocol, pickler, the sets of producers.
+type StabilityKey = (u32, observe::Pickler, Vec<BTreeSet<usize>>);
 
 fn stability_key(s: &Stability, pythons: &[Interpreter]) -> String {
     let groups: Vec<String> = s
