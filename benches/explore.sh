@@ -50,12 +50,13 @@ code=0
   "$bin" explore "${select[@]}" --seed "$seed" --time "$seconds" \
   --out "$out/cases" --json "$out/explore.json" > "$out/summary.txt" 2> "$out/stderr" &
 timed=$!
-# crosspickle's own peak RSS: the child of GNU time, read until it ends.
+# crosspickle's own peak RSS: the child of GNU time (whatever its binary is named), read until
+# it ends.
 peak=0
 began=$(date +%s.%N)
 : > "$out/rss.tsv"
 while kill -0 "$timed" 2> /dev/null; do
-  pid=$(pgrep -P "$timed" -x crosspickle || true)
+  pid=$(pgrep -P "$timed" | head -1 || true)
   if [ -n "$pid" ]; then
     read -r rss hwm < <(awk '/^VmRSS:/ {r=$2} /^VmHWM:/ {h=$2} END {print r, h}' "/proc/$pid/status" 2> /dev/null || true)
     if [ -n "${hwm:-}" ]; then
