@@ -228,7 +228,7 @@ fn json_report(
                 .collect();
             json!({
                 "signature": f.signature,
-                "stream": hex_text(&f.ops.concat()),
+                "stream": crate::sys::hash::hex(&f.ops.concat()),
                 "opcodes": stream::describe(&f.ops),
                 "index": f.index,
                 "occurrences": f.occurrences,
@@ -256,10 +256,6 @@ fn contained_json(pythons: &[Interpreter], c: &Contained) -> Json {
     j["reader"] = c.reader.as_str().into();
     j["index"] = c.index.into();
     j
-}
-
-fn hex_text(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 fn summary(

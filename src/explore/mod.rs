@@ -488,12 +488,10 @@ impl State<'_> {
             .sort_by_key(|r| r.finding.oracle == oracle::Oracle::MessageDiffers);
         // In the order of their text (protocol, pickler, the groups' labels).
         let pythons = self.bench.pythons;
-        let mut stability: Vec<(String, StabilityReport)> = std::mem::take(&mut self.stable)
-            .into_values()
-            .map(|r| (stability_key(&r.stability, pythons), r))
-            .collect();
-        stability.sort_by(|a, b| a.0.cmp(&b.0));
-        self.report.stability = stability.into_iter().map(|(_, r)| r).collect();
+        let mut stability: Vec<StabilityReport> =
+            std::mem::take(&mut self.stable).into_values().collect();
+        stability.sort_by_cached_key(|r| stability_key(&r.stability, pythons));
+        self.report.stability = stability;
         self.report
     }
 }

@@ -219,13 +219,7 @@ pub struct Bench<'a> {
 
 /// A pickle's bytes as lowercase hex (what the oracle and the case files read).
 fn hex(bytes: &[u8]) -> Arc<str> {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s.into()
+    crate::sys::hash::hex(bytes).into()
 }
 
 fn error_text(e: Failed) -> String {

@@ -327,11 +327,13 @@ impl Worker {
         })
     }
 
-    /// How long `tasks` tasks may take the worker of `slot`, by its recent pace (0 for a worker
-    /// not measured yet).
-    pub fn estimate(&self, slot: usize, tasks: usize) -> u64 {
-        let pace = self.pace[slot].load(std::sync::atomic::Ordering::Relaxed);
-        pace.saturating_mul(tasks as u64)
+    /// How long `tasks` tasks may take the worker of `slot`, by its recent pace (the longest
+    /// there is for a worker not measured yet).
+    fn estimate(&self, slot: usize, tasks: usize) -> u64 {
+        match self.pace[slot].load(std::sync::atomic::Ordering::Relaxed) {
+            0 => u64::MAX,
+            pace => pace.saturating_mul(tasks as u64),
+        }
     }
 
     /// `requests` (each with its slot and its number of tasks) in the order they should be
@@ -339,14 +341,7 @@ impl Worker {
     /// longest), so that the last requests of a batch are short ones and no core waits alone
     /// for the slowest interpreter at the end of each batch. Equal estimates keep their order.
     pub fn slowest_first<R>(&self, mut requests: Vec<(usize, usize, R)>) -> Vec<R> {
-        requests.sort_by_key(|&(slot, tasks, _)| {
-            let pace = self.pace[slot].load(std::sync::atomic::Ordering::Relaxed);
-            std::cmp::Reverse(if pace == 0 {
-                u64::MAX
-            } else {
-                self.estimate(slot, tasks)
-            })
-        });
+        requests.sort_by_key(|&(slot, tasks, _)| std::cmp::Reverse(self.estimate(slot, tasks)));
         requests.into_iter().map(|(.., r)| r).collect()
     }
 

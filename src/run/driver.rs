@@ -505,7 +505,7 @@ impl Request {
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
         );
-        super::marshal::hex(&super::marshal::dumps(&dict))
+        crate::sys::hash::hex(&super::marshal::dumps(&dict))
     }
 }
 
@@ -855,7 +855,7 @@ mod tests {
         ]);
         assert_eq!(
             wire,
-            super::super::marshal::hex(&super::super::marshal::dumps(&dict))
+            crate::sys::hash::hex(&super::super::marshal::dumps(&dict))
         );
         let bad = crate::sys::fs::non_unicode_path();
         assert!(Request::new(&bad, &bad, &params).is_err());

@@ -26,17 +26,6 @@ pub fn dumps(value: &Value) -> Vec<u8> {
     out
 }
 
-/// Lower-case hex, as `bytearray.fromhex` reads it.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        text.push(DIGITS[(b >> 4) as usize] as char);
-        text.push(DIGITS[(b & 15) as usize] as char);
-    }
-    text
-}
-
 fn write(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Text(text) => text_of(out, text),
@@ -130,6 +119,5 @@ mod tests {
             ("b".into(), Value::Dict(vec![])),
         ]);
         assert_eq!(dumps(&dict), b"{u\x01\x00\x00\x00aNu\x01\x00\x00\x00b{00");
-        assert_eq!(hex(b"\x00\xff\x1a"), "00ff1a");
     }
 }
