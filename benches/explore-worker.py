@@ -47,10 +47,10 @@ def explore():
         # Each distinct pickle once, with the hash of what was pickled.
         distinct = {}
         for (vid, _, _), t in zip(req["tasks"], header["tasks"]):
-            if "p" in t:
+            if isinstance(t, int):  # a pickle's part
                 built = header["built"].get(vid)
                 expected = built[1] if isinstance(built, list) else ""
-                distinct.setdefault(blobs[t["p"] - 1], expected)
+                distinct.setdefault(blobs[t - 1], expected)
         parts = list(distinct)
         tasks = [[i + 1, u, distinct[b]] for i, b in enumerate(parts) for u in picklers]
         header, blobs = ns["_load"]({"op": "load", "tasks": tasks}, parts, 5.0)

@@ -411,7 +411,9 @@ impl Bench<'_> {
                     Done::Error(t, m, _) => Seen::Raised(t, m),
                     Done::Hang => Seen::Hang,
                     Done::Crash(how) => Seen::Crash(how),
-                    Done::Dumped(_) | Done::NotBuilt => Seen::Crash("no answer".into()),
+                    Done::Dumped(_) | Done::NotBuilt | Done::Expected => {
+                        Seen::Crash("no answer".into())
+                    }
                 };
                 out[s].insert((p, r), seen);
             }

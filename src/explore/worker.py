@@ -8,15 +8,17 @@
 #   {"op": "dump", "limit": S, "values": [[ID, SOURCE], ...], "tasks": [[ID, PROTOCOL, PICKLER], ...]}
 #     (PROTOCOL 100: the default, none named; 105: 5 with the buffers out of band)
 #     -> {"built": {ID: [CANON, HASH] or {"err": [TYPE, MESSAGE]}},
-#         "tasks": [{"p": PART} or {"err": [TYPE, MESSAGE, SITE]} or {"hang": 1}, ...],
+#         "tasks": [PART or {"err": [TYPE, MESSAGE, SITE]} or {"hang": 1}, ...],
 #         "parity": [[ID, PROTOCOL, C_PART, PY_PART], ...]}
 #        the pickles as parts; "parity" only where the C and the Python pickler wrote different
 #        bytes and still differ once pickletools.optimize'd and their memo renumbered (the
 #        optimized forms as parts: crosspickle reads what differs from them, parity_cause.rs).
 #   {"op": "load", "limit": S, "tasks": [[PART, UNPICKLER, EXPECTED_HASH], ...]}, the pickles
 #     (and "setup": [SOURCE, ...], run once each before loading: the user's folders on sys.path)
-#     -> {"tasks": [{"h": HASH} (plus "canon": TEXT when HASH is not the expected one)
-#         or {"err": [TYPE, MESSAGE, SITE]} or {"hang": 1}, ...]}
+#     -> {"tasks": [0 (loaded, its canonical description's hash the expected one) or
+#         {"h": HASH, "canon": TEXT} or {"err": [TYPE, MESSAGE, SITE]} or {"hang": 1}, ...]}
+#   A pickle's part and the expected load are bare numbers (part 0 is the header), the
+#   commonest answers by far: written and read without a dict or a parser of their own.
 #   SITE: where the exception was raised, "pickle.save_global", "copyreg._reduce_ex", the
 #   reducer's "module.__reduce__", or "_pickle" ("cPickle" on 2.7) for the C code (_site).
 #   {"op": "streams", ...}: byte streams loaded under limits (streams.py, before this file)
@@ -136,7 +138,7 @@ def _dump(req, parts, limit):
         # None for DEFAULT_PROTOCOL): that dump's answer and pickle are the default's.
         same = (vid, _DEFAULT, which) if named == "default" else None
         if same in done:
-            r = dict(done[same])
+            r = done[same]
             if same in written:
                 written[(vid, protocol, which)] = written[same]
             tasks.append(r)
@@ -148,7 +150,7 @@ def _dump(req, parts, limit):
         if "ok" in r:
             data = r.pop("ok")
             out.append(data)
-            r["p"] = len(out)
+            r = len(out)
             written[(vid, protocol, which)] = data
         done[(vid, protocol, which)] = r
         tasks.append(r)
@@ -190,7 +192,9 @@ def _load(req, parts, limit):
         if "ok" in r:
             text = r.pop("ok")
             r["h"] = _digest(text)
-            if r["h"] != expected:
+            if r["h"] == expected:
+                r = 0
+            else:
                 r["canon"] = text
         tasks.append(r)
     return {"tasks": tasks}, []

@@ -38,6 +38,8 @@ const MAX_PART: usize = 1 << 30;
 pub enum Done {
     /// A dump's pickle.
     Dumped(Vec<u8>),
+    /// A load's canonical description whose hash is the one the request expected.
+    Expected,
     /// A load's canonical description: its hash, and its text when that was not the hash the
     /// request expected.
     Loaded { hash: String, canon: Option<String> },
@@ -165,10 +167,10 @@ impl<'de> Deserialize<'de> for WireBuilt {
     }
 }
 
-/// One task's answer: `{"p": PART}`, `{"h": HASH}` (and `"canon"`), `{"err": [TYPE, MESSAGE,
-/// SITE]}`, `{"hang": 1}`, `{"built": 0}`, `{"crash": HOW}`; read by a visitor of its own
-/// (its keys borrowed, not a struct of seven options per task). A dump's pickle is still its
-/// part's number ([`Done::Dumped`] once the part is taken).
+/// One task's answer: `PART` (a dump's pickle, a part's number: [`Done::Dumped`] once the part
+/// is taken), `0` (a load as expected), `{"h": HASH}` (and `"canon"`), `{"err": [TYPE, MESSAGE,
+/// SITE]}`, `{"hang": 1}`, `{"built": 0}`, `{"crash": HOW}`; read by a visitor of its own (its
+/// keys borrowed, not a struct of seven options per task).
 enum WireTask {
     Part(usize),
     Done(Done),
@@ -182,12 +184,17 @@ impl<'de> Deserialize<'de> for WireTask {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a task's answer")
             }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<WireTask, E> {
+                Ok(match n {
+                    0 => WireTask::Done(Done::Expected),
+                    n => WireTask::Part(usize::try_from(n).map_err(E::custom)?),
+                })
+            }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireTask, A::Error> {
-                let (mut part, mut hash, mut canon, mut err) = (None, None, None, None);
+                let (mut hash, mut canon, mut err) = (None, None, None);
                 let (mut hang, mut built, mut crash) = (false, false, None);
                 while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
                     match &*key {
-                        "p" => part = Some(map.next_value::<usize>()?),
                         "h" => hash = Some(map.next_value::<String>()?),
                         "canon" => canon = Some(map.next_value::<String>()?),
                         "err" => err = Some(map.next_value::<Vec<String>>()?),
@@ -199,9 +206,7 @@ impl<'de> Deserialize<'de> for WireTask {
                         }
                     }
                 }
-                let done = if let Some(p) = part {
-                    return Ok(WireTask::Part(p));
-                } else if let Some(hash) = hash {
+                let done = if let Some(hash) = hash {
                     Done::Loaded { hash, canon }
                 } else if let Some(e) = err {
                     let mut e = e.into_iter();
@@ -225,30 +230,18 @@ impl<'de> Deserialize<'de> for WireTask {
                 Ok(WireTask::Done(done))
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_any(V)
     }
 }
 
-/// One task's answer from its JSON: `{"p":N}` (a dump's) and `{"h":"HASH"}` (a load's, as
-/// expected) as the worker writes them, read without a parser, most answers being those;
-/// anything else by [`WireTask`]'s visitor.
+/// One task's answer from its JSON: a bare number (a dump's part, or `0`, a load as expected),
+/// most answers being those, read without a parser; anything else by [`WireTask`]'s visitor.
 fn task_of(json: &str) -> Result<WireTask, String> {
-    if let Some(n) = json
-        .strip_prefix("{\"p\":")
-        .and_then(|r| r.strip_suffix('}'))
-        .filter(|n| !n.is_empty() && n.len() < 10 && n.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return Ok(WireTask::Part(n.parse().expect("digits")));
-    }
-    if let Some(hash) = json
-        .strip_prefix("{\"h\":\"")
-        .and_then(|r| r.strip_suffix("\"}"))
-        .filter(|h| h.bytes().all(|b| b.is_ascii_alphanumeric()))
-    {
-        return Ok(WireTask::Done(Done::Loaded {
-            hash: hash.to_string(),
-            canon: None,
-        }));
+    if !json.is_empty() && json.len() < 10 && json.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(match json.parse().expect("digits") {
+            0 => WireTask::Done(Done::Expected),
+            n => WireTask::Part(n),
+        });
     }
     serde_json::from_str(json).map_err(|e| format!("a bad answer: {e}"))
 }
@@ -788,7 +781,7 @@ mod tests {
         assert_eq!(empty, serde_json::json!({"tasks": [], "limit": 1.0}));
     }
 
-    /// The two forms read by hand read as the parser reads them; others go to the parser.
+    /// The bare numbers read by hand read as the parser reads them; others go to the parser.
     #[test]
     fn the_common_answers_read_as_the_parser_reads_them() {
         let read = |json: &str| match task_of(json) {
@@ -804,24 +797,29 @@ mod tests {
             }
         };
         for json in [
-            r#"{"p":12}"#,
+            "12",
+            "0",
             r#"{"h":"0a1b2c3d4e5f6789"}"#,
             r#"{"h":"ab","canon":"[1]"}"#,
-            r#"{"p": 3}"#,
             r#"{"h":"a\u0062"}"#,
             r#"{"err":["E","m","pickle.save"]}"#,
+            r#"{"hang":1}"#,
         ] {
             assert_eq!(read(json), parsed(json), "{json}");
         }
-        assert!(read(r#"{"p":}"#).starts_with("error"));
-        assert!(read(r#"{"p":99999999999999999999}"#).starts_with("error"));
+        assert_eq!(read("12"), "part 12");
+        assert_eq!(read("0"), "Expected");
+        assert!(read("-1").starts_with("error"));
+        assert!(read("1.5").starts_with("error"));
+        assert!(read(r#"{"p":1}"#).starts_with("error"), "the old form of a part");
+        assert!(read("99999999999999999999").starts_with("error"));
     }
 
     #[test]
     fn an_answer_decodes_with_its_pickles() {
-        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[{"p":1},{"built":0},{"hang":1},{"err":["E","m","pickle.save"]},{"err":["F","n"]}],"parity":[["0",2,2,3]]}"#;
+        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[1,{"built":0},{"hang":1},{"err":["E","m","pickle.save"]},{"err":["F","n"]},0],"parity":[["0",2,2,3]]}"#;
         let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
-        let a = decode(parts.clone(), 5).unwrap();
+        let a = decode(parts.clone(), 6).unwrap();
         assert_eq!(a.built["0"], Ok(("[1]".into(), "ab".into())));
         assert_eq!(a.built["1"], Err(("TypeError".into(), "no".into())));
         assert_eq!(
@@ -831,7 +829,8 @@ mod tests {
                 Done::NotBuilt,
                 Done::Hang,
                 Done::Error("E".into(), "m".into(), "pickle.save".into()),
-                Done::Error("F".into(), "n".into(), String::new())
+                Done::Error("F".into(), "n".into(), String::new()),
+                Done::Expected,
             ]
         );
         assert_eq!(
@@ -839,7 +838,7 @@ mod tests {
             vec![("0".into(), 2, b"C".to_vec(), b"Y".to_vec())]
         );
         assert!(decode(parts, 3).is_err(), "a count that does not match");
-        let bad = vec![br#"{"tasks":[{"p":9}]}"#.to_vec()];
+        let bad = vec![br#"{"tasks":[9]}"#.to_vec()];
         assert!(decode(bad, 1).is_err(), "a part that is not there");
         let bad = vec![br#"{"tasks":[{"err":["E"]}]}"#.to_vec()];
         assert!(decode(bad, 1).is_err(), "an exception without its message");
@@ -848,7 +847,7 @@ mod tests {
         // The default protocol's dump names its number's part: both have the pickle, and a
         // parity pair of the two the same forms.
         let header =
-            br#"{"built":{},"tasks":[{"p":1},{"p":1}],"parity":[["0",4,2,3],["0",100,2,3]]}"#;
+            br#"{"built":{},"tasks":[1,1],"parity":[["0",4,2,3],["0",100,2,3]]}"#;
         let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
         let a = decode(parts, 2).unwrap();
         assert_eq!(a.tasks, vec![Done::Dumped(b"P".to_vec()); 2]);
