@@ -89,6 +89,7 @@ enum Command {
 
 /// Parse the command line, run, and return the exit code.
 pub fn main() -> i32 {
+    crate::sys::keep_freed_memory();
     crate::sys::stdout::watch_for_github();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
