@@ -90,7 +90,7 @@ _exc_info = sys.exc_info
 _gettrace, _settrace = sys.gettrace, sys.settrace
 _getprofile, _setprofile = sys.getprofile, sys.setprofile
 _getrecursionlimit, _setrecursionlimit = sys.getrecursionlimit, sys.setrecursionlimit
-_os_open, _os_read, _os_write, _os_close = os.open, os.read, os.write, os.close
+_os_open, _os_read, _os_write, _os_close, _os_fstat = os.open, os.read, os.write, os.close, os.fstat
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 _READ_FLAGS = os.O_RDONLY
 # The driver's own Python frames while it reports: a case's lower recursion limit is raised to
@@ -173,14 +173,18 @@ def _path(value):
 
 def _read(path):
     # The whole file, in as few calls as it takes (open() would add a buffered reader and
-    # six calls more).
+    # six calls more): its size and a byte more asked first, then what it grew by. (A buffer
+    # of a megabyte a read, as it was, had Python map and unmap a megabyte for each: 50 to
+    # 100 us of a 10 ms exec'd run on 3.12, for a code file of 200 bytes.)
     fd = _os_open(path, _READ_FLAGS)
     try:
         chunks = []
+        size = _os_fstat(fd).st_size + 1
         while 1:
-            chunk = _os_read(fd, 1 << 20)
+            chunk = _os_read(fd, size)
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
+            size = 1 << 16
     finally:
         _os_close(fd)
