@@ -811,7 +811,10 @@ mod tests {
         assert_eq!(read("0"), "Expected");
         assert!(read("-1").starts_with("error"));
         assert!(read("1.5").starts_with("error"));
-        assert!(read(r#"{"p":1}"#).starts_with("error"), "the old form of a part");
+        assert!(
+            read(r#"{"p":1}"#).starts_with("error"),
+            "the old form of a part"
+        );
         assert!(read("99999999999999999999").starts_with("error"));
     }
 
@@ -846,8 +849,7 @@ mod tests {
         assert!(decode(bad, 0).is_err(), "a value neither built nor not");
         // The default protocol's dump names its number's part: both have the pickle, and a
         // parity pair of the two the same forms.
-        let header =
-            br#"{"built":{},"tasks":[1,1],"parity":[["0",4,2,3],["0",100,2,3]]}"#;
+        let header = br#"{"built":{},"tasks":[1,1],"parity":[["0",4,2,3],["0",100,2,3]]}"#;
         let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
         let a = decode(parts, 2).unwrap();
         assert_eq!(a.tasks, vec![Done::Dumped(b"P".to_vec()); 2]);
