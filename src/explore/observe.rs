@@ -153,11 +153,110 @@ pub struct Observation {
     /// Which of `pickles` each dump that pickled wrote.
     pickle_of: BTreeMap<DumpKey, usize>,
     /// What each consumer's unpicklers did with each distinct pickle.
-    pub loads: BTreeMap<PickleLoad, Outcome>,
+    pub loads: Loads,
     /// Per producer and protocol whose C and Python pickles differ once optimized: what each
     /// pickler chose that the other did not (`TUPLE/LIST`, `memo: c only`, `FLOAT`), as
     /// [`parity_cause::cause`] names it from the two pickles.
     pub parity_ops: BTreeMap<(usize, u32), String>,
+}
+
+/// What a value's consumers' unpicklers did with its distinct pickles, in the order of their
+/// keys: a vector, filled in the order the consumers answer and then ordered once
+/// ([`Loads::order`]), where a B-tree shifted its entries at each insert and freed a node for
+/// every few loads (a seventh of crosspickle's CPU in explore went through that map).
+#[derive(Debug, Clone, Default)]
+pub struct Loads {
+    entries: Vec<LoadEntry>,
+    /// Whether entries were pushed after the last [`Loads::order`].
+    unordered: bool,
+}
+
+impl Loads {
+    /// What a consumer's unpickler did with a distinct pickle.
+    pub fn get(&self, key: &PickleLoad) -> Option<&Outcome> {
+        debug_assert!(!self.unordered, "loads read before they were ordered");
+        let i = self.entries.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
+        Some(&self.entries[i].1)
+    }
+
+    /// Keep a load in its place (one already there is replaced).
+    pub fn insert(&mut self, key: PickleLoad, outcome: Outcome) {
+        self.order();
+        match self.entries.binary_search_by(|(k, _)| k.cmp(&key)) {
+            Ok(i) => self.entries[i].1 = outcome,
+            Err(i) => self.entries.insert(i, (key, outcome)),
+        }
+    }
+
+    /// Keep a load at the end, its place found by [`Loads::order`], which must come before
+    /// the loads are read.
+    fn push(&mut self, key: PickleLoad, outcome: Outcome) {
+        self.unordered = true;
+        self.entries.push((key, outcome));
+    }
+
+    /// Put what [`Loads::push`] kept in the order of the keys; of two with one key, the one
+    /// pushed later stays. The keys are sorted apart from the outcomes, which move once.
+    fn order(&mut self) {
+        if !std::mem::take(&mut self.unordered) {
+            return;
+        }
+        let mut keys: Vec<(PickleLoad, usize)> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _))| (*k, i))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 = kept.1.max(later.1);
+            }
+            same
+        });
+        let mut outcomes: Vec<Option<Outcome>> = std::mem::take(&mut self.entries)
+            .into_iter()
+            .map(|(_, o)| Some(o))
+            .collect();
+        self.entries = keys
+            .into_iter()
+            .map(|(k, i)| (k, outcomes[i].take().expect("each once")))
+            .collect();
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The loads in the order of their keys.
+    pub fn iter(&self) -> impl Iterator<Item = (&PickleLoad, &Outcome)> {
+        self.into_iter()
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Outcome> {
+        self.iter().map(|(_, o)| o)
+    }
+}
+
+/// A load as [`Loads`] keeps it, and as its iterator gives it.
+type LoadEntry = (PickleLoad, Outcome);
+
+impl<'a> IntoIterator for &'a Loads {
+    type Item = (&'a PickleLoad, &'a Outcome);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, LoadEntry>,
+        fn(&'a LoadEntry) -> (&'a PickleLoad, &'a Outcome),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        debug_assert!(!self.unordered, "loads read before they were ordered");
+        self.entries.iter().map(|(k, o)| (k, o))
+    }
 }
 
 impl Observation {
@@ -568,9 +667,12 @@ impl Bench<'_> {
                     } else {
                         std::mem::replace(&mut outcome, Outcome::Hang)
                     };
-                    obs[v].loads.insert((n, c, u), outcome);
+                    obs[v].loads.push((n, c, u), outcome);
                 }
             }
+        }
+        for o in &mut obs {
+            o.loads.order();
         }
         Ok(obs)
     }
@@ -607,6 +709,40 @@ mod tests {
         );
         assert_eq!(&*hex(b"\x80\x04\x0a\xff"), "80040aff");
         assert_eq!(&*hex(b""), "");
+    }
+
+    /// Loads kept as the consumers answer read back in the order of their keys, the later of
+    /// two with one key kept; one inserted goes to its place.
+    #[test]
+    fn loads_are_read_in_the_order_of_their_keys() {
+        let ok = |t: &str| Outcome::Ok(t.into(), None);
+        let mut loads = Loads::default();
+        loads.push((2, 0, Pickler::Py), ok("a"));
+        loads.push((0, 1, Pickler::C), ok("b"));
+        loads.push((0, 1, Pickler::Py), ok("c"));
+        loads.push((2, 0, Pickler::Py), ok("d"));
+        loads.push((1, 5, Pickler::C), Outcome::Hang);
+        loads.order();
+        let keys: Vec<PickleLoad> = loads.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            keys,
+            vec![
+                (0, 1, Pickler::C),
+                (0, 1, Pickler::Py),
+                (1, 5, Pickler::C),
+                (2, 0, Pickler::Py)
+            ]
+        );
+        assert_eq!(loads.get(&(2, 0, Pickler::Py)), Some(&ok("d")));
+        assert_eq!(loads.get(&(2, 0, Pickler::C)), None);
+        loads.insert((1, 0, Pickler::Py), ok("e"));
+        loads.insert((0, 1, Pickler::C), ok("f"));
+        assert_eq!(loads.len(), 5);
+        let values: Vec<&Outcome> = loads.values().collect();
+        assert_eq!(
+            values,
+            vec![&ok("f"), &ok("c"), &ok("e"), &Outcome::Hang, &ok("d")]
+        );
     }
 
     /// Three producers, two of them writing the same bytes: two distinct pickles, so a
