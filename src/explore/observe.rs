@@ -629,23 +629,16 @@ impl Bench<'_> {
             (slot, count, request)
         });
         let loads = self.ask(requests.collect()).await;
+        // The text of a canonical description's hash (the hash itself where none was kept).
+        let text_of =
+            |hash: &str| -> Arc<str> { texts.get(hash).cloned().unwrap_or_else(|| hash.into()) };
         for (c, version, keys, answer) in loads {
             let highest = protocols(&self.pythons[c]);
             for ((b, u, expected), done) in keys.into_iter().zip(answer?.tasks) {
                 let mut outcome = match done {
-                    Done::Expected => Outcome::Ok(
-                        texts
-                            .get(expected)
-                            .cloned()
-                            .unwrap_or_else(|| expected.into()),
-                        None,
-                    ),
+                    Done::Expected => Outcome::Ok(text_of(expected), None),
                     Done::Loaded { hash, canon } => {
-                        let text = match canon {
-                            Some(text) => text.into(),
-                            None => texts.get(&hash).cloned().unwrap_or_else(|| hash.into()),
-                        };
-                        Outcome::Ok(text, None)
+                        Outcome::Ok(canon.map_or_else(|| text_of(&hash), Into::into), None)
                     }
                     Done::Error(t, m, site) => Outcome::Error(t, m, site),
                     Done::Hang => Outcome::Hang,
