@@ -38,16 +38,21 @@ driver_parts!(
     "5_traceback.py",
     "6_relation.py",
     "7_checks.py",
+    "8_compile.py",
+    "8_server.py",
     "9_start.py",
 );
 /// The parts a run loads only when it needs them, by the name the driver's `_need` knows them
-/// by (driver/0_protocol.py): the quiet ending of forked runs (a fork server's), traceback
-/// formatting (a run that raised) and class relations (one that raised and names classes).
-/// Unmarshalling and running them was 0.4 M instructions of a trivial exec'd run on 3.12.
-const LAZY_PARTS: [(&str, &str); 3] = [
+/// by (driver/0_protocol.py): the quiet ending of forked runs and the fork server's loop (a fork
+/// server's), traceback formatting (a run that raised), class relations (one that raised and
+/// names classes) and the compile child (a run whose code has no compiled form yet): what an
+/// exec'd run that passes neither unmarshals nor runs (driver/0_protocol.py says how much).
+const LAZY_PARTS: [(&str, &str); 5] = [
     ("2_ending.py", "ending"),
     ("5_traceback.py", "traceback"),
     ("6_relation.py", "relation"),
+    ("8_compile.py", "compile"),
+    ("8_server.py", "server"),
 ];
 
 /// [`LAZY_PARTS`] as the boot fallback's literal: `(name, first line, end)` each, lines of

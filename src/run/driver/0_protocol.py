@@ -47,7 +47,7 @@
 # other uses. Each opens with what it owns:
 #   0_protocol.py   this protocol, and what every part uses: the builtins and functions of sys
 #                   and os bound before a case can replace them, and small conversions
-#   1_serve.py      the loop that reads requests, and the preload
+#   1_serve.py      the loop that reads requests as a process that runs one starts it
 #   2_ending.py     the quiet ending of a forked run (_quiet_exit) and its rules (_loud)
 #   3_run.py        one request's two halves around the case's code (_begin, _end) and the
 #                   compiled forms of cases
@@ -55,12 +55,16 @@
 #   5_traceback.py  tracebacks formatted as Python prints them
 #   6_relation.py   how the raised exception's class stands to a class the rules name
 #   7_checks.py     the named checks of a run (`check`), each written as a `check` field
+#   8_compile.py    the compiled form of a case's code made and kept (the compile child)
+#   8_server.py     the fork server's loop, its preload and its children's groups
 #   9_start.py      the start: the loop, then the request left for boot.py
-# Of these, 2_ending.py, 5_traceback.py and 6_relation.py are loaded only when they are needed
-# (_need): a fork server loads them all before its first child, an exec'd run the ones it uses
-# (the traceback when its code raised, the relations when it also names classes), so that a
-# run that passes unmarshals and runs none of them (0.4 M instructions of a trivial exec'd run
-# on 3.12). The compiled form boot.py loads is a pair: the code of the other parts (these
+# Of these, 2_ending.py, 5_traceback.py, 6_relation.py, 8_compile.py and 8_server.py are
+# loaded only when they are needed (_need): a fork server loads them all before its first
+# child, an exec'd run the ones it uses (the traceback when its code raised, the relations when
+# it also names classes, the compile child when its code has no compiled form yet), so that a
+# run that passes unmarshals and runs none of them (the first three: 0.4 M instructions of a
+# trivial exec'd run on 3.12; the last two, with the classes of named checks made when first
+# used, 0.28 M more). The compiled form boot.py loads is a pair: the code of the other parts (these
 # parts' lines left blank, so that every line keeps its number), and a dict of these parts'
 # codes, each marshalled (boot_fallback.py writes it). Run as a script, the driver has them all.
 # Loaded after the case's code may have replaced builtins, these parts make nothing as they
@@ -77,8 +81,8 @@ import sys
 _BUILTINS = __builtins__ if type(__builtins__) is dict else __builtins__.__dict__
 for _name in (
     "isinstance issubclass getattr len str repr type bytes bytearray list tuple dict range "
-    "enumerate any int BaseException Exception SystemExit AssertionError SyntaxError TypeError "
-    "OSError"
+    "enumerate any int object BaseException Exception SystemExit AssertionError SyntaxError "
+    "TypeError OSError"
 ).split():
     globals()[_name] = _BUILTINS[_name]
 del _name

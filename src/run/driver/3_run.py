@@ -188,31 +188,8 @@ def _compile(path, cache):
     marshal = _import_unseen("marshal")
     code = _load_code(cache, marshal.loads)
     if code is None:
-        pid = os.fork()
-        if pid == 0:
-            status = 3
-            try:
-                # What compiling writes to sys.stderr (a SyntaxWarning). A class made here, in
-                # the child, not by every run (a class is 70 K instructions on 3.12).
-                class _Collector(object):
-                    def __init__(self):
-                        self.text = []
-
-                    def write(self, text):
-                        self.text.append(text)
-
-                    def flush(self):
-                        pass
-
-                said = sys.stderr = _Collector()
-                code = compile(_read(path), path, "exec", 0, True)
-                if not said.text:
-                    _write_atomic(cache, _header(cache) + marshal.dumps(code))
-                    status = 0
-            finally:
-                os._exit(status)
-        os.waitpid(pid, 0)
-        code = _load_code(cache, marshal.loads)
+        _need("compile")
+        code = _compile_child(path, cache, marshal)
     if code is None:
         return compile(_read(path), path, "exec", 0, True)
     return fix(code, path) or code
@@ -229,24 +206,6 @@ def _refile(code, path):
     return kind(code.co_argcount, code.co_nlocals, code.co_stacksize, code.co_flags, code.co_code, consts,
                 code.co_names, code.co_varnames, path, code.co_name, code.co_firstlineno, code.co_lnotab,
                 code.co_freevars, code.co_cellvars)
-
-
-def _write_atomic(path, data):
-    # Whole or not at all, and nothing left behind when it cannot be written (a full disk).
-    tmp = "%s.%d" % (path, os.getpid())
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            while data:
-                data = data[os.write(fd, data) :]
-        finally:
-            os.close(fd)
-        os.rename(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 def _header(path):
@@ -270,9 +229,3 @@ def _load_code(path, loads):
         return loads(data[len(version) :])
     except Exception:
         return None
-
-
-def _redirect(path, fd):
-    new = os.open(path, os.O_WRONLY)
-    os.dup2(new, fd)
-    os.close(new)
