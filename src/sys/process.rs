@@ -12,10 +12,10 @@
 //! it: each child it starts gets a parent-death signal (`dies_with_parent` of the OS layer, Linux),
 //! but one that waits for its input before it does anything (`waits_for_input`: a case's
 //! exec'd run), which its input's end stops should crosspickle die first; and every group
-//! being watched is known to a reaper, a small shell started with the first, that kills the
-//! groups it was told of and not told are gone when its input ends, which is when crosspickle
-//! is gone (a `pip` that pip started, in its group, included). A service ends, with what it
-//! started, when its input ends.
+//! being watched is on the list of a reaper, a small shell started with the first, that kills
+//! the groups still on it when its input ends, which is when crosspickle is gone (a `pip` that
+//! pip started, in its group, included). A service ends, with what it started, when its input
+//! ends.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -625,23 +625,49 @@ async fn drained(
     both.await
 }
 
-/// The input of the reaper (started with the first group it is told of: [`os::spawn_reaper`]),
-/// if it could start.
-fn reaper() -> Option<&'static std::sync::Mutex<std::process::ChildStdin>> {
-    static REAPER_INPUT: std::sync::OnceLock<Option<std::sync::Mutex<std::process::ChildStdin>>> =
+/// The reaper (started with the first group it is told of: [`os::spawn_reaper`]), if it could
+/// start: its input, held open until crosspickle ends, and its list of groups with how many of
+/// them are live.
+struct Reaper {
+    _input: std::process::ChildStdin,
+    list: std::fs::File,
+    live: usize,
+}
+
+fn reaper() -> Option<&'static std::sync::Mutex<Reaper>> {
+    static REAPER: std::sync::OnceLock<Option<std::sync::Mutex<Reaper>>> =
         std::sync::OnceLock::new();
-    REAPER_INPUT
-        .get_or_init(|| os::spawn_reaper().map(std::sync::Mutex::new))
+    REAPER
+        .get_or_init(|| {
+            os::spawn_reaper().map(|(input, list)| {
+                std::sync::Mutex::new(Reaper {
+                    _input: input,
+                    list,
+                    live: 0,
+                })
+            })
+        })
         .as_ref()
 }
 
-/// Tell the reaper a line; a reaper that is gone is no error.
-fn tell_reaper(line: String) {
+/// Put group `pid` on the reaper's list, or take it off (its group has been killed). The list
+/// is emptied whenever no group is on it, so that it stays a few lines long. A reaper that is
+/// gone or a list that cannot be written is no error.
+fn tell_reaper(pid: u32, live: bool) {
     use std::io::Write;
-    if let Some(input) = reaper() {
-        if let Ok(mut input) = input.lock() {
-            let _ = input.write_all(line.as_bytes());
-        }
+    let Some(reaper) = reaper() else { return };
+    let Ok(mut reaper) = reaper.lock() else {
+        return;
+    };
+    if live {
+        reaper.live += 1;
+        let _ = reaper.list.write_all(format!("+{pid}\n").as_bytes());
+    } else {
+        reaper.live = reaper.live.saturating_sub(1);
+        let _ = match reaper.live {
+            0 => reaper.list.set_len(0),
+            _ => reaper.list.write_all(format!("-{pid}\n").as_bytes()),
+        };
     }
 }
 
@@ -651,7 +677,7 @@ struct Reaped(u32);
 impl Reaped {
     fn new(pid: u32) -> Reaped {
         if pid > 0 {
-            tell_reaper(format!("+{pid}\n"));
+            tell_reaper(pid, true);
         }
         Reaped(pid)
     }
@@ -660,7 +686,7 @@ impl Reaped {
 impl Drop for Reaped {
     fn drop(&mut self) {
         if self.0 > 0 {
-            tell_reaper(format!("-{}\n", self.0));
+            tell_reaper(self.0, false);
         }
     }
 }

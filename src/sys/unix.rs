@@ -294,35 +294,62 @@ pub fn keep_freed_memory() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn keep_freed_memory() {}
 
-/// The reaper's program: it keeps the groups it is told of (`+PID`) and forgets those it is
-/// told are gone (`-PID`); when its input ends, it kills each group it still knows (or the
+/// The reaper's program: it waits for its input to end, which is when crosspickle is gone
+/// (crosspickle writes nothing to it), then kills each group its list (`$1`) still names: the
+/// groups crosspickle added (`+PID`) and did not say were gone (`-PID`), each group (or the
 /// process alone, where it has not made its group yet). Deaf to Ctrl-C and SIGHUP, which are
-/// crosspickle's to handle.
+/// crosspickle's to handle. Told through a file rather than its input, it sleeps through
+/// crosspickle's work: a line on a pipe woke it twice a run (a shell reads a pipe a byte at a
+/// time), 45 µs of CPU a run, on a core a run's interpreter could have had.
 const REAPER: &str = r#"trap '' INT HUP
+while read -r _; do :; done
 g=' '
-while read -r l; do
-  case $l in
-    +*) g="$g${l#+} " ;;
-    -*) p=${l#-}; case $g in *" $p "*) g="${g%% $p *} ${g#* $p }" ;; esac ;;
-  esac
-done
+if [ -f "$1" ]; then
+  while read -r l; do
+    case $l in
+      +*) g="$g${l#+} " ;;
+      -*) p=${l#-}; case $g in *" $p "*) g="${g%% $p *} ${g#* $p }" ;; esac ;;
+    esac
+  done < "$1"
+  rm -f "$1"
+fi
 for p in $g; do kill -9 -$p 2>/dev/null || kill -9 $p 2>/dev/null; done
 "#;
 
-/// The reaper: a small shell ([`REAPER`]) in a process group of its own, which crosspickle
-/// tells of the groups it watches; its input, or `None` when it cannot start.
-pub fn spawn_reaper() -> Option<std::process::ChildStdin> {
+/// The reaper: a small shell ([`REAPER`]) in a process group of its own. Its input (kept open
+/// and never written: it ends with crosspickle) and its list of groups, a file crosspickle
+/// appends to (in memory, `/dev/shm`, where there is one), or `None` when it cannot start.
+pub fn spawn_reaper() -> Option<(std::process::ChildStdin, std::fs::File)> {
     use std::os::unix::process::CommandExt;
-    // (`-f`: the groups' numbers are never taken for file names.)
-    let mut child = std::process::Command::new("/bin/sh")
-        .args(["-f", "-c", REAPER])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
+    let named = |b: &mut tempfile::Builder| b.prefix("crosspickle-reaper-").tempfile();
+    let list = tempfile::Builder::new()
+        .prefix("crosspickle-reaper-")
+        .tempfile_in("/dev/shm")
+        .or_else(|_| named(&mut tempfile::Builder::new()))
         .ok()?;
-    child.stdin.take()
+    let (_, path) = list.keep().ok()?;
+    let started = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .and_then(|list| {
+            // (`-f`: the groups' numbers are never taken for file names.)
+            let child = std::process::Command::new("/bin/sh")
+                .args(["-f", "-c", REAPER, "reaper"])
+                .arg(&path)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .process_group(0)
+                .spawn()?;
+            Ok((child, list))
+        });
+    match started {
+        Ok((mut child, list)) => Some((child.stdin.take()?, list)),
+        Err(_) => {
+            let _ = std::fs::remove_file(&path);
+            None
+        }
+    }
 }
 
 /// From the moment it is called (in a tokio runtime), Ctrl-C, SIGTERM and SIGHUP no longer end

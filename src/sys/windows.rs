@@ -293,7 +293,7 @@ pub fn non_unicode_path() -> std::path::PathBuf {
 pub fn dies_with_parent(_cmd: &mut tokio::process::Command) {}
 
 /// No reaper on Windows (its program is a POSIX shell's).
-pub fn spawn_reaper() -> Option<std::process::ChildStdin> {
+pub fn spawn_reaper() -> Option<(std::process::ChildStdin, std::fs::File)> {
     None
 }
 
