@@ -26,11 +26,7 @@ def _serve():
             _import(names)
             continue
         if verb == b"once":
-            try:
-                os.setsid()
-            except OSError:
-                pass  # already leads a group: started by hand
-            _fresh_stdin()
+            _alone()
             return rest, None, names
         # A server: its children start with every part of the driver loaded (_need).
         _need(*list(_LAZY))
@@ -50,6 +46,15 @@ def _import(names):
             __import__(name)
         except BaseException:
             pass
+
+
+def _alone():
+    # The process that runs a `once` request: a session of its own, an empty stdin.
+    try:
+        os.setsid()
+    except OSError:
+        pass  # already leads a group: started by hand
+    _fresh_stdin()
 
 
 def _fresh_stdin():

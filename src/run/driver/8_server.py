@@ -47,11 +47,7 @@ def _server(buf, names):
                 preloaded, cannot_fork = _preload(names)
             continue
         if verb == b"once":
-            try:
-                os.setsid()
-            except OSError:
-                pass  # already leads a group: started by hand
-            _fresh_stdin()
+            _alone()
             return rest, None, names
         if verb == b"run":
             ident, _, rest = rest.partition(b" ")
