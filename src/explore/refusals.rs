@@ -62,6 +62,14 @@ pub fn causes(obs: &Observation) -> (BTreeMap<PickleLoad, usize>, Vec<Cause>) {
             ((pickle, c, u), o, label)
         })
         .collect();
+    // Each refusal's place, the wording of C code worked out once per message: most refusals
+    // of a value are a few messages said by many consumers (normalising and masking each
+    // refusal's, three times, was 7% of crosspickle's instructions in a short explore).
+    let mut wordings: HashMap<&str, String> = HashMap::new();
+    let places: Vec<Place> = refused
+        .iter()
+        .map(|(_, outcome, _)| place(outcome, &mut wordings))
+        .collect();
     let mut parent: Vec<usize> = (0..refused.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {
@@ -76,13 +84,13 @@ pub fn causes(obs: &Observation) -> (BTreeMap<PickleLoad, usize>, Vec<Cause>) {
     }
     // The first refusal of each label and place (a Python function, a wording in C, neither),
     // and of each label, pickle and consumer.
-    let mut first: HashMap<(&str, Place), usize> = HashMap::new();
+    let mut first: HashMap<(&str, &Place), usize> = HashMap::new();
     let mut both: HashMap<(&str, usize, usize), usize> = HashMap::new();
-    for (i, ((pickle, c, _), outcome, label)) in refused.iter().enumerate() {
-        match first.get(&(label.as_str(), place(outcome))) {
+    for (i, ((pickle, c, _), _, label)) in refused.iter().enumerate() {
+        match first.get(&(label.as_str(), &places[i])) {
             Some(&j) => join(&mut parent, i, j),
             None => {
-                first.insert((label, place(outcome)), i);
+                first.insert((label, &places[i]), i);
             }
         }
         match both.get(&(label.as_str(), *pickle, *c)) {
@@ -114,10 +122,10 @@ pub fn causes(obs: &Observation) -> (BTreeMap<PickleLoad, usize>, Vec<Cause>) {
         });
         let seen = &mut all[n];
         seen.sites.extend(site(outcome).cloned());
-        match place(outcome) {
+        match &places[i] {
             Place::Function(_) => seen.in_python = true,
             Place::Wording(w) => {
-                seen.wordings.insert(w);
+                seen.wordings.insert(w.clone());
             }
             Place::Unsaid => {}
         }
@@ -149,10 +157,15 @@ enum Place {
     Unsaid,
 }
 
-fn place(outcome: &Outcome) -> Place {
+/// Where `outcome` was raised; the wording of a message is taken from `wordings` where it was
+/// worked out before, and kept there.
+fn place<'a>(outcome: &'a Outcome, wordings: &mut HashMap<&'a str, String>) -> Place {
     match (site(outcome), outcome) {
         (Some(s), Outcome::Error(_, message, _)) if IN_C.contains(&s.as_str()) => {
-            Place::Wording(mask(&normalise(message)))
+            let wording = wordings
+                .entry(message.as_str())
+                .or_insert_with(|| mask(&normalise(message)));
+            Place::Wording(wording.clone())
         }
         (Some(s), _) => Place::Function(s.clone()),
         _ => Place::Unsaid,
