@@ -4,11 +4,35 @@
 //! which compare types alone. A finding's cause is its message with what the value puts in it
 //! masked ([`mask`], `wording.rs`): one change of wording is one cause, whatever value shows it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::observe::{Observation, Outcome, Pickler};
 use super::oracle::{Finding, Oracle};
 use super::wording::{mask, normalise};
+
+/// Per (protocol, pickler, unpickler, type): normalised message -> (interpreters, producers,
+/// detail).
+type Groups = BTreeMap<String, (BTreeSet<usize>, BTreeSet<usize>, String)>;
+
+/// `m` normalised, worked out once per message (`seen` keeps them).
+fn normal<'a, 'b>(seen: &'b mut HashMap<&'a str, String>, m: &'a str) -> &'b str {
+    seen.entry(m).or_insert_with(|| normalise(m))
+}
+
+/// The group of `groups` for the normalised message `key` (said as `m` where it is new).
+fn group<'g>(
+    groups: &'g mut Groups,
+    key: &str,
+    m: &str,
+) -> &'g mut (BTreeSet<usize>, BTreeSet<usize>, String) {
+    if !groups.contains_key(key) {
+        groups.insert(
+            key.to_string(),
+            (BTreeSet::new(), BTreeSet::new(), m.to_string()),
+        );
+    }
+    groups.get_mut(key).expect("the group was just made")
+}
 
 /// The message-differs findings of an observation: for each protocol and pickler, producers
 /// that refused with one exception type and different messages; for each pickle and
@@ -16,16 +40,13 @@ use super::wording::{mask, normalise};
 /// the first interpreter) give the reference, and each other group is a finding, with one of
 /// the reference's as its witness.
 pub fn findings(obs: &Observation) -> Vec<Finding> {
-    // (protocol, pickler, unpickler, type) -> normalised message -> (interpreters, producers, detail)
-    type Groups = BTreeMap<String, (BTreeSet<usize>, BTreeSet<usize>, String)>;
+    // Each message normalised once: most are said alike by many producers and consumers.
+    let mut normalised: HashMap<&str, String> = HashMap::new();
     let mut dumps: BTreeMap<(u32, Pickler, String), Groups> = BTreeMap::new();
     for (&(p, protocol, k), outcome) in &obs.dumps {
         if let Outcome::Error(t, m, _) = outcome {
             let g = dumps.entry((protocol, k, t.clone())).or_default();
-            let e = g
-                .entry(normalise(m))
-                .or_insert_with(|| (BTreeSet::new(), BTreeSet::new(), m.clone()));
-            e.0.insert(p);
+            group(g, normal(&mut normalised, m), m).0.insert(p);
         }
     }
     let mut out = Vec::new();
@@ -51,10 +72,7 @@ pub fn findings(obs: &Observation) -> Vec<Finding> {
     for (&(pickle, c, u), outcome) in &obs.loads {
         if let Outcome::Error(t, m, _) = outcome {
             let g = loads.entry((pickle, u, t.clone())).or_default();
-            let e = g
-                .entry(normalise(m))
-                .or_insert_with(|| (BTreeSet::new(), BTreeSet::new(), m.clone()));
-            e.0.insert(c);
+            group(g, normal(&mut normalised, m), m).0.insert(c);
         }
     }
     let mut merged: BTreeMap<(u32, Pickler, Pickler, String), Finding> = BTreeMap::new();

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::parity_cause;
 use super::value::Value;
-use super::worker::{json_str, Done, Failed, WireRequest, Worker};
+use super::worker::{json_str, push_number, Done, Failed, WireRequest, Worker};
 use crate::python::Interpreter;
 
 /// The C pickler (or unpickler) or the pure-Python one.
@@ -340,14 +340,13 @@ struct DumpTask {
 
 impl WireRequest for DumpTask {
     fn write_json(&self, out: &mut Vec<u8>) {
-        use std::io::Write;
-        let _ = write!(
-            out,
-            "[\"{}\",{},\"{}\"]",
-            self.value,
-            self.protocol,
-            self.pickler.as_str()
-        );
+        out.extend_from_slice(b"[\"");
+        push_number(out, self.value);
+        out.extend_from_slice(b"\",");
+        push_number(out, self.protocol);
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(self.pickler.as_str().as_bytes());
+        out.extend_from_slice(b"\"]");
     }
 }
 
@@ -360,8 +359,11 @@ struct LoadTask<'h> {
 
 impl WireRequest for LoadTask<'_> {
     fn write_json(&self, out: &mut Vec<u8>) {
-        use std::io::Write;
-        let _ = write!(out, "[{},\"{}\",", self.part, self.unpickler.as_str());
+        out.push(b'[');
+        push_number(out, self.part);
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(self.unpickler.as_str().as_bytes());
+        out.extend_from_slice(b"\",");
         json_str(out, self.hash);
         out.push(b']');
     }

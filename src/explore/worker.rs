@@ -263,6 +263,12 @@ pub fn json_str(out: &mut Vec<u8>, text: &str) {
     serde_json::to_writer(out, text).expect("JSON to memory");
 }
 
+/// Append `n` to `out` in decimal (a task's numbers: `write!` through the formatter was 7% of
+/// crosspickle's instructions in explore, writing the workers' requests).
+pub fn push_number(out: &mut Vec<u8>, n: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
 /// A request's members but its tasks and limit (`"op":"dump","values":[...]`), as JSON text
 /// without the braces: written once per request, not once per attempt.
 pub fn members(base: &Map<String, Json>) -> Vec<u8> {
@@ -716,6 +722,16 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Numbers are written in decimal, as `write!` wrote them.
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        let mut out = Vec::new();
+        push_number(&mut out, 1234567usize);
+        push_number(&mut out, 0u32);
+        push_number(&mut out, usize::MAX);
+        assert_eq!(out, format!("12345670{}", usize::MAX).into_bytes());
+    }
 
     /// Requests go to the workers longest first, by each worker's pace times its tasks; one
     /// not measured yet goes first; equal estimates keep their order.
