@@ -7,7 +7,7 @@
 //! *stability* (the same value, protocol and pickler give different bytes on different
 //! producers), information kept apart.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::observe::{Observation, Outcome, Pickler};
@@ -219,16 +219,25 @@ fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
     let mut groups: BTreeMap<Key, Finding> = BTreeMap::new();
     // Refusals of one type are told apart by where they were raised (`refusals.rs`).
     let (refused, causes) = refusals::causes(obs);
+    // What loaded otherwise, once per description: many consumers load the same.
+    let mut differs: HashMap<&str, (String, String)> = HashMap::new();
     for (&(pickle, c, u), outcome) in &obs.loads {
         let (oracle, observed, cause, detail, which) = match outcome {
             Outcome::Ok(canon, _) if &**canon == reference => continue,
-            Outcome::Ok(canon, _) => (
-                Oracle::ValueDiffers,
-                "value".to_string(),
-                value_cause(reference, canon),
-                format!("loaded {canon}, pickled {reference}"),
-                None,
-            ),
+            Outcome::Ok(canon, _) => {
+                let (cause, detail) = differs.entry(canon).or_insert_with(|| {
+                    let detail = format!("loaded {canon}, pickled {reference}");
+                    (value_cause(reference, canon), detail)
+                });
+                let (cause, detail) = (cause.clone(), detail.clone());
+                (
+                    Oracle::ValueDiffers,
+                    "value".to_string(),
+                    cause,
+                    detail,
+                    None,
+                )
+            }
             other => {
                 let observed = refusal(other, u, obs.loads.get(&(pickle, c, u.other())));
                 let which = refused.get(&(pickle, c, u)).copied();
