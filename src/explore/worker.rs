@@ -6,7 +6,7 @@
 //! task tried twice: only then is a crash or a hang ([`Done::Crash`], [`Done::Hang`]) blamed
 //! on that task's value. A worker that cannot start at all is an error naming it.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -171,6 +171,7 @@ impl<'de> Deserialize<'de> for WireBuilt {
 /// is taken), `0` (a load as expected), `{"h": HASH}` (and `"canon"`), `{"err": [TYPE, MESSAGE,
 /// SITE]}`, `{"hang": 1}`, `{"built": 0}`, `{"crash": HOW}`; read by a visitor of its own (its
 /// keys borrowed, not a struct of seven options per task).
+#[derive(Clone)]
 enum WireTask {
     Part(usize),
     Done(Done),
@@ -237,13 +238,21 @@ impl<'de> Deserialize<'de> for WireTask {
 /// One task's answer from its JSON: a bare number (a dump's part, or `0`, a load as expected),
 /// most answers being those, read without a parser; anything else by [`WireTask`]'s visitor.
 fn task_of(json: &str) -> Result<WireTask, String> {
-    if !json.is_empty() && json.len() < 10 && json.bytes().all(|b| b.is_ascii_digit()) {
-        return Ok(match json.parse().expect("digits") {
-            0 => WireTask::Done(Done::Expected),
-            n => WireTask::Part(n),
-        });
+    match bare(json) {
+        Some(task) => Ok(task),
+        None => serde_json::from_str(json).map_err(|e| format!("a bad answer: {e}")),
     }
-    serde_json::from_str(json).map_err(|e| format!("a bad answer: {e}"))
+}
+
+/// A task's answer that is a bare number, read without a parser.
+fn bare(json: &str) -> Option<WireTask> {
+    if json.is_empty() || json.len() >= 10 || !json.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(match json.parse().expect("digits") {
+        0 => WireTask::Done(Done::Expected),
+        n => WireTask::Part(n),
+    })
 }
 
 /// A task as it is written into a request's JSON header.
@@ -673,11 +682,26 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
     if wire.tasks.len() != count {
         return Err(format!("{} answers to {count} tasks", wire.tasks.len()));
     }
+    // An answer that is not a bare number (an exception, a load that built another value) is
+    // read once per text: the tasks of a batch mostly fail alike (every protocol of a value
+    // that cannot be pickled).
+    let mut read: HashMap<&str, WireTask> = HashMap::new();
     let tasks = wire
         .tasks
         .iter()
-        .map(|t| task_of(t.get()))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|t| {
+            let text = t.get();
+            if let Some(task) = bare(text) {
+                return Ok(task);
+            }
+            if let Some(task) = read.get(text) {
+                return Ok(task.clone());
+            }
+            let task = task_of(text)?;
+            read.insert(text, task.clone());
+            Ok(task)
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     // A part is named by one task or more (a dump with no protocol named is the default's
     // number's pickle) or one side of a parity pair: moved out at its last use, not copied.
     let mut uses = vec![0usize; parts.len()];
