@@ -122,7 +122,7 @@ struct WireAnswer<'a> {
     #[serde(default)]
     built: BTreeMap<String, WireBuilt>,
     /// Each task's answer as written: the two commonest forms are read by hand
-    /// ([`task_of`]), the others by [`WireTask`]'s visitor.
+    /// ([`bare`]), the others by [`WireTask`]'s visitor.
     #[serde(borrow)]
     tasks: Vec<&'a serde_json::value::RawValue>,
     #[serde(default)]
@@ -235,16 +235,13 @@ impl<'de> Deserialize<'de> for WireTask {
     }
 }
 
-/// One task's answer from its JSON: a bare number (a dump's part, or `0`, a load as expected),
-/// most answers being those, read without a parser; anything else by [`WireTask`]'s visitor.
-fn task_of(json: &str) -> Result<WireTask, String> {
-    match bare(json) {
-        Some(task) => Ok(task),
-        None => serde_json::from_str(json).map_err(|e| format!("a bad answer: {e}")),
-    }
+/// A task's answer that is not a bare number ([`bare`]), read by [`WireTask`]'s visitor.
+fn parsed(json: &str) -> Result<WireTask, String> {
+    serde_json::from_str(json).map_err(|e| format!("a bad answer: {e}"))
 }
 
-/// A task's answer that is a bare number, read without a parser.
+/// A task's answer that is a bare number (a dump's part, or `0`, a load as expected), most
+/// answers being those, read without a parser.
 fn bare(json: &str) -> Option<WireTask> {
     if json.is_empty() || json.len() >= 10 || !json.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -697,7 +694,7 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
             if let Some(task) = read.get(text) {
                 return Ok(task.clone());
             }
-            let task = task_of(text)?;
+            let task = parsed(text)?;
             read.insert(text, task.clone());
             Ok(task)
         })
@@ -819,6 +816,11 @@ mod tests {
         assert_eq!(read, Json::Object(expected));
         let empty: Json = serde_json::from_slice(&header::<Json>(b"", &[], 1.0)).unwrap();
         assert_eq!(empty, serde_json::json!({"tasks": [], "limit": 1.0}));
+    }
+
+    /// One task's answer from its JSON, as `decode` reads it.
+    fn task_of(json: &str) -> Result<WireTask, String> {
+        bare(json).map_or_else(|| parsed(json), Ok)
     }
 
     /// The bare numbers read by hand read as the parser reads them; others go to the parser.
