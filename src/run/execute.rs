@@ -872,7 +872,7 @@ async fn run_python(
     Ok(observe(&finished, &result_file, prepared.timeout_s, phase))
 }
 
-/// What a run's process is started with, made before the run waits for its turn.
+/// What a run's process is started with, made once the run has its process slot.
 struct Prepared {
     dirs: RunDirs,
     request: Request,
