@@ -38,19 +38,22 @@ driver_parts!(
     "5_traceback.py",
     "6_relation.py",
     "7_checks.py",
+    "7_one_check.py",
     "8_compile.py",
     "8_server.py",
     "9_start.py",
 );
 /// The parts a run loads only when it needs them, by the name the driver's `_need` knows them
 /// by (driver/0_protocol.py): the quiet ending of forked runs and the fork server's loop (a fork
-/// server's), traceback formatting (a run that raised), class relations (one that raised and
-/// names classes) and the compile child (a run whose code has no compiled form yet): what an
-/// exec'd run that passes neither unmarshals nor runs (driver/0_protocol.py says how much).
-const LAZY_PARTS: [(&str, &str); 5] = [
+/// server's), what was raised and its traceback (a run that raised), class relations (one that
+/// raised and names classes), named checks (a run that uses `check`) and the compile child (a
+/// run whose code has no compiled form yet): what an exec'd run that passes neither unmarshals
+/// nor runs (driver/0_protocol.py says how much).
+const LAZY_PARTS: [(&str, &str); 6] = [
     ("2_ending.py", "ending"),
     ("5_traceback.py", "traceback"),
     ("6_relation.py", "relation"),
+    ("7_one_check.py", "check"),
     ("8_compile.py", "compile"),
     ("8_server.py", "server"),
 ];

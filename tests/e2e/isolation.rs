@@ -1010,7 +1010,7 @@ code: |
   import sys
   driver = sys.modules['__crosspickle_driver__'].__dict__
   def parts():
-      print(' '.join([n for n in ('_quiet_exit', '_server', '_traceback', '_classes') if n in driver]) or '-')
+      print(' '.join([n for n in ('_quiet_exit', '_server', '_check_record', '_traceback', '_classes') if n in driver]) or '-')
   parts()
   with check('raises'):
       raise ValueError('in a check')
@@ -1026,10 +1026,10 @@ code: |
     let found = runs(&json);
     check(found.len() == 3, format!("{json}"))?;
     let (before, after) = match iso {
-        "exec" => ("-", "_traceback _classes"),
+        "exec" => ("-", "_check_record _traceback _classes"),
         _ => (
-            "_quiet_exit _server _traceback _classes",
-            "_quiet_exit _server _traceback _classes",
+            "_quiet_exit _server _check_record _traceback _classes",
+            "_quiet_exit _server _check_record _traceback _classes",
         ),
     };
     for r in &found {

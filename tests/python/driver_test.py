@@ -485,16 +485,16 @@ def exception_names():
     eq(D["_exception_only"](main_class, main_class("x")), ["Local: x\n"])
 
 
-# --- the result record (_Result, _report, _text) ---
+# --- the result record (_result_open, _report, _text) ---
 
 
 def record_of(fields, between=None):
     path = os.path.join(SCRATCH, "result")
-    result = D["_Result"](path)
+    result = D["_result_open"](path)
     try:
         if between is not None:
             between(result)
-        result.send(fields)
+        D["_result_send"](result, fields)
     finally:
         try:
             os.close(result.fd)
@@ -517,7 +517,7 @@ def record_fields_are_named_and_length_prefixed():
 @test
 def record_moves_out_of_the_cases_way():
     path = os.path.join(SCRATCH, "result-fd")
-    result = D["_Result"](path)
+    result = D["_result_open"](path)
     try:
         eq(result.fd, 255)
     finally:
@@ -537,7 +537,7 @@ def record_says_the_relay_started_and_again_when_the_case_closed_it():
     leg = b"leg 5\nrelay\n"
 
     def relay(result):
-        result.mark([("leg", "relay")])
+        D["_result_mark"](result, [("leg", "relay")])
 
     eq(record_of([("outcome", "pass")], relay), head() + leg + b"outcome 4\npass\nend 0\n\n")
 
@@ -723,7 +723,7 @@ def checks_are_written_as_nested_records():
 @test
 def checks_are_written_to_the_record_as_each_ends():
     path = os.path.join(SCRATCH, "result-checks")
-    result = D["_Result"](path)
+    result = D["_result_open"](path)
     try:
         checks = D["_Checks"](result=result)
         with checks("first"):
@@ -734,7 +734,7 @@ def checks_are_written_to_the_record_as_each_ends():
         os.close(result.fd)  # the case closed the descriptor: the file is written again
         with checks("second"):
             pass
-        result.send([("outcome", "pass")] + checks._fields())
+        D["_result_send"](result, [("outcome", "pass")] + checks._fields())
     finally:
         try:
             os.close(result.fd)

@@ -28,7 +28,7 @@
 # the parser in every exec'd run: 1.4 M instructions on 3.12). Its keys:
 #   case    the file holding the code, run as __main__
 #   result  where the result record goes: a file in a folder the case is not told about,
-#           opened before the case runs and kept out of its reach (see _Result)
+#           opened before the case runs and kept out of its reach (see _result_open)
 #   params  a dict of scalars bound as globals
 #   phase   "dump" or "load" for a round trip, "reload" for a bounce's producer; data  where
 #           `data` goes to or comes from
@@ -51,22 +51,27 @@
 #   2_ending.py     the quiet ending of a forked run (_quiet_exit) and its rules (_loud)
 #   3_run.py        one request's two halves around the case's code (_begin, _end) and the
 #                   compiled forms of cases
-#   4_record.py     the result record (_Result) and its fields (_report)
-#   5_traceback.py  tracebacks formatted as Python prints them
+#   4_record.py     the result record (_result_open) and its fields (_report)
+#   5_traceback.py  what was raised (outcome, class name, message) and its traceback,
+#                   formatted as Python prints it
 #   6_relation.py   how the raised exception's class stands to a class the rules name
 #   7_checks.py     the named checks of a run (`check`), each written as a `check` field
+#   7_one_check.py  what checking takes: the checks' classes and each ended check's record
 #   8_compile.py    the compiled form of a case's code made and kept (the compile child)
 #   8_server.py     the fork server's loop, its preload and its children's groups
 #   9_start.py      the start: the loop, then the request left for boot.py
-# Of these, 2_ending.py, 5_traceback.py, 6_relation.py, 8_compile.py and 8_server.py are
-# loaded only when they are needed (_need): a fork server loads them all before its first
-# child, an exec'd run the ones it uses (the traceback when its code raised, the relations when
-# it also names classes, the compile child when its code has no compiled form yet), so that a
-# run that passes unmarshals and runs none of them (the first three: 0.4 M instructions of a
-# trivial exec'd run on 3.12; the last two, with the classes of named checks made when first
-# used, 0.28 M more). The compiled form boot.py loads is a pair: the code of the other parts (these
-# parts' lines left blank, so that every line keeps its number), and a dict of these parts'
-# codes, each marshalled (boot_fallback.py writes it). Run as a script, the driver has them all.
+# Of these, 2_ending.py, 5_traceback.py, 6_relation.py, 7_one_check.py, 8_compile.py and
+# 8_server.py are loaded only when they are needed (_need): a fork server loads them all before
+# its first child, an exec'd run the ones it uses (what was raised and its traceback when its
+# code raised, the relations when it also names classes, the checks' classes and records when
+# it uses `check`, the compile child when its code has no compiled form yet), so that a run
+# that passes unmarshals and runs none of them (the ending, traceback and relations: 0.4 M
+# instructions of a trivial exec'd run on 3.12; the compile child and the server, with the
+# classes of named checks made when first used, 0.28 M more; what was raised, the rest of
+# the checks and the result record as functions, not a class, 0.24 M more). The compiled
+# form boot.py loads is a pair: the code of the other parts (these parts' lines left blank, so
+# that every line keeps its number), and a dict of these parts' codes, each marshalled
+# (boot_fallback.py writes it). Run as a script, the driver has them all.
 # Loaded after the case's code may have replaced builtins, these parts make nothing as they
 # load: their top level defines functions and constants only.
 # tests/python/driver_test.py tests the pure parts on every interpreter (0 to 6, without the
@@ -95,6 +100,7 @@ _gettrace, _settrace = sys.gettrace, sys.settrace
 _getprofile, _setprofile = sys.getprofile, sys.setprofile
 _getrecursionlimit, _setrecursionlimit = sys.getrecursionlimit, sys.setrecursionlimit
 _os_open, _os_read, _os_write, _os_close, _os_fstat = os.open, os.read, os.write, os.close, os.fstat
+_getpid = os.getpid
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
 _READ_FLAGS = os.O_RDONLY
 # The driver's own Python frames while it reports: a case's lower recursion limit is raised to

@@ -26,7 +26,7 @@ def _begin(wire, server, preload):
     if "cwd" in request:
         os.chdir(_path(request["cwd"]))
     run = _Run()
-    run.result = _Result(_path(request["result"]))
+    run.result = _result_open(_path(request["result"]))
     if server is not None and os.getppid() != server:
         # The server died before it could say it forked this run: the run is given to
         # another, and this process, which nobody watches, must not go on.
@@ -116,7 +116,7 @@ def _end(run, caught, aside):
     fields = _report(raised, run.class_names, run.modules_before, run.builtins_before, main)
     fields.extend(run.checks._fields())  # those not written as they ended
     del raised
-    run.result.send(fields)
+    _result_send(run.result, fields)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -148,7 +148,7 @@ def _code(run, leg):
     if leg == 0:
         return run.code
     run.leg = "relay"
-    run.result.mark([("leg", "relay")])
+    _result_mark(run.result, [("leg", "relay")])
     code = run.relay["code"]
     if isinstance(code, BaseException):
         raise code
@@ -160,6 +160,7 @@ def _dump(main, data_path, leg):
     # reads it.
     data = main.__dict__.get("data")
     if not isinstance(data, (bytes, bytearray)):
+        _need("traceback")
         raise TypeError("%s must leave bytes in the global `data`, not %s" % (leg, _class_name(type(data), "__name__")))
     data = bytes(data)
     fd = _os_open(data_path, _WRITE_FLAGS, 0o600)
@@ -171,15 +172,15 @@ def _dump(main, data_path, leg):
 
 
 def _compile(path, cache):
-    """The code object of a case's source. The first compile() of a process builds the
-    classes of the ast module (a millisecond or two, and objects that change the state the
-    case starts in), so the compiled form is kept per (interpreter, environment, code) at
-    `cache`, behind the interpreter's sys.version and the file's name, and every run loads it
-    as importlib loads a .pyc: unmarshalled, then its file name set to this run's
-    (_imp._fix_co_filename; on 2.7, _refile). The run that finds no compiled form has a
-    child of its own compile it, so that it too starts the code from what it loaded. Code
-    whose compiling says anything (a SyntaxWarning) or fails is compiled by every run, so that
-    every run says it. The source is read only to be compiled."""
+    # The code object of a case's source. The first compile() of a process builds the classes of the
+    # ast module (a millisecond or two, and objects that change the state the case starts in), so
+    # the compiled form is kept per (interpreter, environment, code) at `cache`, behind the
+    # interpreter's sys.version and the file's name, and every run loads it as importlib loads a
+    # .pyc: unmarshalled, then its file name set to this run's (_imp._fix_co_filename; on 2.7,
+    # _refile). The run that finds no compiled form has a child of its own compile it, so that it
+    # too starts the code from what it loaded. Code whose compiling says anything (a SyntaxWarning)
+    # or fails is compiled by every run, so that every run says it. The source is read only to be
+    # compiled.
     fix = getattr(sys.modules.get("_imp"), "_fix_co_filename", None)
     if fix is None and _PY2:
         fix = _refile

@@ -1,6 +1,64 @@
-# A traceback formatted as Python prints it, without the traceback module (which a run would
-# import, with linecache, tokenize and re): the first and last frames of a deep one, the
-# source lines read as linecache reads them, the notes of 3.11 and later.
+# What an exception that ended the code (or a named check) was (_raised): its outcome, its
+# class's name, its message (the text of a value: _text) and its traceback, formatted as Python
+# prints it, without the traceback module (which a run would import, with linecache, tokenize
+# and re): the first and last frames of a deep one, the source lines read as linecache reads
+# them, the notes of 3.11 and later. Loaded when something raised (_need("traceback")).
+
+
+def _raised(exc_type, exc, tb):
+    # What an exception that ended the code (or a named check) was: its outcome (fail for an
+    # AssertionError, else error), its class's name, its message and its traceback's text.
+    outcome = "fail" if issubclass(exc_type, AssertionError) else "error"
+    exc_name = _type_name(exc_type)
+    message = _text(exc, _MAX_MESSAGE)
+    try:
+        tb_text = _traceback(exc_type, exc, tb)
+    except BaseException:
+        tb_text = None
+    return outcome, exc_name, message, tb_text
+
+
+def _text(value, limit=_MAX_TEXT):
+    # str(value), else its repr, as a plain str (not a subclass of the case's) of at most
+    # `limit` characters.
+    text = None
+    for convert in (str, repr):
+        try:
+            text = convert(value)
+            text = "".join([text]) if isinstance(text, str) else None
+        except Exception:
+            text = None
+        if text is not None:
+            break
+    if text is None:
+        text = "<unprintable %s object>" % _class_name(type(value), "__name__")
+    if len(text) > limit:
+        text = text[: limit // 2] + "\n[... %d characters omitted ...]\n" % (len(text) - limit) + text[-limit // 2 :]
+    return text
+
+
+def _class_name(cls, attribute):
+    # A class's __module__, __qualname__ or __name__ as a str, as the class holds it (type's own
+    # descriptor, whatever its metaclass's __getattribute__ answers), else None.
+    try:
+        value = _TYPE_DICT[attribute].__get__(cls, type)
+    except Exception:
+        try:  # an old-style class (2.7), or a name this Python's type lacks (__qualname__)
+            value = getattr(cls, attribute, None)
+        except Exception:
+            value = None
+    return value if isinstance(value, str) else None
+
+
+def _type_name(exc_type, plain=("builtins", "exceptions", "__builtin__")):
+    # `module.QualName`, without the module when it is one of `plain`.
+    module = _class_name(exc_type, "__module__")
+    name = _class_name(exc_type, "__qualname__") or _class_name(exc_type, "__name__") or "?"
+    if module is None or module in plain:
+        return name
+    return module + "." + name
+
+
 _HEAD_FRAMES = 12
 _TAIL_FRAMES = 24
 
