@@ -5,6 +5,7 @@
 //! ([`Observation`]). Loads answer the hash of what loaded; its text travels only when it is
 //! not what was pickled.
 
+use litemap::LiteMap;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -146,18 +147,18 @@ pub type PickleLoad = (usize, usize, Pickler);
 pub struct Observation {
     /// Each producer's canonical description of the value it built (the text shared by every
     /// producer that built the same), or the build's error.
-    pub canon: BTreeMap<usize, Result<Arc<str>, String>>,
-    pub dumps: BTreeMap<DumpKey, Outcome>,
+    pub canon: LiteMap<usize, Result<Arc<str>, String>>,
+    pub dumps: LiteMap<DumpKey, Outcome>,
     /// The distinct pickles, each with the dumps that wrote it.
     pub pickles: Vec<Vec<DumpKey>>,
     /// Which of `pickles` each dump that pickled wrote.
-    pickle_of: BTreeMap<DumpKey, usize>,
+    pickle_of: LiteMap<DumpKey, usize>,
     /// What each consumer's unpicklers did with each distinct pickle.
     pub loads: Loads,
     /// Per producer and protocol whose C and Python pickles differ once optimized: what each
     /// pickler chose that the other did not (`TUPLE/LIST`, `memo: c only`, `FLOAT`), as
     /// [`parity_cause::cause`] names it from the two pickles.
-    pub parity_ops: BTreeMap<(usize, u32), String>,
+    pub parity_ops: LiteMap<(usize, u32), String>,
 }
 
 /// What a value's consumers' unpicklers did with its distinct pickles, in the order of their
@@ -475,6 +476,16 @@ impl Bench<'_> {
         let mut blobs: Blobs = BTreeMap::new();
         let mut texts: HashMap<String, Arc<str>> = HashMap::new();
         let mut expected: BTreeMap<usize, String> = BTreeMap::new();
+        // Each value's dumps kept where they will stay: grown a dump at a time, its maps were
+        // copied as they grew.
+        let mut counts = vec![0usize; obs.len()];
+        for task in dumps.iter().flat_map(|(_, tasks, _)| tasks) {
+            counts[task.value] += 1;
+        }
+        for (o, n) in obs.iter_mut().zip(counts) {
+            o.dumps.reserve(n);
+            o.pickle_of.reserve(n);
+        }
         for (p, tasks, answer) in dumps {
             let answer = answer?;
             for (id, built) in answer.built {
@@ -634,6 +645,26 @@ impl Bench<'_> {
         // The text of a canonical description's hash (the hash itself where none was kept).
         let text_of =
             |hash: &str| -> Arc<str> { texts.get(hash).cloned().unwrap_or_else(|| hash.into()) };
+        // Each value's loads kept where they will stay (see `dump`): counted first.
+        let readable_by = |b: usize, highest: u32, version: (u64, u64)| {
+            uses[b]
+                .1
+                 .1
+                .iter()
+                .filter(move |&&(v, proto, _)| readable(proto, highest) && mins[v] <= version)
+        };
+        let mut counts = vec![0usize; obs.len()];
+        for (c, version, keys, _) in &loads {
+            let highest = protocols(&self.pythons[*c]);
+            for &(b, ..) in keys {
+                for &(v, ..) in readable_by(b, highest, *version) {
+                    counts[v] += 1;
+                }
+            }
+        }
+        for (o, n) in obs.iter_mut().zip(counts) {
+            o.loads.entries.reserve(n);
+        }
         for (c, version, keys, answer) in loads {
             let highest = protocols(&self.pythons[c]);
             for ((b, u, expected), done) in keys.into_iter().zip(answer?.tasks) {
@@ -650,12 +681,7 @@ impl Bench<'_> {
                     }
                 };
                 // Each value this pickle is one of, the outcome moved into the last.
-                let mut readers = uses[b]
-                    .1
-                     .1
-                    .iter()
-                    .filter(|&&(v, proto, _)| readable(proto, highest) && mins[v] <= version)
-                    .peekable();
+                let mut readers = readable_by(b, highest, version).peekable();
                 while let Some(&(v, _, n)) = readers.next() {
                     let outcome = if readers.peek().is_some() {
                         outcome.clone()
