@@ -43,11 +43,12 @@ def explore():
         req = {"op": "dump", "values": [[str(i), s] for i, s in chunk],
                "tasks": [[str(i), p, k] for i, _ in chunk for p in protocols for k in picklers]}
         header, blobs = ns["_dump"](req, [], 5.0)
+        codes = list(header["codes"])  # _send takes them out of the header
         ns["_send"](devnull, header, blobs)
         # Each distinct pickle once, with the hash of what was pickled.
         distinct = {}
-        for (vid, _, _), t in zip(req["tasks"], header["tasks"]):
-            if isinstance(t, int):  # a pickle's part
+        for (vid, _, _), t in zip(req["tasks"], codes):
+            if t != ns["_OTHER"]:  # a pickle's part
                 built = header["built"].get(vid)
                 expected = built[1] if isinstance(built, list) else ""
                 distinct.setdefault(blobs[t - 1], expected)

@@ -5,8 +5,9 @@
 #
 #   {"op": "streams", "limit": S, "memory": BYTES, "globals": [[MODULE, NAME], ...],
 #    "tasks": [[PART, WHICH], ...]}, the streams as parts
-#     -> {"tasks": [{"h": HASH, "canon": TEXT} or {"err": [TYPE, MESSAGE]} or {"hang": 1}
-#                   or {"crash": HOW}, ...]}
+#     -> {"other": [{"h": HASH, "canon": TEXT} or {"err": [TYPE, MESSAGE]} or {"hang": 1}
+#                   or {"crash": HOW}, ...]}, then the answers' table, all of it OTHER
+#        (worker.py)
 #
 # Each load runs in a child forked for it (where the platform forks): its address space
 # limited to what the worker uses plus BYTES (RLIMIT_AS, so an allocation without bound is a
@@ -195,4 +196,4 @@ def _streams(req, parts, limit):
         else:
             r = _bounded(limit, lambda: _stream_task(data, which, allowed))
             tasks.append(r.get("ok", r))
-    return {"tasks": tasks}, []
+    return {"codes": [0xFFFFFFFF] * len(tasks), "other": tasks}, []

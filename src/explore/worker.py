@@ -8,25 +8,34 @@
 #   {"op": "dump", "limit": S, "values": [[ID, SOURCE], ...], "tasks": [[ID, PROTOCOL, PICKLER], ...]}
 #     (PROTOCOL 100: the default, none named; 105: 5 with the buffers out of band)
 #     -> {"built": {ID: [CANON, HASH] or {"err": [TYPE, MESSAGE]}},
-#         "tasks": [PART or {"err": [TYPE, MESSAGE, SITE]} or {"hang": 1}, ...],
+#         "other": [{"err": [TYPE, MESSAGE, SITE]} or {"hang": 1} or {"built": 0}, ...],
 #         "parity": [[ID, PROTOCOL, C_PART, PY_PART], ...]}
-#        the pickles as parts; "parity" only where the C and the Python pickler wrote different
-#        bytes and still differ once pickletools.optimize'd and their memo renumbered (the
-#        optimized forms as parts: crosspickle reads what differs from them, parity_cause.rs).
+#        the pickles as parts, then the answers' table (below); "parity" only where the C and
+#        the Python pickler wrote different bytes and still differ once pickletools.optimize'd
+#        and their memo renumbered (the optimized forms as parts: crosspickle reads what
+#        differs from them, parity_cause.rs).
 #   {"op": "load", "limit": S, "tasks": [[PART, UNPICKLER, EXPECTED_HASH], ...]}, the pickles
 #     (and "setup": [SOURCE, ...], run once each before loading: the user's folders on sys.path)
-#     -> {"tasks": [0 (loaded, its canonical description's hash the expected one) or
-#         {"h": HASH, "canon": TEXT} or {"err": [TYPE, MESSAGE, SITE]} or {"hang": 1}, ...]}
-#   A pickle's part and the expected load are bare numbers (part 0 is the header), the
-#   commonest answers by far: written and read without a dict or a parser of their own.
+#     -> {"other": [{"h": HASH, "canon": TEXT} or {"err": [TYPE, MESSAGE, SITE]} or
+#         {"hang": 1}, ...]}, then the answers' table
+#   The answers' table, the last part: one 4-byte big-endian number per task, in the order of
+#   the tasks: a dump's pickle's part, 0 for a load as expected (its canonical description's
+#   hash the expected one), or OTHER (0xffffffff) for the next answer of "other". The first two
+#   are the commonest answers by far: written and read without JSON (the parts' table of a
+#   batch was a sixth of crosspickle's own work as a JSON list).
 #   SITE: where the exception was raised, "pickle.save_global", "copyreg._reduce_ex", the
 #   reducer's "module.__reduce__", or "_pickle" ("cPickle" on 2.7) for the C code (_site).
-#   {"op": "streams", ...}: byte streams loaded under limits (streams.py, before this file)
+#   {"op": "streams", ...}: byte streams loaded under limits (streams.py, before this file),
+#     whose answers are all in "other"
 # What a value prints goes to stderr: the worker's channel is a copy of its stdout.
 import json
 import os
 import signal
 import struct
+
+
+# An answer of the table that is in "other" (see above).
+_OTHER = 0xFFFFFFFF
 
 
 class _Hang(BaseException):
@@ -111,7 +120,7 @@ _DEFAULT = getattr(__import__("pickle"), "DEFAULT_PROTOCOL", 0)
 
 def _dump(req, parts, limit):
     sources = dict((vid, src) for vid, src in req["values"])
-    built, made, tasks, out, parity = {}, {}, [], [], []
+    built, made, codes, others, out, parity = {}, {}, [], [], [], []
     written, done = {}, {}
     for vid, protocol, which in req["tasks"]:
         if vid not in made:
@@ -128,7 +137,8 @@ def _dump(req, parts, limit):
             made[vid] = m
         m = made[vid]
         if "ok" not in m:
-            tasks.append({"built": 0})
+            codes.append(_OTHER)
+            others.append({"built": 0})
             continue
         # 100 stands for no protocol named (crosspickle's DEFAULT_PROTOCOL), 105 for protocol 5
         # with its buffers out of band (OOB_PROTOCOL): a value none of whose buffers went out
@@ -141,19 +151,23 @@ def _dump(req, parts, limit):
             r = done[same]
             if same in written:
                 written[(vid, protocol, which)] = written[same]
-            tasks.append(r)
-            continue
-        r = _bounded(limit, dumps_with, m["ok"], named, which)
-        if named == "oob" and r.get("ok", OOB_MARK)[:4] != OOB_MARK:
-            tasks.append({"built": 0})
-            continue
-        if "ok" in r:
-            data = r.pop("ok")
-            out.append(data)
-            r = len(out)
-            written[(vid, protocol, which)] = data
-        done[(vid, protocol, which)] = r
-        tasks.append(r)
+        else:
+            r = _bounded(limit, dumps_with, m["ok"], named, which)
+            if named == "oob" and r.get("ok", OOB_MARK)[:4] != OOB_MARK:
+                codes.append(_OTHER)
+                others.append({"built": 0})
+                continue
+            if "ok" in r:
+                data = r.pop("ok")
+                out.append(data)
+                r = len(out)
+                written[(vid, protocol, which)] = data
+            done[(vid, protocol, which)] = r
+        if r.__class__ is int:
+            codes.append(r)
+        else:
+            codes.append(_OTHER)
+            others.append(r)
     formed = {}  # the parts of two pickles' parity forms, by the pickles (the default's twice)
     for (vid, protocol, which), data in written.items():
         other = written.get((vid, protocol, "py"))
@@ -171,7 +185,7 @@ def _dump(req, parts, limit):
         first = formed[(id(data), id(other))]
         if first is not None:
             parity.append([vid, protocol, first, first + 1])
-    return {"built": built, "tasks": tasks, "parity": parity}, out
+    return {"built": built, "codes": codes, "other": others, "parity": parity}, out
 
 
 _setup_done = set()
@@ -185,7 +199,7 @@ def _load(req, parts, limit):
                 exec(compile(src, "<setup>", "exec"), {})
             except Exception:
                 pass  # what it was for shows as the load's error
-    tasks = []
+    codes, others = [], []
     for part, which, expected in req["tasks"]:
         data = parts[part - 1]
         r = _bounded(limit, lambda: canon(loads_with(data, which)))
@@ -193,11 +207,12 @@ def _load(req, parts, limit):
             text = r.pop("ok")
             r["h"] = _digest(text)
             if r["h"] == expected:
-                r = 0
-            else:
-                r["canon"] = text
-        tasks.append(r)
-    return {"tasks": tasks}, []
+                codes.append(0)
+                continue
+            r["canon"] = text
+        codes.append(_OTHER)
+        others.append(r)
+    return {"codes": codes, "other": others}, []
 
 
 def _read(fd, n):
@@ -221,6 +236,10 @@ def _receive(fd):
 
 
 def _send(fd, header, blobs):
+    # A header's "codes" (an answers' table, see above) go as the last part.
+    codes = header.pop("codes", None)
+    if codes is not None:
+        blobs = blobs + [struct.pack(">%dI" % len(codes), *codes)]
     head = json.dumps(header, separators=(",", ":"))
     if not isinstance(head, bytes):
         head = head.encode("utf-8")

@@ -121,10 +121,10 @@ enum Attempt {
 struct WireAnswer<'a> {
     #[serde(default)]
     built: BTreeMap<String, WireBuilt>,
-    /// Each task's answer as written: the two commonest forms are read by hand
-    /// ([`bare`]), the others by [`WireTask`]'s visitor.
-    #[serde(borrow)]
-    tasks: Vec<&'a serde_json::value::RawValue>,
+    /// The answers that are not in the answers' table ([`OTHER`] there), in the order of
+    /// their tasks, as written: read by [`WireTask`]'s visitor, once per text.
+    #[serde(borrow, default)]
+    other: Vec<&'a serde_json::value::RawValue>,
     #[serde(default)]
     parity: Vec<(String, u32, usize, usize)>,
 }
@@ -167,10 +167,11 @@ impl<'de> Deserialize<'de> for WireBuilt {
     }
 }
 
-/// One task's answer: `PART` (a dump's pickle, a part's number: [`Done::Dumped`] once the part
-/// is taken), `0` (a load as expected), `{"h": HASH}` (and `"canon"`), `{"err": [TYPE, MESSAGE,
-/// SITE]}`, `{"hang": 1}`, `{"built": 0}`, `{"crash": HOW}`; read by a visitor of its own (its
-/// keys borrowed, not a struct of seven options per task).
+/// What the answers' table says of a task ([`decode`]): a dump's pickle (a part's number:
+/// [`Done::Dumped`] once the part is taken), or anything else (`0`, a load as expected, in the
+/// table; in "other", `{"h": HASH}` (and `"canon"`), `{"err": [TYPE, MESSAGE, SITE]}`,
+/// `{"hang": 1}`, `{"built": 0}`, `{"crash": HOW}`, read by a visitor of its own: its keys
+/// borrowed, not a struct of seven options per task).
 #[derive(Clone)]
 enum WireTask {
     Part(usize),
@@ -184,12 +185,6 @@ impl<'de> Deserialize<'de> for WireTask {
             type Value = WireTask;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a task's answer")
-            }
-            fn visit_u64<E: de::Error>(self, n: u64) -> Result<WireTask, E> {
-                Ok(match n {
-                    0 => WireTask::Done(Done::Expected),
-                    n => WireTask::Part(usize::try_from(n).map_err(E::custom)?),
-                })
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireTask, A::Error> {
                 let (mut hash, mut canon, mut err) = (None, None, None);
@@ -235,22 +230,13 @@ impl<'de> Deserialize<'de> for WireTask {
     }
 }
 
-/// A task's answer that is not a bare number ([`bare`]), read by [`WireTask`]'s visitor.
+/// An answer of "other", read by [`WireTask`]'s visitor.
 fn parsed(json: &str) -> Result<WireTask, String> {
     serde_json::from_str(json).map_err(|e| format!("a bad answer: {e}"))
 }
 
-/// A task's answer that is a bare number (a dump's part, or `0`, a load as expected), most
-/// answers being those, read without a parser.
-fn bare(json: &str) -> Option<WireTask> {
-    if json.is_empty() || json.len() >= 10 || !json.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(match json.parse().expect("digits") {
-        0 => WireTask::Done(Done::Expected),
-        n => WireTask::Part(n),
-    })
-}
+/// In an answers' table, an answer that is in "other" (worker.py).
+const OTHER: u32 = u32::MAX;
 
 /// A task as it is written into a request's JSON header.
 pub trait WireRequest {
@@ -683,34 +669,48 @@ pub async fn read_message(from: &mut (impl AsyncRead + Unpin)) -> std::io::Resul
     Ok(parts)
 }
 
-/// A worker's answer to a batch of `count` tasks (its pickles moved out of `parts`).
+/// A worker's answer to a batch of `count` tasks (its pickles moved out of `parts`): the
+/// header, the pickles, and last the answers' table, a big-endian `u32` per task (worker.py).
 fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
     let head = std::mem::take(&mut parts[0]);
+    let table = match parts.len() {
+        2.. => parts.pop().expect("two parts or more"),
+        _ => return Err("an answer without its answers' table".into()),
+    };
     let wire: WireAnswer =
         serde_json::from_slice(&head).map_err(|e| format!("a bad answer: {e}"))?;
-    if wire.tasks.len() != count {
-        return Err(format!("{} answers to {count} tasks", wire.tasks.len()));
+    if table.len() != 4 * count {
+        return Err(format!("{} answers to {count} tasks", table.len() / 4));
     }
-    // An answer that is not a bare number (an exception, a load that built another value) is
-    // read once per text: the tasks of a batch mostly fail alike (every protocol of a value
-    // that cannot be pickled).
+    // An answer in "other" (an exception, a load that built another value) is read once per
+    // text: the tasks of a batch mostly fail alike (every protocol of a value that cannot be
+    // pickled).
     let mut read: HashMap<&str, WireTask> = HashMap::new();
-    let tasks = wire
-        .tasks
-        .iter()
-        .map(|t| {
-            let text = t.get();
-            if let Some(task) = bare(text) {
-                return Ok(task);
-            }
-            if let Some(task) = read.get(text) {
-                return Ok(task.clone());
-            }
-            let task = parsed(text)?;
-            read.insert(text, task.clone());
-            Ok(task)
-        })
+    let mut other = wire.other.iter();
+    let tasks = table
+        .chunks_exact(4)
+        .map(
+            |code| match u32::from_be_bytes(code.try_into().expect("4 bytes")) {
+                0 => Ok(WireTask::Done(Done::Expected)),
+                OTHER => {
+                    let text = other
+                        .next()
+                        .ok_or("the answers' table names more answers than there are")?
+                        .get();
+                    if let Some(task) = read.get(text) {
+                        return Ok(task.clone());
+                    }
+                    let task = parsed(text)?;
+                    read.insert(text, task.clone());
+                    Ok(task)
+                }
+                part => Ok(WireTask::Part(part as usize)),
+            },
+        )
         .collect::<Result<Vec<_>, String>>()?;
+    if other.next().is_some() {
+        return Err("more answers than the answers' table names".into());
+    }
     // A part is named by one task or more (a dump with no protocol named is the default's
     // number's pickle) or one side of a parity pair: moved out at its last use, not copied.
     let mut uses = vec![0usize; parts.len()];
@@ -849,53 +849,23 @@ mod tests {
         assert_eq!(empty, serde_json::json!({"tasks": [], "limit": 1.0}));
     }
 
-    /// One task's answer from its JSON, as `decode` reads it.
-    fn task_of(json: &str) -> Result<WireTask, String> {
-        bare(json).map_or_else(|| parsed(json), Ok)
-    }
-
-    /// The bare numbers read by hand read as the parser reads them; others go to the parser.
-    #[test]
-    fn the_common_answers_read_as_the_parser_reads_them() {
-        let read = |json: &str| match task_of(json) {
-            Ok(WireTask::Part(p)) => format!("part {p}"),
-            Ok(WireTask::Done(d)) => format!("{d:?}"),
-            Err(e) => format!("error {e}"),
-        };
-        let parsed = |json: &str| {
-            let t: WireTask = serde_json::from_str(json).unwrap();
-            match t {
-                WireTask::Part(p) => format!("part {p}"),
-                WireTask::Done(d) => format!("{d:?}"),
-            }
-        };
-        for json in [
-            "12",
-            "0",
-            r#"{"h":"0a1b2c3d4e5f6789"}"#,
-            r#"{"h":"ab","canon":"[1]"}"#,
-            r#"{"h":"a\u0062"}"#,
-            r#"{"err":["E","m","pickle.save"]}"#,
-            r#"{"hang":1}"#,
-        ] {
-            assert_eq!(read(json), parsed(json), "{json}");
-        }
-        assert_eq!(read("12"), "part 12");
-        assert_eq!(read("0"), "Expected");
-        assert!(read("-1").starts_with("error"));
-        assert!(read("1.5").starts_with("error"));
-        assert!(
-            read(r#"{"p":1}"#).starts_with("error"),
-            "the old form of a part"
-        );
-        assert!(read("99999999999999999999").starts_with("error"));
+    /// An answers' table of `codes` (worker.py's `_send`).
+    fn table(codes: &[u32]) -> Vec<u8> {
+        codes.iter().flat_map(|c| c.to_be_bytes()).collect()
     }
 
     #[test]
     fn an_answer_decodes_with_its_pickles() {
-        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"tasks":[1,{"built":0},{"hang":1},{"err":["E","m","pickle.save"]},{"err":["F","n"]},0],"parity":[["0",2,2,3]]}"#;
-        let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
-        let a = decode(parts.clone(), 6).unwrap();
+        let header = br#"{"built":{"0":["[1]","ab"],"1":{"err":["TypeError","no"]}},"other":[{"built":0},{"hang":1},{"err":["E","m","pickle.save"]},{"err":["F","n"]},{"h":"a\u0062","canon":"[2]"},{"hang":1}],"parity":[["0",2,2,3]]}"#;
+        let codes = table(&[1, OTHER, OTHER, OTHER, OTHER, 0, OTHER, OTHER]);
+        let parts = vec![
+            header.to_vec(),
+            b"P".to_vec(),
+            b"C".to_vec(),
+            b"Y".to_vec(),
+            codes,
+        ];
+        let a = decode(parts.clone(), 8).unwrap();
         assert_eq!(a.built["0"], Ok(("[1]".into(), "ab".into())));
         assert_eq!(a.built["1"], Err(("TypeError".into(), "no".into())));
         assert_eq!(
@@ -907,23 +877,57 @@ mod tests {
                 Done::Error("E".into(), "m".into(), "pickle.save".into()),
                 Done::Error("F".into(), "n".into(), String::new()),
                 Done::Expected,
+                Done::Loaded {
+                    hash: "ab".into(),
+                    canon: Some("[2]".into())
+                },
+                Done::Hang,
             ]
         );
         assert_eq!(
             a.parity,
             vec![("0".into(), 2, b"C".to_vec(), b"Y".to_vec())]
         );
-        assert!(decode(parts, 3).is_err(), "a count that does not match");
-        let bad = vec![br#"{"tasks":[9]}"#.to_vec()];
-        assert!(decode(bad, 1).is_err(), "a part that is not there");
-        let bad = vec![br#"{"tasks":[{"err":["E"]}]}"#.to_vec()];
-        assert!(decode(bad, 1).is_err(), "an exception without its message");
-        let bad = vec![br#"{"built":{"0":{"no":1}},"tasks":[]}"#.to_vec()];
-        assert!(decode(bad, 0).is_err(), "a value neither built nor not");
+        assert!(decode(parts, 7).is_err(), "a count that does not match");
+        let bad = |header: &str, codes: &[u32]| vec![header.as_bytes().to_vec(), table(codes)];
+        assert!(
+            decode(bad("{}", &[9]), 1).is_err(),
+            "a part that is not there"
+        );
+        assert!(
+            decode(bad(r#"{"other":[{"err":["E"]}]}"#, &[OTHER]), 1).is_err(),
+            "an exception without its message"
+        );
+        assert!(
+            decode(bad(r#"{"built":{"0":{"no":1}}}"#, &[]), 0).is_err(),
+            "a value neither built nor not"
+        );
+        assert!(
+            decode(bad(r#"{"other":[]}"#, &[OTHER]), 1).is_err(),
+            "a table naming an answer that is not there"
+        );
+        assert!(
+            decode(bad(r#"{"other":[{"hang":1}]}"#, &[0]), 1).is_err(),
+            "an answer the table does not name"
+        );
+        assert!(
+            decode(bad(r#"{"other":[12]}"#, &[OTHER]), 1).is_err(),
+            "a number where an answer's object goes"
+        );
+        assert!(
+            decode(vec![b"{}".to_vec()], 0).is_err(),
+            "an answer without its table"
+        );
         // The default protocol's dump names its number's part: both have the pickle, and a
         // parity pair of the two the same forms.
-        let header = br#"{"built":{},"tasks":[1,1],"parity":[["0",4,2,3],["0",100,2,3]]}"#;
-        let parts = vec![header.to_vec(), b"P".to_vec(), b"C".to_vec(), b"Y".to_vec()];
+        let header = br#"{"built":{},"parity":[["0",4,2,3],["0",100,2,3]]}"#;
+        let parts = vec![
+            header.to_vec(),
+            b"P".to_vec(),
+            b"C".to_vec(),
+            b"Y".to_vec(),
+            table(&[1, 1]),
+        ];
         let a = decode(parts, 2).unwrap();
         assert_eq!(a.tasks, vec![Done::Dumped(b"P".to_vec()); 2]);
         assert!(a
