@@ -53,8 +53,9 @@ def explore():
                 expected = built[1] if isinstance(built, list) else ""
                 distinct.setdefault(blobs[t - 1], expected)
         parts = list(distinct)
-        tasks = [[i + 1, u, distinct[b]] for i, b in enumerate(parts) for u in picklers]
-        header, blobs = ns["_load"]({"op": "load", "tasks": tasks}, parts, 5.0)
+        tasks = [[i + 1, u] for i, b in enumerate(parts) for u in picklers]
+        hashes = [distinct[b] for b in parts]
+        header, blobs = ns["_load"]({"op": "load", "tasks": tasks, "hashes": hashes}, parts, 5.0)
         ns["_send"](devnull, header, blobs)
 
 

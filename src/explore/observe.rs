@@ -351,22 +351,21 @@ impl WireRequest for DumpTask {
     }
 }
 
-/// A load task as the worker reads it: `[PART, UNPICKLER, EXPECTED_HASH]`.
-struct LoadTask<'h> {
+/// A load task as the worker reads it: `[PART, UNPICKLER]`. The hash of the description the
+/// load is expected to give is its part's, in the request's `"hashes"`, once per part (it was
+/// once per task, each pickle's twice, a thirtieth of crosspickle's instructions).
+struct LoadTask {
     part: usize,
     unpickler: Pickler,
-    hash: &'h str,
 }
 
-impl WireRequest for LoadTask<'_> {
+impl WireRequest for LoadTask {
     fn write_json(&self, out: &mut Vec<u8>) {
         out.push(b'[');
         push_number(out, self.part);
         out.extend_from_slice(b",\"");
         out.extend_from_slice(self.unpickler.as_str().as_bytes());
-        out.extend_from_slice(b"\",");
-        json_str(out, self.hash);
-        out.push(b']');
+        out.extend_from_slice(b"\"]");
     }
 }
 
@@ -602,6 +601,7 @@ impl Bench<'_> {
             let highest = protocols(python);
             let mut tasks = Vec::new();
             let mut parts: Vec<&[u8]> = Vec::new();
+            let mut hashes: Vec<&str> = Vec::new();
             for (b, (bytes, (_, users))) in uses.iter().enumerate() {
                 let wanted = users
                     .iter()
@@ -610,32 +610,42 @@ impl Bench<'_> {
                     continue;
                 }
                 parts.push(bytes.as_slice());
-                let hash = users
-                    .iter()
-                    .find_map(|(v, ..)| expected.get(v))
-                    .map_or("", String::as_str);
+                hashes.push(
+                    users
+                        .iter()
+                        .find_map(|(v, ..)| expected.get(v))
+                        .map_or("", String::as_str),
+                );
                 for u in Pickler::of(python) {
                     tasks.push((
                         b,
                         LoadTask {
                             part: parts.len(),
                             unpickler: u,
-                            hash,
                         },
                     ));
                 }
             }
+            let mut members = members.clone();
+            members.extend_from_slice(b",\"hashes\":[");
+            for (i, hash) in hashes.iter().enumerate() {
+                if i > 0 {
+                    members.push(b',');
+                }
+                json_str(&mut members, hash);
+            }
+            members.push(b']');
             let count = tasks.len();
             let request = async move {
                 let (keys, tasks): (Vec<usize>, Vec<LoadTask>) = tasks.into_iter().unzip();
                 let done = self
                     .worker
-                    .run(slot, python, members, &tasks, &parts, self.cancel)
+                    .run(slot, python, &members, &tasks, &parts, self.cancel)
                     .await;
                 let keys: Vec<(usize, Pickler, &str)> = keys
                     .into_iter()
                     .zip(&tasks)
-                    .map(|(b, t)| (b, t.unpickler, t.hash))
+                    .map(|(b, t)| (b, t.unpickler, hashes[t.part - 1]))
                     .collect();
                 (c, version, keys, done)
             };
@@ -721,12 +731,11 @@ mod tests {
         LoadTask {
             part: 3,
             unpickler: Pickler::C,
-            hash: "ab\"c",
         }
         .write_json(&mut out);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            r#"["12",100,"py"] [3,"c","ab\"c"]"#
+            r#"["12",100,"py"] [3,"c"]"#
         );
         assert_eq!(&*hex(b"\x80\x04\x0a\xff"), "80040aff");
         assert_eq!(&*hex(b""), "");

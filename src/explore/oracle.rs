@@ -222,7 +222,8 @@ fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
     // What loaded otherwise, once per description: many consumers load the same.
     let mut differs: HashMap<&str, (String, String)> = HashMap::new();
     for (&(pickle, c, u), outcome) in &obs.loads {
-        let (oracle, observed, cause, detail, which) = match outcome {
+        // A refusal's detail is worked out only for the load that makes its finding.
+        let (oracle, observed, cause, described, which) = match outcome {
             Outcome::Ok(canon, _) if &**canon == reference => continue,
             Outcome::Ok(canon, _) => {
                 let (cause, detail) = differs.entry(canon).or_insert_with(|| {
@@ -234,15 +235,21 @@ fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
                     Oracle::ValueDiffers,
                     "value".to_string(),
                     cause,
-                    detail,
+                    Ok(detail),
                     None,
                 )
             }
             other => {
-                let observed = refusal(other, u, obs.loads.get(&(pickle, c, u.other())));
-                let which = refused.get(&(pickle, c, u)).copied();
+                // Its label as `causes` worked it out (every refusal has one there).
+                let (which, observed) = match refused.get(&(pickle, c, u)) {
+                    Some((n, label)) => (Some(*n), label.clone()),
+                    None => (
+                        None,
+                        refusal(other, u, obs.loads.get(&(pickle, c, u.other()))),
+                    ),
+                };
                 let cause = which.map_or_else(|| observed.clone(), |n| causes[n].name.clone());
-                (Oracle::LoadDiffers, observed, cause, detail(other), which)
+                (Oracle::LoadDiffers, observed, cause, Err(other), which)
             }
         };
         for &(p, protocol, pickler) in &obs.pickles[pickle] {
@@ -258,7 +265,10 @@ fn load_findings(obs: &Observation, reference: &str) -> Vec<Finding> {
                     producers: BTreeSet::new(),
                     consumers: BTreeSet::new(),
                     witness: None,
-                    detail: detail.clone(),
+                    detail: match &described {
+                        Ok(made) => made.clone(),
+                        Err(other) => detail(other),
+                    },
                     // Every site of its cause, whichever protocol and unpickler raised there.
                     sites: which.map(|n| causes[n].sites.clone()).unwrap_or_default(),
                 });

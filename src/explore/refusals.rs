@@ -7,7 +7,9 @@
 //! function), or where both were raised in C code with the same wording once the value's parts
 //! are masked (`wording.rs`); hangs and crashes of one kind are one cause.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
+
+use litemap::LiteMap;
 
 use super::observe::{Observation, Outcome, PickleLoad, Pickler};
 use super::wording::{mask, normalise};
@@ -51,8 +53,8 @@ pub struct Cause {
 }
 
 /// Every refusal of an observation's loads (a distinct pickle, a consumer, an unpickler), by
-/// its cause: the index of the cause in the second.
-pub fn causes(obs: &Observation) -> (BTreeMap<PickleLoad, usize>, Vec<Cause>) {
+/// its cause: the index of the cause in the second, and the refusal's label ([`refusal`]).
+pub fn causes(obs: &Observation) -> (LiteMap<PickleLoad, (usize, String)>, Vec<Cause>) {
     let refused: Vec<(PickleLoad, &Outcome, String)> = obs
         .loads
         .iter()
@@ -110,8 +112,9 @@ pub fn causes(obs: &Observation) -> (BTreeMap<PickleLoad, usize>, Vec<Cause>) {
     }
     let mut index: HashMap<usize, usize> = HashMap::new();
     let mut all: Vec<Seen> = Vec::new();
-    let mut by = BTreeMap::new();
-    for (i, (key, outcome, label)) in refused.iter().enumerate() {
+    // In the order of the loads' keys, as `refused` is.
+    let mut by = LiteMap::with_capacity(refused.len());
+    for (i, (key, outcome, label)) in refused.into_iter().enumerate() {
         let r = root(&mut parent, i);
         let n = *index.entry(r).or_insert_with(|| {
             all.push(Seen {
@@ -129,7 +132,7 @@ pub fn causes(obs: &Observation) -> (BTreeMap<PickleLoad, usize>, Vec<Cause>) {
             }
             Place::Unsaid => {}
         }
-        by.insert(*key, n);
+        by.insert(key, (n, label));
     }
     let causes = all
         .into_iter()
@@ -175,6 +178,7 @@ fn place<'a>(outcome: &'a Outcome, wordings: &mut HashMap<&'a str, String>) -> P
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn raised(t: &str, m: &str, site: &str) -> Outcome {
         Outcome::Error(t.into(), m.into(), site.into())
@@ -188,8 +192,8 @@ mod tests {
             obs.insert_load((0, 0, Pickler::C, *c, *u), o.clone());
         }
         let (by, causes) = causes(&obs);
-        by.into_iter()
-            .map(|((_, c, u), n)| ((c, u), causes[n].clone()))
+        by.iter()
+            .map(|(&(_, c, u), &(n, _))| ((c, u), causes[n].clone()))
             .collect()
     }
 

@@ -14,8 +14,9 @@
 #        the Python pickler wrote different bytes and still differ once pickletools.optimize'd
 #        and their memo renumbered (the optimized forms as parts: crosspickle reads what
 #        differs from them, parity_cause.rs).
-#   {"op": "load", "limit": S, "tasks": [[PART, UNPICKLER, EXPECTED_HASH], ...]}, the pickles
-#     (and "setup": [SOURCE, ...], run once each before loading: the user's folders on sys.path)
+#   {"op": "load", "limit": S, "tasks": [[PART, UNPICKLER], ...], "hashes": [HASH, ...]}, the
+#     pickles (each part's HASH the one its load is expected to describe; and "setup":
+#     [SOURCE, ...], run once each before loading: the user's folders on sys.path)
 #     -> {"other": [{"h": HASH, "canon": TEXT} or {"err": [TYPE, MESSAGE, SITE]} or
 #         {"hang": 1}, ...]}, then the answers' table
 #   The answers' table, the last part: one 4-byte big-endian number per task, in the order of
@@ -200,8 +201,10 @@ def _load(req, parts, limit):
             except Exception:
                 pass  # what it was for shows as the load's error
     codes, others = [], []
-    for part, which, expected in req["tasks"]:
+    hashes = req["hashes"]
+    for part, which in req["tasks"]:
         data = parts[part - 1]
+        expected = hashes[part - 1]
         r = _bounded(limit, lambda: canon(loads_with(data, which)))
         if "ok" in r:
             text = r.pop("ok")
