@@ -122,7 +122,7 @@ struct WireAnswer<'a> {
     #[serde(default)]
     built: BTreeMap<String, WireBuilt>,
     /// The answers that are not in the answers' table ([`OTHER`] there), in the order of
-    /// their tasks, as written: read by [`WireTask`]'s visitor, once per text.
+    /// their tasks, as written: read by [`WireOther`]'s visitor, once per text.
     #[serde(borrow, default)]
     other: Vec<&'a serde_json::value::RawValue>,
     #[serde(default)]
@@ -168,25 +168,27 @@ impl<'de> Deserialize<'de> for WireBuilt {
 }
 
 /// What the answers' table says of a task ([`decode`]): a dump's pickle (a part's number:
-/// [`Done::Dumped`] once the part is taken), or anything else (`0`, a load as expected, in the
-/// table; in "other", `{"h": HASH}` (and `"canon"`), `{"err": [TYPE, MESSAGE, SITE]}`,
-/// `{"hang": 1}`, `{"built": 0}`, `{"crash": HOW}`, read by a visitor of its own: its keys
-/// borrowed, not a struct of seven options per task).
-#[derive(Clone)]
+/// [`Done::Dumped`] once the part is taken), or anything else (`0`, a load as expected, or an
+/// answer of "other", [`WireOther`]).
 enum WireTask {
     Part(usize),
     Done(Done),
 }
 
-impl<'de> Deserialize<'de> for WireTask {
+/// An answer of "other": `{"h": HASH}` (and `"canon"`), `{"err": [TYPE, MESSAGE, SITE]}`,
+/// `{"hang": 1}`, `{"built": 0}`, `{"crash": HOW}`; read by a visitor of its own (its keys
+/// borrowed, not a struct of seven options per task).
+struct WireOther(Done);
+
+impl<'de> Deserialize<'de> for WireOther {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = WireTask;
+            type Value = WireOther;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a task's answer")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireTask, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireOther, A::Error> {
                 let (mut hash, mut canon, mut err) = (None, None, None);
                 let (mut hang, mut built, mut crash) = (false, false, None);
                 while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
@@ -223,16 +225,18 @@ impl<'de> Deserialize<'de> for WireTask {
                 } else {
                     return Err(de::Error::custom("a task answered with nothing"));
                 };
-                Ok(WireTask::Done(done))
+                Ok(WireOther(done))
             }
         }
         d.deserialize_any(V)
     }
 }
 
-/// An answer of "other", read by [`WireTask`]'s visitor.
-fn parsed(json: &str) -> Result<WireTask, String> {
-    serde_json::from_str(json).map_err(|e| format!("a bad answer: {e}"))
+/// An answer of "other", read by [`WireOther`]'s visitor.
+fn parsed(json: &str) -> Result<Done, String> {
+    serde_json::from_str(json)
+        .map(|WireOther(done)| done)
+        .map_err(|e| format!("a bad answer: {e}"))
 }
 
 /// In an answers' table, an answer that is in "other" (worker.py).
@@ -685,7 +689,7 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
     // An answer in "other" (an exception, a load that built another value) is read once per
     // text: the tasks of a batch mostly fail alike (every protocol of a value that cannot be
     // pickled).
-    let mut read: HashMap<&str, WireTask> = HashMap::new();
+    let mut read: HashMap<&str, Done> = HashMap::new();
     let mut other = wire.other.iter();
     let tasks = table
         .chunks_exact(4)
@@ -697,12 +701,10 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
                         .next()
                         .ok_or("the answers' table names more answers than there are")?
                         .get();
-                    if let Some(task) = read.get(text) {
-                        return Ok(task.clone());
+                    if !read.contains_key(text) {
+                        read.insert(text, parsed(text)?);
                     }
-                    let task = parsed(text)?;
-                    read.insert(text, task.clone());
-                    Ok(task)
+                    Ok(WireTask::Done(read[text].clone()))
                 }
                 part => Ok(WireTask::Part(part as usize)),
             },
