@@ -270,6 +270,15 @@ def drawn(obj, seed, number):
 
 def canon(obj):
     """A description of obj that reads the same on every interpreter (docs/explore.md)."""
+    return described(obj)[0]
+
+
+def described(obj):
+    """canon(obj), and whether obj is made only of the types pickle writes by itself at its
+    highest protocol, each with opcodes of its own (no reducer, no class by name): None, bool,
+    int, float, str, bytes, tuple, list and dict, and from protocol 4 set and frozenset. Not
+    bytearray: pickle writes a writable PickleBuffer as one (and shares it as one, where canon
+    does not)."""
     if not _DESCRIBER:
         _DESCRIBER.append(_describer())
     return _DESCRIBER[0](obj)
@@ -282,8 +291,18 @@ _DESCRIBER = []
 def _describer():
     import binascii
     import json
+    import pickle
     ints = (int, long) if PY2 else (int,)  # noqa: F821
     text_type = unicode if PY2 else str  # noqa: F821
+    # The types pickle writes by itself (see described), and whether all met so far were.
+    own = set([type(None), bool, float, text_type, bytes, tuple, list, dict]) | set(ints)
+    if pickle.HIGHEST_PROTOCOL >= 4:
+        own |= set([set, frozenset])
+    plain = [True]
+    # json.dumps's own encoder made once (it makes one a call where its arguments are not the
+    # defaults): the same text.
+    compact = _encoder(json, (",", ":"))
+    spaced = _encoder(json, (", ", ": "))
 
     def hexs(b):
         return binascii.hexlify(bytes(b)).decode("ascii")
@@ -299,7 +318,7 @@ def _describer():
 
     def key(o):
         # No sort_keys: a description holds no dict (it would make 2.7 encode in Python).
-        return json.dumps(walk(o, None))
+        return spaced(walk(o, None))
 
     def pairs(items, memo):
         items = sorted(items, key=lambda kv: key(kv[0]))
@@ -315,6 +334,8 @@ def _describer():
 
     def walk(o, memo):
         t = type(o)
+        if t not in own:
+            plain[0] = False
         if o is None or o is Ellipsis or o is NotImplemented:
             return [repr(o)]
         if t is bool:
@@ -337,6 +358,18 @@ def _describer():
             return ["slice", walk(o.start, memo), walk(o.stop, memo), walk(o.step, memo)]
         if t is range_:
             return ["range", [str(x) for x in o]]
+        if t is list or t is dict or t is set or t is bytearray:
+            # Before the names: none of them is any type those are about.
+            ref = seen(o, memo)
+            if ref is not None:
+                return ref
+            if t is list:
+                return ["list", [walk(x, memo) for x in o]]
+            if t is dict:
+                return ["dict", pairs(o.items(), memo)]
+            if t is set:
+                return ["set", sorted(key(x) for x in o)]
+            return ["bytearray", hexs(o)]
         name = (t.__module__, t.__name__)
         if name[0] == "explore_types":
             return ours(o, memo)
@@ -359,14 +392,6 @@ def _describer():
         ref = seen(o, memo)
         if ref is not None:
             return ref
-        if t is bytearray:
-            return ["bytearray", hexs(o)]
-        if t is list:
-            return ["list", [walk(x, memo) for x in o]]
-        if t is set:
-            return ["set", sorted(key(x) for x in o)]
-        if t is dict:
-            return ["dict", pairs(o.items(), memo)]
         if name == ("collections", "OrderedDict"):
             return ["OrderedDict", [[walk(k, None), walk(v, memo)] for k, v in o.items()]]
         if name == ("collections", "Counter"):
@@ -451,5 +476,22 @@ def _describer():
         ("uuid", "UUID"): lambda o: [str(o)],
     }
     def describe(obj):
-        return json.dumps(walk(obj, {}), separators=(",", ":"))
+        plain[0] = True
+        text = compact(walk(obj, {}))
+        return text, plain[0]
     return describe
+
+
+def _encoder(json, separators):
+    """json.dumps(o, separators=separators) as a function, its encoder made once: C's where
+    json.dumps would use it (CPython), else the encoder's own (PyPy's)."""
+    encoder = json.JSONEncoder(separators=separators)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encoder.encode
+    c = make(None, encoder.default, json.encoder.encode_basestring_ascii, None,
+             separators[1], separators[0], False, False, True)
+
+    def encode(o):
+        return "".join(c(o, 0))
+    return encode

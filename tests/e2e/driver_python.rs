@@ -24,11 +24,27 @@ fn pure_parts() -> Vec<Trial> {
 }
 
 fn run_suite(version: &str) -> TestResult {
+    // Everywhere: relations, tracebacks and the record (17 tests at least); with gc.freeze
+    // (CPython 3.7 and later), _loud's rules too (33 at least).
+    let freezes = !matches!(version, "2.7" | "3.6") && !version.starts_with("pypy");
+    let least = if freezes { 33 } else { 17 };
+    python_suite(version, "driver_test.py", "src/run/driver", "driver", least)
+}
+
+/// Runs `tests/python/SCRIPT DIR` on the interpreter of `version`: it must exit 0 with its
+/// summary line (`TITLE tests on ...: N passed, 0 failed, ...`), `least` tests passed at least.
+pub(crate) fn python_suite(
+    version: &str,
+    script: &str,
+    dir: &str,
+    title: &str,
+    least: usize,
+) -> TestResult {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let interpreter = python(version).ok_or(version)?;
     let out = std::process::Command::new(&interpreter)
-        .arg(root.join("tests/python/driver_test.py"))
-        .arg(root.join("src/run/driver"))
+        .arg(root.join("tests/python").join(script))
+        .arg(root.join(dir))
         .env_remove("PYTHONPATH")
         .output()?;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -38,7 +54,7 @@ fn run_suite(version: &str) -> TestResult {
     // The suite ran to its summary, every test either passed or was skipped with a reason.
     let summary = stdout.lines().last().unwrap_or("");
     check(
-        summary.starts_with("driver tests on ") && summary.contains(" 0 failed"),
+        summary.starts_with(&format!("{title} tests on ")) && summary.contains(" 0 failed"),
         format!("no summary: {said}"),
     )?;
     let passed: usize = summary
@@ -47,9 +63,5 @@ fn run_suite(version: &str) -> TestResult {
         .and_then(|s| s.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
-    // Everywhere: relations, tracebacks and the record (17 tests at least); with gc.freeze
-    // (CPython 3.7 and later), _loud's rules too (33 at least).
-    let freezes = !matches!(version, "2.7" | "3.6") && !version.starts_with("pypy");
-    let least = if freezes { 33 } else { 17 };
     check(passed >= least, format!("only {passed} passed: {said}"))
 }

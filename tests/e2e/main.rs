@@ -20,6 +20,7 @@ mod explore_oob;
 mod explore_overlap;
 mod explore_packages;
 mod explore_params;
+mod explore_python;
 mod explore_reach;
 mod explore_rules;
 mod explore_shards;

@@ -1,0 +1,34 @@
+//! explore's worker's pure parts tested in Python on every interpreter
+//! (`tests/python/worker_test.py`: the canonical description's text and whether a value is
+//! plain, the stand-ins that spare a load its description), one trial per interpreter:
+//! ignored where it is missing, failing where `CROSSPICKLE_REQUIRE_PYTHONS` names it.
+
+use libtest_mimic::Trial;
+
+use crate::driver_python::python_suite;
+use crate::support::{trial, TestResult, EVERY_PYTHON, NEWEST_PYTHONS};
+
+trial!(worker_parts, generated);
+/// `explore_python::worker_parts[VERSION]` for every interpreter the e2e tests know.
+fn worker_parts() -> Vec<Trial> {
+    EVERY_PYTHON
+        .iter()
+        .chain(NEWEST_PYTHONS)
+        .chain(&["3.13t"])
+        .map(|&version| {
+            let name = format!("explore_python::worker_parts[{version}]");
+            trial(&name, &[version], move || run_suite(version))
+        })
+        .collect()
+}
+
+fn run_suite(version: &str) -> TestResult {
+    // Everywhere: the encoders, what is plain, stand-ins kept and refused (8 tests at least);
+    // with scoped IPv6 addresses (3.9 and later) and PickleBuffer (3.8), all 10.
+    let least = match version {
+        "2.7" | "3.6" | "3.7" => 8,
+        "3.8" => 9,
+        _ => 10,
+    };
+    python_suite(version, "worker_test.py", "src/explore", "worker", least)
+}
