@@ -37,12 +37,21 @@ devnull = os.open(os.devnull, os.O_WRONLY)
 signal.signal(signal.SIGALRM, ns["_alarm"])
 
 
+def op(name, req, parts):
+    # As the worker's _main asks it: the task timer ticking through the request.
+    ns["_tick"](5.0)
+    try:
+        return ns[name](req, parts, 5.0)
+    finally:
+        ns["_tick"](0)
+
+
 def explore():
     for start in range(0, len(sources), batch):
         chunk = list(enumerate(sources[start:start + batch], start))
         req = {"op": "dump", "values": [[str(i), s] for i, s in chunk],
                "tasks": [[str(i), p, k] for i, _ in chunk for p in protocols for k in picklers]}
-        header, blobs = ns["_dump"](req, [], 5.0)
+        header, blobs = op("_dump", req, [])
         codes = list(header["codes"])  # _send takes them out of the header
         ns["_send"](devnull, header, blobs)
         # Each distinct pickle once, with the hash of what was pickled.
@@ -55,7 +64,7 @@ def explore():
         parts = list(distinct)
         tasks = [[i + 1, u] for i, b in enumerate(parts) for u in picklers]
         hashes = [distinct[b] for b in parts]
-        header, blobs = ns["_load"]({"op": "load", "tasks": tasks, "hashes": hashes}, parts, 5.0)
+        header, blobs = op("_load", {"op": "load", "tasks": tasks, "hashes": hashes}, parts)
         ns["_send"](devnull, header, blobs)
 
 

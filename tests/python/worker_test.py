@@ -12,7 +12,9 @@
 import json
 import os
 import pickle
+import signal
 import sys
+import time
 import traceback
 import types
 
@@ -63,6 +65,11 @@ def digest_of(value):
 def forget_stand_ins():
     W["_stand_ins"][0].clear()
     W["_stand_ins"][1].clear()
+
+
+def needs_stand_ins():
+    if not W["_STAND_INS"]:
+        raise Skip("no C pickler, so no stand-ins (PyPy's Python one costs more than a walk)")
 
 
 @test
@@ -121,6 +128,7 @@ def values_with_a_reducer_or_a_class_by_name_are_not():
 
 @test
 def a_load_is_as_expected_by_its_stand_in_without_being_described():
+    needs_stand_ins()
     forget_stand_ins()
     value = {"a": [1, 2.5, None], "b": (True, u"x\u2603"), "c": b"\x00"}
     digest = digest_of(value)
@@ -153,6 +161,7 @@ def has_c():
 
 @test
 def a_load_that_differs_is_described_with_its_hash():
+    needs_stand_ins()
     forget_stand_ins()
     shared = [1]
     pairs = [
@@ -219,6 +228,7 @@ def a_scoped_ipv6_address_is_described_on_every_load():
 
 @test
 def a_value_that_does_not_pickle_keeps_no_stand_in_and_is_walked():
+    needs_stand_ins()
     forget_stand_ins()
     built = [1, 2]
     digest = digest_of(built)
@@ -230,6 +240,7 @@ def a_value_that_does_not_pickle_keeps_no_stand_in_and_is_walked():
 
 @test
 def stand_ins_are_kept_in_two_generations():
+    needs_stand_ins()
     forget_stand_ins()
     kept = W["_KEPT"]
     W["_KEPT"] = 2
@@ -256,6 +267,43 @@ def a_bytearray_has_no_stand_in_for_a_pickle_buffer_to_match():
     eq(W["_stand_in_of"](digest), None)
     buffer = pickle.PickleBuffer(bytearray(b"ab"))
     assert W["canon"]([buffer, buffer]) != W["canon"]([shared, shared])
+
+
+def spin(seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        pass
+    return seconds
+
+
+@test
+def a_task_past_its_limit_is_a_hang_while_the_timer_ticks():
+    signal.signal(signal.SIGALRM, W["_alarm"])
+    W["_tick"](0.2)
+    try:
+        began = time.time()
+        eq(W["_bounded"](0.2, spin, 30), {"hang": 1})
+        took = time.time() - began
+        assert 0.2 <= took < 0.5, "a hang after %.2f s, for a limit of 0.2 s" % took
+        # Tasks that each end in time are no hang, however long they take together.
+        for _ in range(12):
+            eq(W["_bounded"](0.2, spin, 0.05), {"ok": 0.05})
+        # Nor is the worker's own work between tasks.
+        spin(0.5)
+    finally:
+        W["_tick"](0)
+    eq(signal.getitimer(signal.ITIMER_REAL), (0.0, 0.0))
+
+
+@test
+def a_task_has_a_timer_of_its_own_where_none_ticks():
+    signal.signal(signal.SIGALRM, W["_alarm"])
+    began = time.time()
+    eq(W["_bounded"](0.2, spin, 30), {"hang": 1})
+    took = time.time() - began
+    assert 0.2 <= took < 0.4, "a hang after %.2f s, for a limit of 0.2 s" % took
+    eq(W["_bounded"](0.2, spin, 0.01), {"ok": 0.01})
+    eq(signal.getitimer(signal.ITIMER_REAL), (0.0, 0.0))
 
 
 def main():
