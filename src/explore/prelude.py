@@ -1,5 +1,8 @@
 # crosspickle explore: the helpers a generated value and its round trip need, the same in the
 # worker and in every case file explore writes (valid on Python 2.7 and every Python 3).
+import io
+import pickle
+import struct
 import sys
 PY2 = sys.version_info[0] == 2
 if PY2:
@@ -145,14 +148,26 @@ _explore_types()
 OOB_MARK = b"\xffOOB"
 
 
+def _accelerator():
+    """The C pickler's module: _pickle (2.7: cPickle), imported once; an ImportError where
+    there is none (PyPy 3.9), at each use."""
+    if not _ACCELERATED:
+        if PY2:
+            import cPickle as c
+        else:
+            import _pickle as c
+        _ACCELERATED.append(c)
+    return _ACCELERATED[0]
+
+
+_ACCELERATED = []
+
+
 def dumps_with(obj, protocol, which):
     """Pickle obj with the C pickler ("c": _pickle, 2.7's cPickle) or the Python one ("py"),
     with the protocol given, or with none ("default": the interpreter's default), or with
     protocol 5 and a buffer_callback ("oob": the buffers out of band, carried before the
     pickle as OOB_MARK says; the pickle alone where no buffer went out of band)."""
-    import io
-    import pickle
-    import struct
     buffers = []
     kwargs = {}
     if protocol == "oob":
@@ -161,10 +176,8 @@ def dumps_with(obj, protocol, which):
     args = () if protocol == "default" else (protocol,)
     if which == "c":
         if PY2:
-            import cPickle
-            return cPickle.dumps(obj, *args)
-        import _pickle
-        data = _pickle.dumps(obj, *args, **kwargs)
+            return _accelerator().dumps(obj, *args)
+        data = _accelerator().dumps(obj, *args, **kwargs)
     else:
         f = io.BytesIO()
         getattr(pickle, "_Pickler", pickle.Pickler)(f, *args, **kwargs).dump(obj)
@@ -183,7 +196,6 @@ def dumps_with(obj, protocol, which):
 def out_of_band(data):
     """The pickle and its buffers (bytes for a read-only one, bytearray for a writable one)
     of what dumps_with wrote; None for buffers where it wrote a plain pickle."""
-    import struct
     if data[:4] != OOB_MARK:
         return data, None
     (count,) = struct.unpack(">I", data[4:8])
@@ -204,7 +216,6 @@ def parity_form(data):
     is no difference between the picklers. A pickle with MEMOIZE (protocol 4 and later,
     numbered implicitly) is left as optimize wrote it."""
     import pickletools
-    import struct
     data = pickletools.optimize(out_of_band(data)[0])
     ops = list(pickletools.genops(data))
     if any(op.name == "MEMOIZE" for op, _, _ in ops):
@@ -233,17 +244,14 @@ def parity_form(data):
 def loads_with(data, which):
     """Unpickle data with the C unpickler ("c") or the Python one ("py"), default arguments
     (and buffers=, for what dumps_with wrote with its buffers out of band)."""
-    import io
-    import pickle
+    if data[:4] != OOB_MARK:
+        if which == "c":
+            return _accelerator().loads(data)
+        return getattr(pickle, "_Unpickler", pickle.Unpickler)(io.BytesIO(data)).load()
     data, buffers = out_of_band(data)
-    kwargs = {} if buffers is None else {"buffers": buffers}
     if which == "c":
-        if PY2:
-            import cPickle
-            return cPickle.loads(data)
-        import _pickle
-        return _pickle.loads(data, **kwargs)
-    return getattr(pickle, "_Unpickler", pickle.Unpickler)(io.BytesIO(data), **kwargs).load()
+        return _accelerator().loads(data, buffers=buffers)
+    return getattr(pickle, "_Unpickler", pickle.Unpickler)(io.BytesIO(data), buffers=buffers).load()
 
 
 def drawn(obj, seed, number):
@@ -291,7 +299,6 @@ _DESCRIBER = []
 def _describer():
     import binascii
     import json
-    import pickle
     ints = (int, long) if PY2 else (int,)  # noqa: F821
     text_type = unicode if PY2 else str  # noqa: F821
     # The types pickle writes by itself (see described), and whether all met so far were.

@@ -32,7 +32,6 @@
 import json
 import os
 import signal
-import struct
 
 
 # An answer of the table that is in "other" (see above).
