@@ -12,13 +12,19 @@ use crate::support::{check, python, trial, TestResult, EVERY_PYTHON, NEWEST_PYTH
 trial!(pure_parts, generated);
 /// `driver_python::pure_parts[VERSION]` for every interpreter the e2e tests know.
 fn pure_parts() -> Vec<Trial> {
+    on_every_python("driver_python::pure_parts", run_suite)
+}
+
+/// `NAME[VERSION]`, a trial running `run(VERSION)`, for every interpreter the e2e tests know.
+pub(crate) fn on_every_python(name: &str, run: fn(&str) -> TestResult) -> Vec<Trial> {
     EVERY_PYTHON
         .iter()
         .chain(NEWEST_PYTHONS)
         .chain(&["3.13t"])
         .map(|&version| {
-            let name = format!("driver_python::pure_parts[{version}]");
-            trial(&name, &[version], move || run_suite(version))
+            trial(&format!("{name}[{version}]"), &[version], move || {
+                run(version)
+            })
         })
         .collect()
 }

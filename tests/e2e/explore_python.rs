@@ -5,21 +5,13 @@
 
 use libtest_mimic::Trial;
 
-use crate::driver_python::python_suite;
-use crate::support::{trial, TestResult, EVERY_PYTHON, NEWEST_PYTHONS};
+use crate::driver_python::{on_every_python, python_suite};
+use crate::support::{trial, TestResult};
 
 trial!(worker_parts, generated);
 /// `explore_python::worker_parts[VERSION]` for every interpreter the e2e tests know.
 fn worker_parts() -> Vec<Trial> {
-    EVERY_PYTHON
-        .iter()
-        .chain(NEWEST_PYTHONS)
-        .chain(&["3.13t"])
-        .map(|&version| {
-            let name = format!("explore_python::worker_parts[{version}]");
-            trial(&name, &[version], move || run_suite(version))
-        })
-        .collect()
+    on_every_python("explore_python::worker_parts", run_suite)
 }
 
 fn run_suite(version: &str) -> TestResult {

@@ -17,16 +17,7 @@ import traceback
 import weakref
 
 PY2 = sys.version_info[0] == 2
-TESTS = []
-
-
-class Skip(Exception):
-    pass
-
-
-def test(function):
-    TESTS.append(function)
-    return function
+from runner import Skip, main, test
 
 
 def read(path):
@@ -761,33 +752,8 @@ def checks_say_how_the_raised_class_stands_to_the_rules_names():
     eq(checks_of(checks)[0]["classes"], "KeyError same\nLookupError subclass")
 
 
-def main():
-    failed = skipped = 0
-    for function in TESTS:
-        name = function.__name__
-        try:
-            function()
-        except Skip as e:
-            skipped += 1
-            sys.stdout.write("skip %s: %s\n" % (name, e))
-        except BaseException:
-            failed += 1
-            sys.stdout.write("FAIL %s\n%s" % (name, traceback.format_exc()))
-        else:
-            sys.stdout.write("ok   %s\n" % name)
-    passed = len(TESTS) - failed - skipped
-    version = sys.version.split()[0]
-    implementation = getattr(sys, "implementation", None)
-    kind = implementation.name if implementation is not None else "cpython"
-    sys.stdout.write(
-        "driver tests on %s %s: %d passed, %d failed, %d skipped\n" % (kind, version, passed, failed, skipped)
-    )
-    sys.stdout.flush()
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    status = main()
+    status = main("driver")
     import shutil
 
     shutil.rmtree(SCRATCH, ignore_errors=True)

@@ -15,20 +15,10 @@ import pickle
 import signal
 import sys
 import time
-import traceback
 import types
 
 PY2 = sys.version_info[0] == 2
-TESTS = []
-
-
-class Skip(Exception):
-    pass
-
-
-def test(function):
-    TESTS.append(function)
-    return function
+from runner import Skip, main, test
 
 
 def load_worker(folder):
@@ -306,30 +296,5 @@ def a_task_has_a_timer_of_its_own_where_none_ticks():
     eq(signal.getitimer(signal.ITIMER_REAL), (0.0, 0.0))
 
 
-def main():
-    failed = skipped = 0
-    for function in TESTS:
-        name = function.__name__
-        try:
-            function()
-        except Skip as e:
-            skipped += 1
-            sys.stdout.write("skip %s: %s\n" % (name, e))
-        except BaseException:
-            failed += 1
-            sys.stdout.write("FAIL %s\n%s" % (name, traceback.format_exc()))
-        else:
-            sys.stdout.write("ok   %s\n" % name)
-    passed = len(TESTS) - failed - skipped
-    version = sys.version.split()[0]
-    implementation = getattr(sys, "implementation", None)
-    kind = implementation.name if implementation is not None else "cpython"
-    sys.stdout.write(
-        "worker tests on %s %s: %d passed, %d failed, %d skipped\n" % (kind, version, passed, failed, skipped)
-    )
-    sys.stdout.flush()
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("worker"))
