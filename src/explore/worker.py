@@ -29,6 +29,7 @@
 #   {"op": "streams", ...}: byte streams loaded under limits (streams.py, before this file),
 #     whose answers are all in "other"
 # What a value prints goes to stderr: the worker's channel is a copy of its stdout.
+import hashlib
 import json
 import os
 import signal
@@ -140,10 +141,10 @@ def _build(src):
     return ns["value"]
 
 
-def _digest(text, _sha1=__import__("hashlib").sha1):
+def _digest(text):
     if not isinstance(text, bytes):
         text = text.encode("utf-8")
-    return _sha1(text).hexdigest()[:16]
+    return hashlib.sha1(text).hexdigest()[:16]
 
 
 # A description's stand-in: the bytes pickle.dumps writes at the highest protocol (2.7:
@@ -161,20 +162,16 @@ def _digest(text, _sha1=__import__("hashlib").sha1):
 # Only with a C pickler: PyPy's Python one costs more than the walk it would spare.
 _KEPT = 4096
 _stand_ins = [{}, {}]
+_HIGHEST = 2 if PY2 else pickle.HIGHEST_PROTOCOL
 try:
-    if PY2:
-        import cPickle as _pickler
-        _HIGHEST = 2
-    else:
-        import _pickle as _pickler
-        _HIGHEST = __import__("pickle").HIGHEST_PROTOCOL
+    _accelerator()
     _STAND_INS = True
 except ImportError:
     _STAND_INS = False
 
 
 def _stand_in(obj):
-    return _pickler.dumps(obj, _HIGHEST)
+    return _accelerator().dumps(obj, _HIGHEST)
 
 
 def _stand_in_of(digest):
@@ -182,8 +179,9 @@ def _stand_in_of(digest):
 
 
 def _keep_stand_in(obj, digest):
-    """Keeps obj's stand-in for its description's digest, obj made only of pickle's own types."""
-    if _stand_in_of(digest) is not None:
+    """Keeps obj's stand-in for its description's digest, obj made only of pickle's own types
+    (where there is a C pickler)."""
+    if not _STAND_INS or _stand_in_of(digest) is not None:
         return
     try:
         data = _stand_in(obj)
@@ -198,7 +196,7 @@ def _keep_stand_in(obj, digest):
 def _canon(obj):
     text, plain = described(obj)
     digest = _digest(text)
-    if plain and _STAND_INS and not PY2:
+    if plain and not PY2:
         _keep_stand_in(obj, digest)
     return [text, digest]
 
@@ -218,7 +216,7 @@ def _loaded(data, which, expected):
     digest = _digest(text)
     if digest != expected:
         return [text, digest]
-    if plain and stand_in is None and _STAND_INS:
+    if plain and stand_in is None:
         _keep_stand_in(obj, expected)
     return None
 
