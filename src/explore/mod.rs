@@ -336,6 +336,10 @@ impl State<'_> {
         let options = self.options;
         let (values, indices) = (&batch.values, &batch.indices);
         for ((value, &index), obs) in values.iter().zip(indices).zip(&observed) {
+            // A yield between values: the next batch's dumps share this thread, and their
+            // workers wait for it to read their answers and send them more
+            // (`observe::Bench::dump`).
+            tokio::task::yield_now().await;
             self.note(value, index, obs);
             let here = findings(obs);
             let kinds = value.kinds();

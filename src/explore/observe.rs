@@ -486,6 +486,9 @@ impl Bench<'_> {
             o.pickle_of.reserve(n);
         }
         for (p, tasks, answer) in dumps {
+            // A yield between answers: this work and the other batch's share one thread,
+            // whose workers' answers wait (and their cores idle) until it gives way.
+            tokio::task::yield_now().await;
             let answer = answer?;
             for (id, built) in answer.built {
                 let Ok(v) = id.parse::<usize>() else { continue };
@@ -676,6 +679,7 @@ impl Bench<'_> {
             o.loads.entries.reserve(n);
         }
         for (c, version, keys, answer) in loads {
+            tokio::task::yield_now().await; // see `dump`
             let highest = protocols(&self.pythons[c]);
             for ((b, u, expected), done) in keys.into_iter().zip(answer?.tasks) {
                 let mut outcome = match done {

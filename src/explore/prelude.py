@@ -161,6 +161,9 @@ def _accelerator():
 
 
 _ACCELERATED = []
+# pickle.py's own pickler and unpickler (2.7's pickle has no C code: Pickler and Unpickler).
+_PY_PICKLER = getattr(pickle, "_Pickler", pickle.Pickler)
+_PY_UNPICKLER = getattr(pickle, "_Unpickler", pickle.Unpickler)
 
 
 def dumps_with(obj, protocol, which):
@@ -180,7 +183,7 @@ def dumps_with(obj, protocol, which):
         data = _accelerator().dumps(obj, *args, **kwargs)
     else:
         f = io.BytesIO()
-        getattr(pickle, "_Pickler", pickle.Pickler)(f, *args, **kwargs).dump(obj)
+        _PY_PICKLER(f, *args, **kwargs).dump(obj)
         data = f.getvalue()
     if not buffers:
         return data
@@ -247,11 +250,11 @@ def loads_with(data, which):
     if data[:4] != OOB_MARK:
         if which == "c":
             return _accelerator().loads(data)
-        return getattr(pickle, "_Unpickler", pickle.Unpickler)(io.BytesIO(data)).load()
+        return _PY_UNPICKLER(io.BytesIO(data)).load()
     data, buffers = out_of_band(data)
     if which == "c":
         return _accelerator().loads(data, buffers=buffers)
-    return getattr(pickle, "_Unpickler", pickle.Unpickler)(io.BytesIO(data), buffers=buffers).load()
+    return _PY_UNPICKLER(io.BytesIO(data), buffers=buffers).load()
 
 
 def drawn(obj, seed, number):
@@ -311,8 +314,12 @@ def _describer():
     compact = _encoder(json, (",", ":"))
     spaced = _encoder(json, (", ", ": "))
 
-    def hexs(b):
-        return binascii.hexlify(bytes(b)).decode("ascii")
+    if PY2:
+        def hexs(b):
+            return binascii.hexlify(bytes(b)).decode("ascii")
+    else:
+        def hexs(b):
+            return b.hex()
 
     def flt(x):
         return "nan" if x != x else x.hex()
@@ -328,8 +335,14 @@ def _describer():
         return spaced(walk(o, None))
 
     def pairs(items, memo):
-        items = sorted(items, key=lambda kv: key(kv[0]))
-        return [[walk(k, None), walk(v, memo)] for k, v in items]
+        # Sorted by their keys' text, each key walked once; the values walked in that order
+        # (the memo numbers what they share).
+        keyed = []
+        for k, v in items:
+            w = walk(k, None)
+            keyed.append((spaced(w), w, v))
+        keyed.sort(key=lambda e: e[0])
+        return [[w, walk(v, memo)] for _, w, v in keyed]
 
     def seen(o, memo):
         if memo is None:
@@ -339,81 +352,109 @@ def _describer():
         memo[id(o)] = (len(memo), o)
         return None
 
+    # How each type is described, learnt at its first object (what describes an object
+    # depends on its type alone): one lookup a node instead of a chain of tests.
+    by_type = {}
+
     def walk(o, memo):
-        t = type(o)
-        if t not in own:
-            plain[0] = False
-        if o is None or o is Ellipsis or o is NotImplemented:
-            return [repr(o)]
-        if t is bool:
-            return ["bool", o]
-        if t in ints:
-            return ["int", str(o)]
-        if t is float:
-            return ["float", flt(o)]
-        if t is complex:
-            return ["complex", flt(o.real), flt(o.imag)]
-        if t is text_type:
-            return ["str", hexs(o.encode("utf-8"))]
-        if t is bytes:
-            return ["bytes", hexs(o)]
-        if t is tuple:
-            return ["tuple", [walk(x, memo) for x in o]]
-        if t is frozenset:
-            return ["frozenset", sorted(key(x) for x in o)]
-        if t is slice:
-            return ["slice", walk(o.start, memo), walk(o.stop, memo), walk(o.step, memo)]
-        if t is range_:
-            return ["range", [str(x) for x in o]]
-        if t is list or t is dict or t is set or t is bytearray:
-            # Before the names: none of them is any type those are about.
+        how = by_type.get(type(o))
+        if how is None:
+            how = learn(type(o))
+        return how(o, memo)
+
+    def shared(how):
+        # An object the memo numbers: a second reference to it is a "ref".
+        def describe(o, memo):
             ref = seen(o, memo)
             if ref is not None:
                 return ref
-            if t is list:
-                return ["list", [walk(x, memo) for x in o]]
-            if t is dict:
-                return ["dict", pairs(o.items(), memo)]
-            if t is set:
-                return ["set", sorted(key(x) for x in o)]
-            return ["bytearray", hexs(o)]
+            return how(o, memo)
+        return describe
+
+    def learn(t):
+        how = kind(t)
+        if t not in own:
+            mark = how
+
+            def how(o, memo):
+                plain[0] = False
+                return mark(o, memo)
+        if len(by_type) >= 4096:
+            by_type.clear()  # types made anew for each value (a user's) are not all kept
+        by_type[t] = how
+        return how
+
+    def kind(t):
+        if t in (type(None), type(Ellipsis), type(NotImplemented)):
+            return lambda o, memo: [repr(o)]
+        if t is bool:
+            return lambda o, memo: ["bool", o]
+        if t in ints:
+            return lambda o, memo: ["int", str(o)]
+        if t is float:
+            return lambda o, memo: ["float", flt(o)]
+        if t is complex:
+            return lambda o, memo: ["complex", flt(o.real), flt(o.imag)]
+        if t is text_type:
+            return lambda o, memo: ["str", hexs(o.encode("utf-8"))]
+        if t is bytes:
+            return lambda o, memo: ["bytes", hexs(o)]
+        if t is tuple:
+            return lambda o, memo: ["tuple", [walk(x, memo) for x in o]]
+        if t is frozenset:
+            return lambda o, memo: ["frozenset", sorted(key(x) for x in o)]
+        if t is slice:
+            return lambda o, memo: ["slice", walk(o.start, memo), walk(o.stop, memo),
+                                    walk(o.step, memo)]
+        if t is range_:
+            return lambda o, memo: ["range", [str(x) for x in o]]
+        if t is list:
+            return shared(lambda o, memo: ["list", [walk(x, memo) for x in o]])
+        if t is dict:
+            return shared(lambda o, memo: ["dict", pairs(o.items(), memo)])
+        if t is set:
+            return shared(lambda o, memo: ["set", sorted(key(x) for x in o)])
+        if t is bytearray:
+            return shared(lambda o, memo: ["bytearray", hexs(o)])
         name = (t.__module__, t.__name__)
         if name[0] == "explore_types":
-            return ours(o, memo)
+            return ours
         if name[1] in ("Pattern", "SRE_Pattern"):
-            return ["Pattern", walk(o.pattern, memo), o.flags & ~32]
+            return lambda o, memo: ["Pattern", walk(o.pattern, memo), o.flags & ~32]
         if name[0] == "array":
-            return ["array", o.typecode, [str(x) for x in o.tolist()]]
+            return lambda o, memo: ["array", o.typecode, [str(x) for x in o.tolist()]]
         if name[0].startswith("pathlib"):
-            return ["path", name[1], str(o)]
+            return lambda o, memo: ["path", name[1], str(o)]
         if name[0] == "ipaddress":
-            return ["ip", name[1], str(o)]
-        if isinstance(o, BaseException):
-            return exception(o, memo)
-        newer = newest(o, name, memo)
+            return lambda o, memo: ["ip", name[1], str(o)]
+        if issubclass(t, BaseException):
+            return exception
+        newer = newest(name)
         if newer is not None:
             return newer
         simple = SIMPLE.get(name)
         if simple is not None:
-            return [name[1]] + simple(o)
-        ref = seen(o, memo)
-        if ref is not None:
-            return ref
+            return lambda o, memo: [name[1]] + simple(o)
         if name == ("collections", "OrderedDict"):
-            return ["OrderedDict", [[walk(k, None), walk(v, memo)] for k, v in o.items()]]
+            return shared(lambda o, memo: ["OrderedDict", [[walk(k, None), walk(v, memo)]
+                                                           for k, v in o.items()]])
         if name == ("collections", "Counter"):
-            return ["Counter", pairs(o.items(), memo)]
+            return shared(lambda o, memo: ["Counter", pairs(o.items(), memo)])
         if name == ("collections", "defaultdict"):
-            factory = getattr(o.default_factory, "__name__", repr(o.default_factory))
-            return ["defaultdict", factory, pairs(o.items(), memo)]
+            return shared(lambda o, memo: [
+                "defaultdict", getattr(o.default_factory, "__name__", repr(o.default_factory)),
+                pairs(o.items(), memo)])
         if name == ("collections", "deque"):
-            return ["deque", o.maxlen, [walk(x, memo) for x in o]]
-        state = getattr(o, "__dict__", None)
-        if isinstance(state, dict) and not callable(o):
-            # An instance (the user's own, with --values) by its class and attributes.
-            attrs = sorted((k, walk(v, memo)) for k, v in state.items())
-            return ["object", "%s.%s" % name, attrs]
-        return ["object", "%s.%s" % name, repr(o)]
+            return shared(lambda o, memo: ["deque", o.maxlen, [walk(x, memo) for x in o]])
+        label = "%s.%s" % name
+
+        def instance(o, memo):
+            state = getattr(o, "__dict__", None)
+            if isinstance(state, dict) and not callable(o):
+                # An instance (the user's own, with --values) by its class and attributes.
+                return ["object", label, sorted((k, walk(v, memo)) for k, v in state.items())]
+            return ["object", label, repr(o)]
+        return shared(instance)
 
     def ours(o, memo):
         name = type(o).__name__
@@ -436,40 +477,40 @@ def _describer():
         attrs = sorted((k, walk(v, memo)) for k, v in getattr(o, "__dict__", {}).items())
         return ["exception", type(o).__name__, [walk(a, memo) for a in o.args], attrs]
 
-    def newest(o, name, memo):
-        # The types 2.7 does not have, by what they hold; None for any other object.
+    def newest(name):
+        # The types 2.7 does not have, by what they hold; None for any other type.
         if name == ("types", "SimpleNamespace"):
-            ref = seen(o, memo)
-            if ref is not None:
-                return ref
-            return ["SimpleNamespace", sorted((k, walk(v, memo)) for k, v in vars(o).items())]
+            return shared(lambda o, memo: [
+                "SimpleNamespace", sorted((k, walk(v, memo)) for k, v in vars(o).items())])
         if name == ("collections", "ChainMap"):
-            ref = seen(o, memo)
-            if ref is not None:
-                return ref
-            return ["ChainMap", [walk(m, memo) for m in o.maps]]
+            return shared(lambda o, memo: ["ChainMap", [walk(m, memo) for m in o.maps]])
         if name in (("types", "UnionType"), ("typing", "Union"), ("typing", "_UnionGenericAlias")):
             # 3.14's int | str is a typing.Union, 3.10's a types.UnionType: equal either way.
-            return ["union", sorted(getattr(a, "__name__", repr(a)) for a in o.__args__)]
+            return lambda o, memo: ["union", sorted(getattr(a, "__name__", repr(a))
+                                                    for a in o.__args__)]
         if name == ("functools", "partial"):
-            kw = sorted((k, walk(v, memo)) for k, v in (o.keywords or {}).items())
-            return ["partial", o.func.__name__, [walk(a, memo) for a in o.args], kw]
+            return lambda o, memo: [
+                "partial", o.func.__name__, [walk(a, memo) for a in o.args],
+                sorted((k, walk(v, memo)) for k, v in (o.keywords or {}).items())]
         if name[1] == "_PlaceholderType":
-            return ["Placeholder"]
+            return lambda o, memo: ["Placeholder"]
         if name == ("string.templatelib", "Template"):
-            return ["Template", [walk(s, memo) for s in o.strings],
-                    [[walk(i.value, memo), i.expression, i.conversion, i.format_spec]
-                     for i in o.interpolations]]
+            return lambda o, memo: [
+                "Template", [walk(s, memo) for s in o.strings],
+                [[walk(i.value, memo), i.expression, i.conversion, i.format_spec]
+                 for i in o.interpolations]]
         if name == ("zoneinfo", "ZoneInfo"):
-            return ["ZoneInfo", o.key]
+            return lambda o, memo: ["ZoneInfo", o.key]
         if name in (("pickle", "PickleBuffer"), ("builtins", "PickleBuffer")):  # PyPy's
-            raw = o.raw()
-            return ["bytes" if raw.readonly else "bytearray", hexs(raw.tobytes())]
+            def buffer(o, memo):
+                raw = o.raw()
+                return ["bytes" if raw.readonly else "bytearray", hexs(raw.tobytes())]
+            return buffer
         if name == ("builtins", "memoryview"):
             # What an out-of-band buffer may load as: apart from bytes and bytearray.
-            return ["memoryview", "ro" if o.readonly else "rw", hexs(o.tobytes())]
+            return lambda o, memo: ["memoryview", "ro" if o.readonly else "rw", hexs(o.tobytes())]
         if name[1] == "frozendict":
-            return ["frozendict", pairs(o.items(), None)]
+            return lambda o, memo: ["frozendict", pairs(o.items(), None)]
         return None
 
     SIMPLE = {
@@ -482,6 +523,7 @@ def _describer():
         ("fractions", "Fraction"): lambda o: [str(o.numerator), str(o.denominator)],
         ("uuid", "UUID"): lambda o: [str(o)],
     }
+
     def describe(obj):
         plain[0] = True
         text = compact(walk(obj, {}))

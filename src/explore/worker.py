@@ -221,6 +221,8 @@ def _loaded(data, which, expected):
     return None
 
 
+# How a dump request names the protocols that are not numbers (see _dump).
+_NAMED = {100: "default", 105: "oob"}
 # The protocol pickle.dumps writes when it names none: 0 on 2.7, which has no DEFAULT_PROTOCOL.
 _DEFAULT = getattr(__import__("pickle"), "DEFAULT_PROTOCOL", 0)
 
@@ -250,7 +252,7 @@ def _dump(req, parts, limit):
         # 100 stands for no protocol named (crosspickle's DEFAULT_PROTOCOL), 105 for protocol 5
         # with its buffers out of band (OOB_PROTOCOL): a value none of whose buffers went out
         # of band is not dumped that way (its pickle is protocol 5's).
-        named = {100: "default", 105: "oob"}.get(protocol, protocol)
+        named = _NAMED.get(protocol, protocol)
         # No protocol named is the default's number named (pickle.dumps and both picklers take
         # None for DEFAULT_PROTOCOL): that dump's answer and pickle are the default's.
         same = (vid, _DEFAULT, which) if named == "default" else None

@@ -117,6 +117,36 @@ def values_with_a_reducer_or_a_class_by_name_are_not():
 
 
 @test
+def a_types_description_is_learnt_once_and_is_the_same_whichever_object_came_first():
+    # canon describes each type as its first object taught it: in any order, with a fresh
+    # describer each time, every object is described as canon describes it on its own, and
+    # shared objects and equal keys keep their order and numbers.
+    import collections
+    import datetime
+    import decimal
+
+    shared = [1]
+    values = [
+        Ellipsis, 1j, decimal.Decimal("2.5"), datetime.datetime(2020, 1, 2, 3, 4, 5),
+        collections.OrderedDict([(2, shared), (1, shared)]), collections.deque([shared, shared]),
+        ValueError("x", 1), KeyError("k"), {1: "a", 1.0: "b", True: shared, (1,): shared},
+        [shared, {u"k": shared}], set([1, 2, (3,)]), frozenset([u"a", b"a"]), bytearray(b"ab"),
+        slice(None, 2, shared), W["range_"](2),
+    ]
+    alone = [W["_describer"]()(v) for v in values]
+    for order in (list(range(len(values))), list(reversed(range(len(values))))):
+        describe = W["_describer"]()
+        got = dict((i, describe(values[i])) for i in order)
+        for i in order:
+            eq(got[i], alone[i])
+    # And a plain value after a type that is not pickle's own is plain again.
+    describe = W["_describer"]()
+    describe(decimal.Decimal(1))
+    assert describe([1, u"a"])[1]
+    assert not describe([1, decimal.Decimal(1)])[1]
+
+
+@test
 def a_load_is_as_expected_by_its_stand_in_without_being_described():
     needs_stand_ins()
     forget_stand_ins()
