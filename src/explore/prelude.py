@@ -352,15 +352,53 @@ def _describer():
         memo[id(o)] = (len(memo), o)
         return None
 
-    # How each type is described, learnt at its first object (what describes an object
-    # depends on its type alone): one lookup a node instead of a chain of tests.
-    by_type = {}
-
     def walk(o, memo):
-        how = by_type.get(type(o))
+        t = type(o)
+        if t not in own:
+            plain[0] = False
+        if o is None or o is Ellipsis or o is NotImplemented:
+            return [repr(o)]
+        if t is bool:
+            return ["bool", o]
+        if t in ints:
+            return ["int", str(o)]
+        if t is float:
+            return ["float", flt(o)]
+        if t is complex:
+            return ["complex", flt(o.real), flt(o.imag)]
+        if t is text_type:
+            return ["str", hexs(o.encode("utf-8"))]
+        if t is bytes:
+            return ["bytes", hexs(o)]
+        if t is tuple:
+            return ["tuple", [walk(x, memo) for x in o]]
+        if t is frozenset:
+            return ["frozenset", sorted(key(x) for x in o)]
+        if t is slice:
+            return ["slice", walk(o.start, memo), walk(o.stop, memo), walk(o.step, memo)]
+        if t is range_:
+            return ["range", [str(x) for x in o]]
+        if t is list or t is dict or t is set or t is bytearray:
+            ref = seen(o, memo)
+            if ref is not None:
+                return ref
+            if t is list:
+                return ["list", [walk(x, memo) for x in o]]
+            if t is dict:
+                return ["dict", pairs(o.items(), memo)]
+            if t is set:
+                return ["set", sorted(key(x) for x in o)]
+            return ["bytearray", hexs(o)]
+        # Any other type by its name: how is learnt at its first object (it depends on the
+        # type alone), one lookup for the next instead of a chain of tests.
+        how = by_type.get(t)
         if how is None:
-            how = learn(type(o))
+            if len(by_type) >= 4096:
+                by_type.clear()  # types made anew for each value (a user's) are not all kept
+            how = by_type[t] = kind(t)
         return how(o, memo)
+
+    by_type = {}
 
     def shared(how):
         # An object the memo numbers: a second reference to it is a "ref".
@@ -371,51 +409,8 @@ def _describer():
             return how(o, memo)
         return describe
 
-    def learn(t):
-        how = kind(t)
-        if t not in own:
-            mark = how
-
-            def how(o, memo):
-                plain[0] = False
-                return mark(o, memo)
-        if len(by_type) >= 4096:
-            by_type.clear()  # types made anew for each value (a user's) are not all kept
-        by_type[t] = how
-        return how
-
     def kind(t):
-        if t in (type(None), type(Ellipsis), type(NotImplemented)):
-            return lambda o, memo: [repr(o)]
-        if t is bool:
-            return lambda o, memo: ["bool", o]
-        if t in ints:
-            return lambda o, memo: ["int", str(o)]
-        if t is float:
-            return lambda o, memo: ["float", flt(o)]
-        if t is complex:
-            return lambda o, memo: ["complex", flt(o.real), flt(o.imag)]
-        if t is text_type:
-            return lambda o, memo: ["str", hexs(o.encode("utf-8"))]
-        if t is bytes:
-            return lambda o, memo: ["bytes", hexs(o)]
-        if t is tuple:
-            return lambda o, memo: ["tuple", [walk(x, memo) for x in o]]
-        if t is frozenset:
-            return lambda o, memo: ["frozenset", sorted(key(x) for x in o)]
-        if t is slice:
-            return lambda o, memo: ["slice", walk(o.start, memo), walk(o.stop, memo),
-                                    walk(o.step, memo)]
-        if t is range_:
-            return lambda o, memo: ["range", [str(x) for x in o]]
-        if t is list:
-            return shared(lambda o, memo: ["list", [walk(x, memo) for x in o]])
-        if t is dict:
-            return shared(lambda o, memo: ["dict", pairs(o.items(), memo)])
-        if t is set:
-            return shared(lambda o, memo: ["set", sorted(key(x) for x in o)])
-        if t is bytearray:
-            return shared(lambda o, memo: ["bytearray", hexs(o)])
+        """How walk describes an object of type t, of none of the types it tests first."""
         name = (t.__module__, t.__name__)
         if name[0] == "explore_types":
             return ours
