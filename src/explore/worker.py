@@ -223,8 +223,9 @@ def _loaded(data, which, expected):
 
 # How a dump request names the protocols that are not numbers (see _dump).
 _NAMED = {100: "default", 105: "oob"}
+
 # The protocol pickle.dumps writes when it names none: 0 on 2.7, which has no DEFAULT_PROTOCOL.
-_DEFAULT = getattr(__import__("pickle"), "DEFAULT_PROTOCOL", 0)
+_DEFAULT = getattr(pickle, "DEFAULT_PROTOCOL", 0)
 
 
 def _dump(req, parts, limit):
