@@ -11,8 +11,10 @@
 #   OUT/rss.tsv: seconds since the start, RSS and peak in KB), the findings;
 # then the floor: the pickle operations alone on the same values, in one loop per interpreter
 # (every value built, pickled with every protocol the interpreter has and both picklers, and
-# each pickle loaded with both unpicklers, on that interpreter; no comparison, no process but
-# the loop's), its CPU time, and explore's CPU over it as a ratio.
+# each pickle loaded with both unpicklers, on that interpreter; the C ones only on a debug build
+# whose release build ran the Python ones for it, as explore does (its report's
+# c_pickler_only); no comparison, no process but the loop's), its CPU time, and explore's CPU
+# over it as a ratio.
 # With EXPLORE_RUN_CASES=1, every case file written is then run with `crosspickle run` on the
 # same interpreters (the verdicts are counted): this takes long on many interpreters.
 # The load average is printed before and after (the machine may be busy with other work).
@@ -97,6 +99,8 @@ def _floor(path):
     except ImportError:
         has_c = False
     picklers = ("c", "py") if has_c else ("py",)
+    if sys.argv[2:] == ["c"]:
+        picklers = ("c",)
     before = os.times()
     ops = 0
     for src in sources:
@@ -137,18 +141,19 @@ try:
         found[p.get("label")] = p.get("path") or p.get("executable")
 except Exception:
     pass
+c_only = r.get("c_pickler_only") or {}
 for label in r["interpreters"]:
-    print("%s %s" % (label, found.get(label) or ""))
+    print("%s %s %s" % (label, found.get(label) or "-", "c" if label in c_only else "both"))
 EOF
 : > "$out/floor.txt"
-while read -r label path; do
-  if [ -z "$path" ]; then
+while read -r label path which; do
+  if [ "$path" = - ]; then
     echo "floor: no path for $label (crosspickle pythons --json); left out" >&2
     continue
   fi
-  echo "$label $path"
+  echo "$label $path $which"
 done < "$out/interpreters.txt" | xargs -P 2 -L 1 sh -c \
-  '"$2" "$0/floor.py" "$0/values.jsonl" 2>/dev/null | sed "s/^/$1 /" >> "$0/floor.txt"' "$out"
+  '"$2" "$0/floor.py" "$0/values.jsonl" "$3" 2>/dev/null | sed "s/^/$1 /" >> "$0/floor.txt"' "$out"
 echo "load average after the floor: $(load)"
 
 python3 - "$out" << 'EOF'

@@ -5,7 +5,7 @@
 //! tooling failure (a worker that cannot start, named), 130 / 143 / 129 stopped by a signal,
 //! with what was found so far reported and written.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -533,6 +533,17 @@ fn write_cases(dir: &Path, found: &[&Reported]) -> Result<Vec<Option<PathBuf>>, 
         .collect()
 }
 
+/// Each debug build that ran the C pickler only, with the release build that ran the Python
+/// pickler for it ([`explore::observe::release_twin`]), by their labels.
+fn c_pickler_only(pythons: &[Interpreter]) -> Vec<(&str, &str)> {
+    (0..pythons.len())
+        .filter_map(|p| {
+            let r = explore::observe::release_twin(pythons, p)?;
+            Some((pythons[p].label.as_str(), pythons[r].label.as_str()))
+        })
+        .collect()
+}
+
 fn labels(pythons: &[Interpreter], set: &BTreeSet<usize>) -> Vec<String> {
     set.iter().map(|&i| pythons[i].label.clone()).collect()
 }
@@ -695,6 +706,7 @@ fn json_report<'a>(
         "seconds": elapsed,
         "values_per_second": report.values as f64 / report.exploring.as_secs_f64().max(1e-9),
         "interpreters": pythons.iter().map(|p| p.label.clone()).collect::<Vec<_>>(),
+        "c_pickler_only": c_pickler_only(pythons).into_iter().collect::<BTreeMap<_, _>>(),
         "not_comparable": report.not_comparable,
         "unavailable": report.unavailable.iter().map(|((builder, p), (error, n))| json!({
             "builder": builder, "python": pythons[*p].label, "error": error, "values": n,
@@ -743,6 +755,15 @@ fn summary(
         pythons.len(),
         report.shrinking.as_secs_f64()
     );
+    let twins = c_pickler_only(pythons);
+    if !twins.is_empty() {
+        let twins: Vec<String> = twins.iter().map(|(d, r)| format!("{d} (as {r})")).collect();
+        let _ = writeln!(
+            out,
+            "debug builds ran the C pickler only, their release builds' pickle.py standing for theirs: {}",
+            twins.join(", ")
+        );
+    }
     if report.interrupted {
         let _ = writeln!(
             out,

@@ -157,6 +157,7 @@ pub fn merge(inputs: &[(String, Json)], format: u64) -> Result<Json, String> {
         "values_per_second": sum("values") as f64 / exploring.max(1e-9),
         "kinds": kinds,
         "interpreters": first["interpreters"],
+        "c_pickler_only": first["c_pickler_only"],
         "not_comparable": sum("not_comparable"),
         "hidden_by_baseline": sum("hidden_by_baseline"),
         "findings": findings.into_values().collect::<Vec<_>>(),

@@ -50,6 +50,102 @@ impl Pickler {
     }
 }
 
+/// The release build whose Python pickler and unpickler stand for those of `pythons[p]`, a
+/// debug build: one of the same implementation and version (PyPy's too), free-threaded or not
+/// alike, with the C pickler and the protocols the debug build has. Its `pickle.py` is the
+/// debug build's own source (a Python version ships one), and what a debug build adds is
+/// checks on C code (assertions, the allocator's debug hooks), which its C pickler and
+/// unpickler exercise: so where both are observed, the debug build runs the C ones only, and
+/// what its Python ones did is its release build's ([`Twins`]).
+pub fn release_twin(pythons: &[Interpreter], p: usize) -> Option<usize> {
+    let d = &pythons[p];
+    if !d.debug || d.c_pickle.is_none() {
+        return None;
+    }
+    pythons.iter().position(|r| {
+        !r.debug
+            && r.implementation == d.implementation
+            && r.version == d.version
+            && r.implementation_version == d.implementation_version
+            && r.free_threaded == d.free_threaded
+            && r.c_pickle == d.c_pickle
+            && r.pickle_highest_protocol == d.pickle_highest_protocol
+    })
+}
+
+/// The debug builds among the interpreters observed whose [`release_twin`] is observed too,
+/// each with it: they run the C pickler and unpickler only, and their Python ones' dumps and
+/// loads are filled in from the release build's.
+struct Twins(Vec<(usize, usize)>);
+
+impl Twins {
+    fn among(pythons: &[Interpreter], on: &[usize]) -> Twins {
+        Twins(
+            on.iter()
+                .filter_map(|&d| Some((d, release_twin(pythons, d).filter(|r| on.contains(r))?)))
+                .collect(),
+        )
+    }
+
+    /// The picklers (and unpicklers) `pythons[p]` runs.
+    fn picklers(&self, pythons: &[Interpreter], p: usize) -> Vec<Pickler> {
+        let mut all = Pickler::of(&pythons[p]);
+        if self.0.iter().any(|&(d, _)| d == p) {
+            all.retain(|&k| k == Pickler::C);
+        }
+        all
+    }
+
+    /// Each debug build's Python dumps as its release build's: the same outcome, the same
+    /// distinct pickle; and where its C pickler wrote its release build's bytes, the parity
+    /// of the two picklers its release build's.
+    fn fill_dumps(&self, o: &mut Observation) {
+        for &(d, r) in &self.0 {
+            let theirs: Vec<(u32, Outcome)> = o
+                .dumps
+                .iter()
+                .filter(|((p, _, k), _)| (*p, *k) == (r, Pickler::Py))
+                .map(|(&(_, protocol, _), outcome)| (protocol, outcome.clone()))
+                .collect();
+            for (protocol, outcome) in theirs {
+                if let Some(&n) = o.pickle_of.get(&(r, protocol, Pickler::Py)) {
+                    o.wrote((d, protocol, Pickler::Py), Some(n));
+                }
+                o.dumps.insert((d, protocol, Pickler::Py), outcome);
+                let c = |p| o.dumps.get(&(p, protocol, Pickler::C));
+                let same_c = matches!(
+                    (c(d), c(r)),
+                    (Some(Outcome::Ok(a, _)), Some(Outcome::Ok(b, _))) if a == b
+                );
+                if same_c {
+                    let theirs = c(r).cloned().expect("matched above");
+                    o.dumps.insert((d, protocol, Pickler::C), theirs);
+                    if let Some(cause) = o.parity_ops.get(&(r, protocol)).cloned() {
+                        o.parity_ops.insert((d, protocol), cause);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Each debug build's Python loads as its release build's (the same pickles: they read
+    /// the same protocols), before the loads are ordered.
+    fn fill_loads(&self, o: &mut Observation) {
+        for &(d, r) in &self.0 {
+            let theirs: Vec<(usize, Outcome)> = o
+                .loads
+                .entries
+                .iter()
+                .filter(|((_, c, u), _)| (*c, *u) == (r, Pickler::Py))
+                .map(|((pickle, ..), outcome)| (*pickle, outcome.clone()))
+                .collect();
+            for (pickle, outcome) in theirs {
+                o.loads.push((pickle, d, Pickler::Py), outcome);
+            }
+        }
+    }
+}
+
 /// The protocols `python` writes and reads.
 pub fn protocols(python: &Interpreter) -> u32 {
     python.pickle_highest_protocol.unwrap_or(2)
@@ -430,10 +526,11 @@ impl Bench<'_> {
             })
             .collect();
         let (mins, oob, sources) = (&mins, &oob, &sources);
+        let twins = &Twins::among(self.pythons, on);
         let requests = on.iter().copied().map(|p| {
             let python = &self.pythons[p];
             let version = series(python);
-            let pickers = Pickler::of(python);
+            let pickers = twins.picklers(self.pythons, p);
             let mut tasks = Vec::new();
             let mut members = b"\"op\":\"dump\",\"values\":[".to_vec();
             for v in (0..values.len()).filter(|&v| mins[v] <= version) {
@@ -557,6 +654,9 @@ impl Bench<'_> {
                 obs[v].dumps.insert((p, proto, k), outcome);
             }
         }
+        for o in &mut obs {
+            twins.fill_dumps(o);
+        }
         let mut setup: Vec<String> = values.iter().map(Value::load_setup).collect();
         setup.sort();
         setup.dedup();
@@ -595,6 +695,7 @@ impl Bench<'_> {
             serde_json::to_writer(&mut members, &setup).expect("JSON to memory");
         }
         let (members, mins, expected) = (&members, &mins, &expected);
+        let twins = &Twins::among(self.pythons, on);
         let requests = on.iter().copied().map(|c| {
             let (slot, python) = match self.loaders {
                 Some(loaders) => (self.pythons.len() + c, &loaders[c]),
@@ -602,6 +703,9 @@ impl Bench<'_> {
             };
             let version = series(python);
             let highest = protocols(python);
+            // A consumer's own environment has the unpicklers of the interpreter it is made
+            // from, and stands for it alike.
+            let unpicklers = twins.picklers(self.pythons, c);
             let mut tasks = Vec::new();
             let mut parts: Vec<&[u8]> = Vec::new();
             let mut hashes: Vec<&str> = Vec::new();
@@ -619,7 +723,7 @@ impl Bench<'_> {
                         .find_map(|(v, ..)| expected.get(v))
                         .map_or("", String::as_str),
                 );
-                for u in Pickler::of(python) {
+                for &u in &unpicklers {
                     tasks.push((
                         b,
                         LoadTask {
@@ -707,6 +811,7 @@ impl Bench<'_> {
             }
         }
         for o in &mut obs {
+            twins.fill_loads(o);
             o.loads.order();
         }
         Ok(obs)
@@ -721,6 +826,107 @@ pub fn describe(e: ObserveError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::python::Implementation;
+
+    fn cpython(version: &str, debug: bool) -> Interpreter {
+        let mut p = Interpreter::for_tests(Implementation::Cpython, version);
+        p.debug = debug;
+        p.c_pickle = Some("_pickle".into());
+        p.pickle_highest_protocol = Some(5);
+        p
+    }
+
+    /// A debug build stands with the release build of its exact version, free-threaded or
+    /// not alike, and runs the C pickler only there; alone, or beside another patch
+    /// version, it runs both; a release build always runs both.
+    #[test]
+    fn a_debug_build_leaves_the_python_pickler_to_its_release_build() {
+        let mut free = cpython("3.13.0", false);
+        free.free_threaded = true;
+        let mut free_debug = cpython("3.13.0", true);
+        free_debug.free_threaded = true;
+        let mut no_c = cpython("3.12.1", true);
+        no_c.c_pickle = None;
+        let pythons = vec![
+            cpython("3.11.2", false), // 0
+            cpython("3.11.2", true),  // 1: twin of 0
+            cpython("3.11.7", false), // 2
+            cpython("3.12.0", true),  // 3: no 3.12.0 release build
+            cpython("3.12.1", false), // 4
+            free_debug,               // 5: twin of 6, not of 7
+            free,                     // 6
+            cpython("3.13.0", false), // 7
+            no_c,                     // 8: nothing to leave out
+        ];
+        let twins: Vec<Option<usize>> = (0..pythons.len())
+            .map(|p| release_twin(&pythons, p))
+            .collect();
+        assert_eq!(
+            twins,
+            [None, Some(0), None, None, None, Some(6), None, None, None]
+        );
+        let all: Vec<usize> = (0..pythons.len()).collect();
+        let twins = Twins::among(&pythons, &all);
+        assert_eq!(twins.0, [(1, 0), (5, 6)]);
+        assert_eq!(twins.picklers(&pythons, 1), [Pickler::C]);
+        assert_eq!(twins.picklers(&pythons, 0), [Pickler::C, Pickler::Py]);
+        assert_eq!(twins.picklers(&pythons, 3), [Pickler::C, Pickler::Py]);
+        assert_eq!(twins.picklers(&pythons, 8), [Pickler::Py]);
+        // Without its release build among those observed (shrinking on a few), the debug
+        // build runs both.
+        assert_eq!(release_twin(&pythons[1..], 0), None);
+        let twins = Twins::among(&pythons, &[1, 2, 5, 6]);
+        assert_eq!(twins.0, [(5, 6)]);
+        assert_eq!(twins.picklers(&pythons, 1), [Pickler::C, Pickler::Py]);
+    }
+
+    /// The debug build's Python dumps and loads are its release build's; its C dump takes
+    /// the release build's parity where it wrote the same bytes, and only there.
+    #[test]
+    fn a_debug_builds_python_dumps_and_loads_are_filled_in_from_its_release_build() {
+        let ok = |t: &str, opt: Option<&str>| Outcome::Ok(t.into(), opt.map(Into::into));
+        let twins = Twins(vec![(1, 0)]);
+        let mut o = Observation::default();
+        // Protocol 2: both C picklers write "c2", whose parity with "py2" is "FLOAT"; protocol
+        // 3: the debug build's C pickler writes other bytes.
+        for (p, protocol, k, text, opt) in [
+            (0, 2, Pickler::C, "c2", Some("oc2")),
+            (0, 2, Pickler::Py, "py2", Some("opy2")),
+            (1, 2, Pickler::C, "c2", None),
+            (0, 3, Pickler::C, "c3", Some("oc3")),
+            (0, 3, Pickler::Py, "py3", Some("opy3")),
+            (1, 3, Pickler::C, "d3", None),
+        ] {
+            o.dumps.insert((p, protocol, k), ok(text, opt));
+        }
+        let py2 = o.wrote((0, 2, Pickler::Py), None);
+        o.parity_ops.insert((0, 2), "FLOAT".into());
+        o.parity_ops.insert((0, 3), "TUPLE/LIST".into());
+        twins.fill_dumps(&mut o);
+        assert_eq!(
+            o.dumps.get(&(1, 2, Pickler::Py)),
+            Some(&ok("py2", Some("opy2")))
+        );
+        assert_eq!(
+            o.dumps.get(&(1, 2, Pickler::C)),
+            Some(&ok("c2", Some("oc2")))
+        );
+        assert_eq!(o.parity_ops.get(&(1, 2)).map(String::as_str), Some("FLOAT"));
+        assert_eq!(o.pickle_of.get(&(1, 2, Pickler::Py)), Some(&py2));
+        assert_eq!(o.dumps.get(&(1, 3, Pickler::C)), Some(&ok("d3", None)));
+        assert_eq!(o.parity_ops.get(&(1, 3)), None);
+
+        o.loads.push((py2, 0, Pickler::Py), ok("loaded", None));
+        o.loads.push((py2, 0, Pickler::C), ok("c loaded", None));
+        o.loads.push((py2, 1, Pickler::C), ok("c loaded", None));
+        twins.fill_loads(&mut o);
+        o.loads.order();
+        assert_eq!(
+            o.loads.get(&(py2, 1, Pickler::Py)),
+            Some(&ok("loaded", None))
+        );
+        assert_eq!(o.loads.len(), 4);
+    }
 
     #[test]
     fn tasks_are_written_as_the_worker_reads_them() {

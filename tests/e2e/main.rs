@@ -15,6 +15,7 @@ mod driver_python;
 mod expected;
 mod explore;
 mod explore_causes;
+mod explore_debug;
 mod explore_hypothesis;
 mod explore_oob;
 mod explore_overlap;
