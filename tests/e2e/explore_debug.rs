@@ -36,8 +36,23 @@ def logged():
 ";
 
 /// What the log says each build did: (build, what, pickler) as written.
-fn logged(d: &std::path::Path) -> (String, std::collections::BTreeSet<(String, String, String)>) {
+type Logged = std::collections::BTreeSet<(String, String, String)>;
+
+/// `explore` of two values of the builder on `needs`, which finds nothing: its run, the log
+/// (removed for the next run) and what the log says.
+fn explore_logged(
+    d: &std::path::Path,
+    needs: &[&str],
+) -> Result<(Run, String, Logged), libtest_mimic::Failed> {
+    let mut args = vec!["explore".to_string()];
+    args.extend(args_on(
+        needs,
+        &["--values", "values.py", "--count", "2", "--json", "r.json"],
+    ));
+    let run = Run::from(crosspickle(d).args(&args).output().expect("runs"));
+    run.expect_code(0)?;
     let log = std::fs::read_to_string(d.join("log.txt")).unwrap_or_default();
+    std::fs::remove_file(d.join("log.txt")).ok();
     let seen = log
         .lines()
         .filter_map(|l| {
@@ -49,7 +64,7 @@ fn logged(d: &std::path::Path) -> (String, std::collections::BTreeSet<(String, S
             ))
         })
         .collect();
-    (log, seen)
+    Ok((run, log, seen))
 }
 
 fn entry(build: &str, what: &str, which: &str) -> (String, String, String) {
@@ -66,14 +81,7 @@ trial!(
 fn a_debug_build_runs_the_c_pickler_only_beside_its_release_build() -> TestResult {
     let dir = folder(&[("values.py", VALUES)]);
     let d = dir.path();
-    let mut args = vec!["explore".to_string()];
-    args.extend(args_on(
-        &["debug", "system"],
-        &["--values", "values.py", "--count", "2", "--json", "r.json"],
-    ));
-    let run = Run::from(crosspickle(d).args(&args).output().expect("runs"));
-    run.expect_code(0)?;
-    let (log, seen) = logged(d);
+    let (run, log, seen) = explore_logged(d, &["debug", "system"])?;
     for what in ["dump", "load"] {
         for which in ["c", "py"] {
             check(
@@ -107,15 +115,7 @@ fn a_debug_build_runs_the_c_pickler_only_beside_its_release_build() -> TestResul
         format!("the summary does not say so:\n{}", run.stdout),
     )?;
 
-    std::fs::remove_file(d.join("log.txt")).ok();
-    let mut args = vec!["explore".to_string()];
-    args.extend(args_on(
-        &["debug"],
-        &["--values", "values.py", "--count", "2", "--json", "r.json"],
-    ));
-    let run = Run::from(crosspickle(d).args(&args).output().expect("runs"));
-    run.expect_code(0)?;
-    let (log, seen) = logged(d);
+    let (run, log, seen) = explore_logged(d, &["debug"])?;
     for what in ["dump", "load"] {
         check(
             seen.contains(&entry("debug", what, "py")),
