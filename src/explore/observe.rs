@@ -96,9 +96,11 @@ impl Twins {
         all
     }
 
-    /// Each debug build's Python dumps as its release build's: the same outcome, the same
-    /// distinct pickle; and where its C pickler wrote its release build's bytes, the parity
-    /// of the two picklers its release build's.
+    /// Each debug build's Python dumps as its release build's (the same outcome, the same
+    /// distinct pickle) where its C pickler did what the release build's did, the same bytes
+    /// or the same error, and then the two picklers' parity its release build's. Where the C
+    /// picklers differ (a debug build's own failure), its Python dumps are left unknown
+    /// rather than guessed.
     fn fill_dumps(&self, o: &mut Observation) {
         for &(d, r) in &self.0 {
             let theirs: Vec<(u32, Outcome)> = o
@@ -108,41 +110,61 @@ impl Twins {
                 .map(|(&(_, protocol, _), outcome)| (protocol, outcome.clone()))
                 .collect();
             for (protocol, outcome) in theirs {
+                let c = |p| o.dumps.get(&(p, protocol, Pickler::C));
+                let Some(c_theirs) = c(r).filter(|&t| c(d).is_some_and(|own| alike(own, t))) else {
+                    continue;
+                };
+                o.dumps.insert((d, protocol, Pickler::C), c_theirs.clone());
                 if let Some(&n) = o.pickle_of.get(&(r, protocol, Pickler::Py)) {
                     o.wrote((d, protocol, Pickler::Py), Some(n));
                 }
                 o.dumps.insert((d, protocol, Pickler::Py), outcome);
-                let c = |p| o.dumps.get(&(p, protocol, Pickler::C));
-                let same_c = matches!(
-                    (c(d), c(r)),
-                    (Some(Outcome::Ok(a, _)), Some(Outcome::Ok(b, _))) if a == b
-                );
-                if same_c {
-                    let theirs = c(r).cloned().expect("matched above");
-                    o.dumps.insert((d, protocol, Pickler::C), theirs);
-                    if let Some(cause) = o.parity_ops.get(&(r, protocol)).cloned() {
-                        o.parity_ops.insert((d, protocol), cause);
-                    }
+                if let Some(cause) = o.parity_ops.get(&(r, protocol)).cloned() {
+                    o.parity_ops.insert((d, protocol), cause);
                 }
             }
         }
     }
 
-    /// Each debug build's Python loads as its release build's (the same pickles: they read
-    /// the same protocols), before the loads are ordered.
+    /// Each debug build's Python loads as its release build's, of each pickle its C
+    /// unpickler loaded as the release build's did (they read the same protocols), before the
+    /// loads are ordered.
     fn fill_loads(&self, o: &mut Observation) {
         for &(d, r) in &self.0 {
+            let c_loads: HashMap<(usize, usize), &Outcome> = o
+                .loads
+                .entries
+                .iter()
+                .filter(|((_, c, u), _)| (*c == d || *c == r) && *u == Pickler::C)
+                .map(|((pickle, c, _), outcome)| ((*pickle, *c), outcome))
+                .collect();
             let theirs: Vec<(usize, Outcome)> = o
                 .loads
                 .entries
                 .iter()
-                .filter(|((_, c, u), _)| (*c, *u) == (r, Pickler::Py))
+                .filter(|((pickle, c, u), _)| {
+                    (*c, *u) == (r, Pickler::Py)
+                        && matches!(
+                            (c_loads.get(&(*pickle, d)), c_loads.get(&(*pickle, r))),
+                            (Some(own), Some(t)) if alike(own, t)
+                        )
+                })
                 .map(|((pickle, ..), outcome)| (*pickle, outcome.clone()))
                 .collect();
             for (pickle, outcome) in theirs {
                 o.loads.push((pickle, d, Pickler::Py), outcome);
             }
         }
+    }
+}
+
+/// Whether two dumps or loads did the same: the same pickle or description, or the same
+/// exception (a hang or a crash is never alike: it is the debug build's own to show).
+fn alike(a: &Outcome, b: &Outcome) -> bool {
+    match (a, b) {
+        (Outcome::Ok(a, _), Outcome::Ok(b, _)) => a == b,
+        (Outcome::Error(..), Outcome::Error(..)) => a == b,
+        _ => false,
     }
 }
 
@@ -880,8 +902,8 @@ mod tests {
         assert_eq!(twins.picklers(&pythons, 1), [Pickler::C, Pickler::Py]);
     }
 
-    /// The debug build's Python dumps and loads are its release build's; its C dump takes
-    /// the release build's parity where it wrote the same bytes, and only there.
+    /// The debug build's Python dumps and loads are its release build's where its C pickler
+    /// and unpickler did as the release build's, and only there.
     #[test]
     fn a_debug_builds_python_dumps_and_loads_are_filled_in_from_its_release_build() {
         let ok = |t: &str, opt: Option<&str>| Outcome::Ok(t.into(), opt.map(Into::into));
@@ -900,6 +922,7 @@ mod tests {
             o.dumps.insert((p, protocol, k), ok(text, opt));
         }
         let py2 = o.wrote((0, 2, Pickler::Py), None);
+        let py3 = o.wrote((0, 3, Pickler::Py), None);
         o.parity_ops.insert((0, 2), "FLOAT".into());
         o.parity_ops.insert((0, 3), "TUPLE/LIST".into());
         twins.fill_dumps(&mut o);
@@ -914,18 +937,29 @@ mod tests {
         assert_eq!(o.parity_ops.get(&(1, 2)).map(String::as_str), Some("FLOAT"));
         assert_eq!(o.pickle_of.get(&(1, 2, Pickler::Py)), Some(&py2));
         assert_eq!(o.dumps.get(&(1, 3, Pickler::C)), Some(&ok("d3", None)));
+        assert_eq!(o.dumps.get(&(1, 3, Pickler::Py)), None);
         assert_eq!(o.parity_ops.get(&(1, 3)), None);
 
-        o.loads.push((py2, 0, Pickler::Py), ok("loaded", None));
-        o.loads.push((py2, 0, Pickler::C), ok("c loaded", None));
-        o.loads.push((py2, 1, Pickler::C), ok("c loaded", None));
+        // py2's C loads agree, py3's do not (the debug build's raised).
+        let refused = Outcome::Error("ValueError".into(), "x".into(), "_pickle".into());
+        for (pickle, c, u, outcome) in [
+            (py2, 0, Pickler::Py, ok("loaded", None)),
+            (py2, 0, Pickler::C, ok("c loaded", None)),
+            (py2, 1, Pickler::C, ok("c loaded", None)),
+            (py3, 0, Pickler::Py, ok("loaded", None)),
+            (py3, 0, Pickler::C, ok("loaded", None)),
+            (py3, 1, Pickler::C, refused),
+        ] {
+            o.loads.push((pickle, c, u), outcome);
+        }
         twins.fill_loads(&mut o);
         o.loads.order();
         assert_eq!(
             o.loads.get(&(py2, 1, Pickler::Py)),
             Some(&ok("loaded", None))
         );
-        assert_eq!(o.loads.len(), 4);
+        assert_eq!(o.loads.get(&(py3, 1, Pickler::Py)), None);
+        assert_eq!(o.loads.len(), 7);
     }
 
     #[test]
