@@ -167,14 +167,6 @@ impl<'de> Deserialize<'de> for WireBuilt {
     }
 }
 
-/// What the answers' table says of a task ([`decode`]): a dump's pickle (a part's number:
-/// [`Done::Dumped`] once the part is taken), or anything else (`0`, a load as expected, or an
-/// answer of "other", [`WireOther`]).
-enum WireTask {
-    Part(usize),
-    Done(Done),
-}
-
 /// An answer of "other": `{"h": HASH}` (and `"canon"`), `{"err": [TYPE, MESSAGE, SITE]}`,
 /// `{"hang": 1}`, `{"built": 0}`, `{"crash": HOW}`; read by a visitor of its own (its keys
 /// borrowed, not a struct of seven options per task).
@@ -666,8 +658,15 @@ pub async fn read_message(from: &mut (impl AsyncRead + Unpin)) -> std::io::Resul
         if size > MAX_PART {
             return Err(bad("a part larger than 1 GiB"));
         }
-        let mut part = vec![0u8; size];
-        from.read_exact(&mut part).await?;
+        // Read into the part's capacity, never zeroed first (a message's parts are mostly
+        // small pickles: zeroing each was a sixtieth of crosspickle's own CPU).
+        let mut part = Vec::with_capacity(size);
+        let mut left = (&mut *from).take(size as u64);
+        while part.len() < size {
+            if left.read_buf(&mut part).await? == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+        }
         parts.push(part);
     }
     Ok(parts)
@@ -691,35 +690,19 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
     // pickled).
     let mut read: HashMap<&str, Done> = HashMap::new();
     let mut other = wire.other.iter();
-    let tasks = table
-        .chunks_exact(4)
-        .map(
-            |code| match u32::from_be_bytes(code.try_into().expect("4 bytes")) {
-                0 => Ok(WireTask::Done(Done::Expected)),
-                OTHER => {
-                    let text = other
-                        .next()
-                        .ok_or("the answers' table names more answers than there are")?
-                        .get();
-                    if !read.contains_key(text) {
-                        read.insert(text, parsed(text)?);
-                    }
-                    Ok(WireTask::Done(read[text].clone()))
-                }
-                part => Ok(WireTask::Part(part as usize)),
-            },
-        )
-        .collect::<Result<Vec<_>, String>>()?;
-    if other.next().is_some() {
-        return Err("more answers than the answers' table names".into());
-    }
+    let codes = || {
+        table
+            .chunks_exact(4)
+            .map(|code| u32::from_be_bytes(code.try_into().expect("4 bytes")))
+    };
     // A part is named by one task or more (a dump with no protocol named is the default's
     // number's pickle) or one side of a parity pair: moved out at its last use, not copied.
+    // Counted from the table first, so that the tasks are made once, in place (collected
+    // through an intermediate list, growing it was a twentieth of crosspickle's own CPU).
     let mut uses = vec![0usize; parts.len()];
-    let named = tasks.iter().filter_map(|t| match t {
-        WireTask::Part(p) => Some(*p),
-        WireTask::Done(_) => None,
-    });
+    let named = codes()
+        .filter(|&c| c != 0 && c != OTHER)
+        .map(|c| c as usize);
     let paired = wire.parity.iter().flat_map(|(_, _, c, py)| [*c, *py]);
     for i in named.chain(paired) {
         if let Some(n) = uses.get_mut(i) {
@@ -742,11 +725,24 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
         tasks: Vec::with_capacity(count),
         parity: Vec::new(),
     };
-    for t in tasks {
-        answer.tasks.push(match t {
-            WireTask::Part(p) => Done::Dumped(part(p)?),
-            WireTask::Done(done) => done,
+    for code in codes() {
+        answer.tasks.push(match code {
+            0 => Done::Expected,
+            OTHER => {
+                let text = other
+                    .next()
+                    .ok_or("the answers' table names more answers than there are")?
+                    .get();
+                if !read.contains_key(text) {
+                    read.insert(text, parsed(text)?);
+                }
+                read[text].clone()
+            }
+            p => Done::Dumped(part(p as usize)?),
         });
+    }
+    if other.next().is_some() {
+        return Err("more answers than the answers' table names".into());
     }
     for (id, protocol, c, py) in wire.parity {
         answer.parity.push((id, protocol, part(c)?, part(py)?));
