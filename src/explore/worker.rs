@@ -659,7 +659,7 @@ pub async fn read_message(from: &mut (impl AsyncRead + Unpin)) -> std::io::Resul
             return Err(bad("a part larger than 1 GiB"));
         }
         // Read into the part's capacity, never zeroed first (a message's parts are mostly
-        // small pickles: zeroing each was a sixtieth of crosspickle's own CPU).
+        // small pickles: zeroing each was a fortieth of crosspickle's own CPU).
         let mut part = Vec::with_capacity(size);
         let mut left = (&mut *from).take(size as u64);
         while part.len() < size {
@@ -698,7 +698,7 @@ fn decode(mut parts: Vec<Vec<u8>>, count: usize) -> Result<Answer, String> {
     // A part is named by one task or more (a dump with no protocol named is the default's
     // number's pickle) or one side of a parity pair: moved out at its last use, not copied.
     // Counted from the table first, so that the tasks are made once, in place (collected
-    // through an intermediate list, growing it was a twentieth of crosspickle's own CPU).
+    // through an intermediate list, growing it was a sixteenth of crosspickle's own CPU).
     let mut uses = vec![0usize; parts.len()];
     let named = codes()
         .filter(|&c| c != 0 && c != OTHER)
