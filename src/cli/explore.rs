@@ -699,6 +699,7 @@ fn json_report<'a>(
         "partition": args.partition.as_deref().and_then(|p| shard(p).ok()).map(|(m, n)| json!({"shard": m, "total": n})),
         "options": options_json(args),
         "values": report.values,
+        "repeated": report.repeated,
         "exploring_seconds": report.exploring.as_secs_f64(),
         "shrinking_seconds": report.shrinking.as_secs_f64(),
         "shrinks": report.shrinks,
@@ -755,6 +756,13 @@ fn summary(
         pythons.len(),
         report.shrinking.as_secs_f64()
     );
+    if report.repeated > 0 {
+        let _ = writeln!(
+            out,
+            "{} of the values were drawn before in this run: not observed again, their first observation stands for them",
+            report.repeated
+        );
+    }
     let twins = c_pickler_only(pythons);
     if !twins.is_empty() {
         let twins: Vec<String> = twins.iter().map(|(d, r)| format!("{d} (as {r})")).collect();

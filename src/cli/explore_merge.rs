@@ -150,6 +150,7 @@ pub fn merge(inputs: &[(String, Json)], format: u64) -> Result<Json, String> {
         "shards": inputs.len(),
         "options": first["options"],
         "values": sum("values"),
+        "repeated": sum("repeated"),
         "seconds": seconds,
         "exploring_seconds": exploring,
         "shrinking_seconds": fsum("shrinking_seconds"),

@@ -5,6 +5,7 @@
 //! The command line (arguments, progress, reports) is `cli/explore.rs`.
 
 pub mod case;
+pub mod memo;
 pub mod message;
 pub mod observe;
 pub mod oracle;
@@ -21,11 +22,13 @@ pub mod value;
 pub mod wording;
 pub mod worker;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use self::memo::Memo;
 use self::observe::{Bench, Observation};
 use self::oracle::{Finding, Stability};
 use self::value::{Value, Vocabulary};
@@ -118,6 +121,9 @@ pub struct StabilityReport {
 #[derive(Debug, Default)]
 pub struct Report {
     pub values: u64,
+    /// Of `values`, those drawn again and not observed again (their first observation stood
+    /// for them, [`memo`]).
+    pub repeated: u64,
     /// Time spent on the generated values, and on shrinking.
     pub exploring: Duration,
     pub shrinking: Duration,
@@ -188,6 +194,7 @@ pub async fn explore(
         covered: BTreeMap::new(),
         found: BTreeMap::new(),
         stable: BTreeMap::new(),
+        memo: Memo::default(),
         start: Instant::now(),
         signals: cancel,
     };
@@ -204,11 +211,47 @@ pub async fn explore(
     Ok(state.finish())
 }
 
-/// A batch of this run's values: `first..first + n`, their numbers and the values.
+/// A batch of this run's values: `first..first + n`, their numbers and the values; those
+/// observed (not drawn before in this batch or kept from an earlier one), with their sources,
+/// and where each value's observation comes from.
 struct Batch {
     n: u64,
     indices: Vec<u64>,
     values: Vec<Value>,
+    fresh: Vec<Value>,
+    sources: Vec<String>,
+    slots: Vec<Slot>,
+}
+
+/// Where a value of a batch has its observation from.
+enum Slot {
+    /// The batch's `fresh` value of this number.
+    Fresh(usize),
+    /// An earlier batch's value of the same source.
+    Known(Arc<Seen>),
+}
+
+/// A value's observation and what a batch works out of it, once: kept for the values drawn
+/// again ([`memo`]).
+#[derive(Debug)]
+struct Seen {
+    obs: Observation,
+    findings: Vec<Finding>,
+    stability: Vec<Stability>,
+    /// Whether the interpreters that built it described it alike (a reference to compare the
+    /// loads with).
+    comparable: bool,
+}
+
+impl Seen {
+    fn of(obs: Observation) -> Seen {
+        Seen {
+            findings: findings(&obs),
+            stability: oracle::stability(&obs),
+            comparable: oracle::reference(&obs).is_some() || obs.canon.is_empty(),
+            obs,
+        }
+    }
 }
 
 impl State<'_> {
@@ -231,7 +274,7 @@ impl State<'_> {
             let Some((batch, dumped)) = current.take() else {
                 // The first batch: nothing to overlap its dumps with.
                 let Some(next) = next else { break };
-                match bench.dump(&next.values, &all).await {
+                match bench.dump(&next.fresh, &all).await {
                     Ok(dumped) => current = Some((next, dumped)),
                     Err(Failed::Stopped) => break,
                     Err(Failed::Start(why)) => return Err(why),
@@ -247,7 +290,7 @@ impl State<'_> {
             };
             let following = async {
                 match &next {
-                    Some(next) => Some(bench.dump(&next.values, &all).await),
+                    Some(next) => Some(bench.dump(&next.fresh, &all).await),
                     None => None,
                 }
             };
@@ -256,6 +299,7 @@ impl State<'_> {
                 break;
             }
             self.report.values += batch.n;
+            self.report.repeated += batch.n - batch.fresh.len() as u64;
             progress(Progress::Values(self.report.values, self.found.len()));
             match (next, dumped) {
                 (Some(next), Some(Ok(dumped))) => current = Some((next, dumped)),
@@ -273,7 +317,7 @@ impl State<'_> {
 
     /// The batch after the values `made` so far, none once they are all made, past --time or
     /// stopped.
-    fn next_batch(&self, made: u64) -> Option<Batch> {
+    fn next_batch(&mut self, made: u64) -> Option<Batch> {
         let options = self.options;
         if self.bench.cancel.is_cancelled() || self.late() {
             return None;
@@ -286,7 +330,7 @@ impl State<'_> {
         }
         let n = left.min(options.batch as u64);
         let indices: Vec<u64> = (made..made + n).map(|i| options.index_of(i)).collect();
-        let values = indices
+        let values: Vec<Value> = indices
             .iter()
             .map(|&i| match &options.builders {
                 Some((file, names)) if !names.is_empty() => {
@@ -296,7 +340,31 @@ impl State<'_> {
                 _ => value::generate(options.seed, i, &options.vocabulary),
             })
             .collect();
-        Some(Batch { n, indices, values })
+        // A value drawn before is observed once: earlier in this batch, or kept from an
+        // earlier batch (not the one under way, whose observations are not in yet).
+        let (mut fresh, mut sources, mut slots) = (Vec::new(), Vec::new(), Vec::new());
+        let mut here: HashMap<String, usize> = HashMap::new();
+        for value in &values {
+            let source = value.source();
+            if let Some(seen) = self.memo.get(&source) {
+                slots.push(Slot::Known(seen));
+            } else if let Some(&j) = here.get(&source) {
+                slots.push(Slot::Fresh(j));
+            } else {
+                here.insert(source.clone(), fresh.len());
+                slots.push(Slot::Fresh(fresh.len()));
+                fresh.push(value.clone());
+                sources.push(source);
+            }
+        }
+        Some(Batch {
+            n,
+            indices,
+            values,
+            fresh,
+            sources,
+            slots,
+        })
     }
 }
 
@@ -315,6 +383,8 @@ struct State<'a> {
     found: BTreeMap<String, Reported>,
     /// Per protocol, pickler and the groups of producers that wrote alike.
     stable: BTreeMap<StabilityKey, StabilityReport>,
+    /// What the values observed so far showed, by source ([`memo`]).
+    memo: Memo<Seen>,
     start: Instant,
     /// Cancelled by Ctrl-C, SIGTERM or SIGHUP.
     signals: &'a CancellationToken,
@@ -335,15 +405,28 @@ impl State<'_> {
     ) -> Result<bool, String> {
         let options = self.options;
         let (values, indices) = (&batch.values, &batch.indices);
-        for ((value, &index), obs) in values.iter().zip(indices).zip(&observed) {
+        let fresh: Vec<Arc<Seen>> = observed
+            .into_iter()
+            .zip(&batch.sources)
+            .map(|(obs, source)| {
+                let seen = Arc::new(Seen::of(obs));
+                self.memo.insert(source, Arc::clone(&seen));
+                seen
+            })
+            .collect();
+        for ((value, &index), slot) in values.iter().zip(indices).zip(&batch.slots) {
+            let seen = match slot {
+                Slot::Fresh(j) => &fresh[*j],
+                Slot::Known(seen) => seen,
+            };
+            let (obs, here) = (&seen.obs, &seen.findings);
             // A yield between values: the next batch's dumps share this thread, and their
             // workers wait for it to read their answers and send them more
             // (`observe::Bench::dump`).
             tokio::task::yield_now().await;
-            self.note(value, index, obs);
-            let here = findings(obs);
+            self.note(value, index, seen);
             let kinds = value.kinds();
-            for f in &here {
+            for f in here {
                 let key = f.key(self.bench.pythons);
                 let entry = self.kinds.entry(key.clone()).or_default();
                 entry.0 += 1;
@@ -369,7 +452,17 @@ impl State<'_> {
                 progress(Progress::Shrinking(key));
                 let began = Instant::now();
                 self.report.shrinks += 1;
-                let shrunk = shrink(&self.bench, f, value, obs, &self.all, || self.late()).await;
+                let (start, time) = (self.start, options.time);
+                let late = move || time.is_some_and(|t| start.elapsed() >= t);
+                let shrunk = shrink(
+                    &self.bench,
+                    f,
+                    (value, obs),
+                    &self.all,
+                    &mut self.memo,
+                    late,
+                )
+                .await;
                 self.report.shrinking += began.elapsed();
                 match shrunk {
                     Ok(Some((finding, value, observation))) => {
@@ -387,7 +480,8 @@ impl State<'_> {
 
     /// A value's stability information, whether it could be compared at all, and the
     /// interpreters a builder of the user's could not build it on.
-    fn note(&mut self, value: &Value, index: u64, obs: &Observation) {
+    fn note(&mut self, value: &Value, index: u64, seen: &Seen) {
+        let obs = &seen.obs;
         if let Value::User(_, builder, ..) = value {
             for (&p, built) in &obs.canon {
                 if let Err(why) = built {
@@ -396,13 +490,13 @@ impl State<'_> {
                 }
             }
         }
-        if oracle::reference(obs).is_none() && !obs.canon.is_empty() {
+        if !seen.comparable {
             self.report.not_comparable += 1;
             self.report
                 .not_comparable_example
                 .get_or_insert_with(|| value.source());
         }
-        for s in oracle::stability(obs) {
+        for s in &seen.stability {
             let key = (
                 s.protocol,
                 s.pickler,
@@ -411,7 +505,7 @@ impl State<'_> {
             self.stable
                 .entry(key)
                 .or_insert_with(|| StabilityReport {
-                    stability: s,
+                    stability: s.clone(),
                     value: value.clone(),
                     index,
                     occurrences: 0,
@@ -643,12 +737,15 @@ fn same_kind(a: &Finding, b: &Finding) -> bool {
 
 /// Shrink `value` while it shows `finding` on the interpreters involved, then observe the
 /// smallest on every interpreter: the finding as it is there, the value, what it did.
+/// A candidate tried in an earlier round is not observed again (its findings are kept by its
+/// source), and the smallest value is not observed again where the run has kept what it
+/// showed ([`memo`]).
 async fn shrink(
     bench: &Bench<'_>,
     finding: &Finding,
-    value: &Value,
-    obs: &Observation,
+    (value, obs): (&Value, &Observation),
     all: &[usize],
+    memo: &mut Memo<Seen>,
     late: impl Fn() -> bool,
 ) -> Result<Option<(Finding, Value, Observation)>, Failed> {
     const CANDIDATES: usize = 64;
@@ -667,17 +764,41 @@ async fn shrink(
     };
     let involved = pair.involved();
     let mut best = value.clone();
+    // Each candidate observed so far, by source: its findings on the interpreters involved.
+    let mut tried: HashMap<String, Vec<Finding>> = HashMap::new();
     for _ in 0..ROUNDS {
         if bench.cancel.is_cancelled() || late() {
             break;
         }
-        let candidates: Vec<Value> = best.shrinks().into_iter().take(CANDIDATES).collect();
+        let candidates: Vec<(Value, String)> = best
+            .shrinks()
+            .into_iter()
+            .take(CANDIDATES)
+            .map(|v| {
+                let source = v.source();
+                (v, source)
+            })
+            .collect();
         if candidates.is_empty() {
             break;
         }
-        let observed = bench.observe(&candidates, &involved).await?;
-        let Some((next, shown)) = candidates.into_iter().zip(observed).find_map(|(v, o)| {
-            let shown = findings(&o).into_iter().find(|g| covers(g, &pair))?;
+        let new: Vec<Value> = candidates
+            .iter()
+            .filter(|(_, source)| !tried.contains_key(source))
+            .map(|(v, _)| v.clone())
+            .collect();
+        if !new.is_empty() {
+            let observed = bench.observe(&new, &involved).await?;
+            for (v, o) in new.iter().zip(observed) {
+                tried.insert(v.source(), findings(&o));
+            }
+        }
+        let Some((next, shown)) = candidates.into_iter().find_map(|(v, source)| {
+            let shown = tried
+                .get(&source)?
+                .iter()
+                .find(|g| covers(g, &pair))?
+                .clone();
             Some((v, shown))
         }) else {
             break;
@@ -702,12 +823,24 @@ async fn shrink(
     // The smallest value on every interpreter; should it not show the finding there (a
     // difference that depends on what ran before it), the value as generated.
     for (v, finding) in [(best, &shrunk), (value.clone(), finding)] {
-        let obs = bench
-            .observe(std::slice::from_ref(&v), all)
-            .await?
-            .remove(0);
-        let mut matching: Vec<Finding> = findings(&obs)
-            .into_iter()
+        let source = v.source();
+        let seen = match memo.get(&source) {
+            Some(seen) => seen,
+            None => {
+                let obs = bench
+                    .observe(std::slice::from_ref(&v), all)
+                    .await?
+                    .remove(0);
+                let seen = Arc::new(Seen::of(obs));
+                memo.insert(&source, Arc::clone(&seen));
+                seen
+            }
+        };
+        let obs = seen.obs.clone();
+        let mut matching: Vec<Finding> = seen
+            .findings
+            .iter()
+            .cloned()
             .filter(|g| same_kind(g, finding))
             .collect();
         // Raised where it was first, then on the most of the same interpreters.

@@ -1,0 +1,115 @@
+//! What explore keeps of the values it has observed, so that a value drawn again is not
+//! observed again: the generator draws small values often (`()`, `None`, `b''`), and of the
+//! first 60,200 values of seed 7 only 24,513 are distinct. The workers are the same processes
+//! for the whole run, so a value observed again would show what it showed the first time;
+//! its first observation stands for it.
+//!
+//! Kept by the value's source, in two generations of at most [`Memo::KEPT`] each (the newer
+//! filled, then made the older, the older dropped): what is drawn often stays, in bounded
+//! memory. Only short sources are kept: the values drawn again are small ones (of the 35,687
+//! repeats of those 60,200 values, all but 1% have a source of at most 64 bytes).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Observations (`T`) of the values seen so far, by source.
+#[derive(Debug)]
+pub struct Memo<T> {
+    newer: HashMap<String, Arc<T>>,
+    older: HashMap<String, Arc<T>>,
+}
+
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Memo {
+            newer: HashMap::new(),
+            older: HashMap::new(),
+        }
+    }
+}
+
+impl<T> Memo<T> {
+    /// Entries per generation.
+    pub const KEPT: usize = 2048;
+    /// The longest source kept.
+    pub const LONGEST: usize = 64;
+
+    /// What the value of this source showed, if it was kept; one found in the older
+    /// generation is moved to the newer.
+    pub fn get(&mut self, source: &str) -> Option<Arc<T>> {
+        if let Some(t) = self.newer.get(source) {
+            return Some(Arc::clone(t));
+        }
+        let t = self.older.remove(source)?;
+        self.put(source.to_owned(), Arc::clone(&t));
+        Some(t)
+    }
+
+    /// Keep what the value of this source showed (a source longer than [`Memo::LONGEST`] is
+    /// not kept).
+    pub fn insert(&mut self, source: &str, t: Arc<T>) {
+        if source.len() <= Self::LONGEST && !self.newer.contains_key(source) {
+            self.put(source.to_owned(), t);
+        }
+    }
+
+    fn put(&mut self, source: String, t: Arc<T>) {
+        if self.newer.len() >= Self::KEPT {
+            self.older = std::mem::take(&mut self.newer);
+        }
+        self.newer.insert(source, t);
+    }
+
+    /// Sources kept.
+    pub fn len(&self) -> usize {
+        self.newer.len() + self.older.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_kept_is_found_again() {
+        let mut memo = Memo::default();
+        memo.insert("value = ()\n", Arc::new(1));
+        assert_eq!(memo.get("value = ()\n").as_deref(), Some(&1));
+        assert_eq!(memo.get("value = []\n"), None);
+    }
+
+    #[test]
+    fn a_long_source_is_not_kept() {
+        let mut memo = Memo::default();
+        let long = format!("value = {:?}\n", "x".repeat(Memo::<u8>::LONGEST));
+        memo.insert(&long, Arc::new(1u8));
+        assert_eq!(memo.get(&long), None);
+        assert!(memo.is_empty());
+    }
+
+    #[test]
+    fn the_oldest_are_dropped_and_what_is_used_stays() {
+        let mut memo = Memo::default();
+        let kept = Memo::<usize>::KEPT;
+        memo.insert("often", Arc::new(usize::MAX));
+        for i in 0..kept - 1 {
+            memo.insert(&format!("v{i}"), Arc::new(i));
+        }
+        // The newer generation is full: the next insert makes it the older.
+        memo.insert("next", Arc::new(0));
+        assert_eq!(memo.len(), kept + 1);
+        // Used again: moved to the newer generation.
+        assert_eq!(memo.get("often").as_deref(), Some(&usize::MAX));
+        for i in 0..kept {
+            memo.insert(&format!("w{i}"), Arc::new(i));
+        }
+        // A generation later, what was not used again is gone; what was, is there.
+        assert_eq!(memo.get("v0"), None);
+        assert_eq!(memo.get("often").as_deref(), Some(&usize::MAX));
+        assert!(memo.len() <= 2 * kept);
+    }
+}
