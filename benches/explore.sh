@@ -180,6 +180,11 @@ print("values/s, whole run:   %.2f (shrinking included; over %.1f s of wall time
 print("values per CPU second: %.1f (of every process; x%d cores if they were free: %.0f values/s)" % (
     r["values"] / total, cores, r["values"] / total * cores))
 print("values/s, observing:   %.2f" % r["values_per_second"])
+# The distinct values among them (the generator draws small values again; a run observes a
+# value drawn again once, its report's "repeated").
+distinct = len(set(json.loads(line)["source"] for line in open(out + "/values.jsonl")))
+print("distinct values:       %d (%.2f/s over the whole run); drawn again and not observed again: %s" % (
+    distinct, distinct / r["seconds"], r.get("repeated", "- (every value observed)")))
 print("shrinking:             %.1f s, %d findings shrunk, %s per shrink" % (
     r["shrinking_seconds"], shrinks, "%.2f s" % (r["shrinking_seconds"] / shrinks) if shrinks else "-"))
 print("findings:              %d (%s)" % (n, ", ".join("%s %d" % kv for kv in sorted(by.items()))))

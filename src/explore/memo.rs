@@ -45,10 +45,14 @@ impl<T> Memo<T> {
         Some(t)
     }
 
-    /// Keep what the value of this source showed (a source longer than [`Memo::LONGEST`] is
-    /// not kept).
+    /// Whether a value of this source is kept (its source at most [`Memo::LONGEST`] long).
+    pub fn keeps(source: &str) -> bool {
+        source.len() <= Self::LONGEST
+    }
+
+    /// Keep what the value of this source showed, where [`Memo::keeps`] it.
     pub fn insert(&mut self, source: &str, t: Arc<T>) {
-        if source.len() <= Self::LONGEST && !self.newer.contains_key(source) {
+        if Self::keeps(source) && !self.newer.contains_key(source) {
             self.put(source.to_owned(), t);
         }
     }

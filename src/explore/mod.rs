@@ -231,16 +231,20 @@ enum Slot {
     Known(Arc<Seen>),
 }
 
-/// A value's observation and what a batch works out of it, once: kept for the values drawn
-/// again ([`memo`]).
+/// What a batch works out of a value's observation, once, and the observation itself for a
+/// value observed in this batch. The memo ([`memo`]) keeps it without the observation (a
+/// hundred kilobytes for a small value on 19 interpreters): a value drawn again whose finding
+/// is to be shrunk or kept is observed again.
 #[derive(Debug)]
 struct Seen {
-    obs: Observation,
+    obs: Option<Observation>,
     findings: Vec<Finding>,
     stability: Vec<Stability>,
     /// Whether the interpreters that built it described it alike (a reference to compare the
     /// loads with).
     comparable: bool,
+    /// The interpreters that could not build it, and why.
+    unbuilt: Vec<(usize, String)>,
 }
 
 impl Seen {
@@ -249,7 +253,23 @@ impl Seen {
             findings: findings(&obs),
             stability: oracle::stability(&obs),
             comparable: oracle::reference(&obs).is_some() || obs.canon.is_empty(),
-            obs,
+            unbuilt: obs
+                .canon
+                .iter()
+                .filter_map(|(&p, built)| built.as_ref().err().map(|why| (p, why.clone())))
+                .collect(),
+            obs: Some(obs),
+        }
+    }
+
+    /// What the memo keeps: all but the observation.
+    fn kept(&self) -> Seen {
+        Seen {
+            obs: None,
+            findings: self.findings.clone(),
+            stability: self.stability.clone(),
+            comparable: self.comparable,
+            unbuilt: self.unbuilt.clone(),
         }
     }
 }
@@ -410,7 +430,9 @@ impl State<'_> {
             .zip(&batch.sources)
             .map(|(obs, source)| {
                 let seen = Arc::new(Seen::of(obs));
-                self.memo.insert(source, Arc::clone(&seen));
+                if Memo::<Seen>::keeps(source) {
+                    self.memo.insert(source, Arc::new(seen.kept()));
+                }
                 seen
             })
             .collect();
@@ -419,7 +441,9 @@ impl State<'_> {
                 Slot::Fresh(j) => &fresh[*j],
                 Slot::Known(seen) => seen,
             };
-            let (obs, here) = (&seen.obs, &seen.findings);
+            let here = &seen.findings;
+            // A value drawn again, observed again to be shrunk or kept.
+            let mut again: Option<Observation> = None;
             // A yield between values: the next batch's dumps share this thread, and their
             // workers wait for it to read their answers and send them more
             // (`observe::Bench::dump`).
@@ -438,6 +462,20 @@ impl State<'_> {
                 if covered || tried >= options.shrinks_per_kind {
                     continue;
                 }
+                if seen.obs.is_none() && again.is_none() {
+                    match self
+                        .bench
+                        .observe(std::slice::from_ref(value), &self.all)
+                        .await
+                    {
+                        Ok(mut o) => again = o.pop(),
+                        Err(Failed::Stopped) => break,
+                        Err(Failed::Start(why)) => return Err(why),
+                    }
+                }
+                let Some(obs) = seen.obs.as_ref().or(again.as_ref()) else {
+                    break;
+                };
                 // Past --time, what is left of the batch is reported as it was found, not
                 // shrunk.
                 if self.bench.cancel.is_cancelled() || self.late() {
@@ -454,15 +492,7 @@ impl State<'_> {
                 self.report.shrinks += 1;
                 let (start, time) = (self.start, options.time);
                 let late = move || time.is_some_and(|t| start.elapsed() >= t);
-                let shrunk = shrink(
-                    &self.bench,
-                    f,
-                    (value, obs),
-                    &self.all,
-                    &mut self.memo,
-                    late,
-                )
-                .await;
+                let shrunk = shrink(&self.bench, f, (value, obs), &self.all, late).await;
                 self.report.shrinking += began.elapsed();
                 match shrunk {
                     Ok(Some((finding, value, observation))) => {
@@ -481,13 +511,10 @@ impl State<'_> {
     /// A value's stability information, whether it could be compared at all, and the
     /// interpreters a builder of the user's could not build it on.
     fn note(&mut self, value: &Value, index: u64, seen: &Seen) {
-        let obs = &seen.obs;
         if let Value::User(_, builder, ..) = value {
-            for (&p, built) in &obs.canon {
-                if let Err(why) = built {
-                    let e = self.report.unavailable.entry((builder.clone(), p));
-                    e.or_insert_with(|| (why.clone(), 0)).1 += 1;
-                }
+            for (p, why) in &seen.unbuilt {
+                let e = self.report.unavailable.entry((builder.clone(), *p));
+                e.or_insert_with(|| (why.clone(), 0)).1 += 1;
             }
         }
         if !seen.comparable {
@@ -738,14 +765,12 @@ fn same_kind(a: &Finding, b: &Finding) -> bool {
 /// Shrink `value` while it shows `finding` on the interpreters involved, then observe the
 /// smallest on every interpreter: the finding as it is there, the value, what it did.
 /// A candidate tried in an earlier round is not observed again (its findings are kept by its
-/// source), and the smallest value is not observed again where the run has kept what it
-/// showed ([`memo`]).
+/// source).
 async fn shrink(
     bench: &Bench<'_>,
     finding: &Finding,
     (value, obs): (&Value, &Observation),
     all: &[usize],
-    memo: &mut Memo<Seen>,
     late: impl Fn() -> bool,
 ) -> Result<Option<(Finding, Value, Observation)>, Failed> {
     const CANDIDATES: usize = 64;
@@ -823,24 +848,12 @@ async fn shrink(
     // The smallest value on every interpreter; should it not show the finding there (a
     // difference that depends on what ran before it), the value as generated.
     for (v, finding) in [(best, &shrunk), (value.clone(), finding)] {
-        let source = v.source();
-        let seen = match memo.get(&source) {
-            Some(seen) => seen,
-            None => {
-                let obs = bench
-                    .observe(std::slice::from_ref(&v), all)
-                    .await?
-                    .remove(0);
-                let seen = Arc::new(Seen::of(obs));
-                memo.insert(&source, Arc::clone(&seen));
-                seen
-            }
-        };
-        let obs = seen.obs.clone();
-        let mut matching: Vec<Finding> = seen
-            .findings
-            .iter()
-            .cloned()
+        let obs = bench
+            .observe(std::slice::from_ref(&v), all)
+            .await?
+            .remove(0);
+        let mut matching: Vec<Finding> = findings(&obs)
+            .into_iter()
             .filter(|g| same_kind(g, finding))
             .collect();
         // Raised where it was first, then on the most of the same interpreters.

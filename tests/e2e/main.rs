@@ -17,6 +17,7 @@ mod explore;
 mod explore_causes;
 mod explore_debug;
 mod explore_hypothesis;
+mod explore_memo;
 mod explore_oob;
 mod explore_overlap;
 mod explore_packages;
