@@ -2,7 +2,7 @@
 //! observed again: the generator draws small values often (`()`, `None`, `b''`), and of the
 //! first 60,200 values of seed 7 only 24,513 are distinct. The workers are the same processes
 //! for the whole run, so a value observed again would show what it showed the first time;
-//! its first observation stands for it.
+//! what its first observation showed stands for it.
 //!
 //! Kept by the value's source, in two generations of at most [`Memo::KEPT`] each (the newer
 //! filled, then made the older, the older dropped): what is drawn often stays, in bounded
@@ -30,7 +30,7 @@ impl<T> Default for Memo<T> {
 
 impl<T> Memo<T> {
     /// Entries per generation.
-    pub const KEPT: usize = 2048;
+    pub const KEPT: usize = 1024;
     /// The longest source kept.
     pub const LONGEST: usize = 64;
 

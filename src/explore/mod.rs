@@ -233,13 +233,16 @@ enum Slot {
 
 /// What a batch works out of a value's observation, once, and the observation itself for a
 /// value observed in this batch. The memo ([`memo`]) keeps it without the observation (a
-/// hundred kilobytes for a small value on 19 interpreters): a value drawn again whose finding
-/// is to be shrunk or kept is observed again.
+/// hundred kilobytes for a small value on 19 interpreters) and with its stability groups'
+/// keys alone (their bytes are kept once, by the first value that showed them): a value drawn
+/// again whose finding is to be shrunk or kept is observed again.
 #[derive(Debug)]
 struct Seen {
     obs: Option<Observation>,
     findings: Vec<Finding>,
+    /// The stability groups (none where the memo keeps it), and their keys.
     stability: Vec<Stability>,
+    keys: Vec<StabilityKey>,
     /// Whether the interpreters that built it described it alike (a reference to compare the
     /// loads with).
     comparable: bool,
@@ -249,9 +252,11 @@ struct Seen {
 
 impl Seen {
     fn of(obs: Observation) -> Seen {
+        let stability = oracle::stability(&obs);
         Seen {
             findings: findings(&obs),
-            stability: oracle::stability(&obs),
+            keys: stability.iter().map(stability_key_of).collect(),
+            stability,
             comparable: oracle::reference(&obs).is_some() || obs.canon.is_empty(),
             unbuilt: obs
                 .canon
@@ -262,12 +267,13 @@ impl Seen {
         }
     }
 
-    /// What the memo keeps: all but the observation.
+    /// What the memo keeps: all but the observation and the stability groups' bytes.
     fn kept(&self) -> Seen {
         Seen {
             obs: None,
             findings: self.findings.clone(),
-            stability: self.stability.clone(),
+            stability: Vec::new(),
+            keys: self.keys.clone(),
             comparable: self.comparable,
             unbuilt: self.unbuilt.clone(),
         }
@@ -523,14 +529,17 @@ impl State<'_> {
                 .not_comparable_example
                 .get_or_insert_with(|| value.source());
         }
-        for s in &seen.stability {
-            let key = (
-                s.protocol,
-                s.pickler,
-                s.groups.iter().map(|(set, _)| set.clone()).collect(),
-            );
+        // A value drawn again: its groups were noted with its first observation.
+        if seen.obs.is_none() {
+            for key in &seen.keys {
+                if let Some(r) = self.stable.get_mut(key) {
+                    r.occurrences += 1;
+                }
+            }
+        }
+        for (s, key) in seen.stability.iter().zip(&seen.keys) {
             self.stable
-                .entry(key)
+                .entry(key.clone())
                 .or_insert_with(|| StabilityReport {
                     stability: s.clone(),
                     value: value.clone(),
@@ -723,6 +732,14 @@ fn sides(set: &BTreeSet<usize>, asked: &BTreeSet<usize>, pythons: &[Interpreter]
 
 /// What tells one stability group from another: protocol, pickler, the sets of producers.
 type StabilityKey = (u32, observe::Pickler, Vec<BTreeSet<usize>>);
+
+fn stability_key_of(s: &Stability) -> StabilityKey {
+    (
+        s.protocol,
+        s.pickler,
+        s.groups.iter().map(|(set, _)| set.clone()).collect(),
+    )
+}
 
 fn stability_key(s: &Stability, pythons: &[Interpreter]) -> String {
     let groups: Vec<String> = s
