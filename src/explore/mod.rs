@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use indexmap::IndexMap;
 use tokio_util::sync::CancellationToken;
 
 use self::memo::Memo;
@@ -190,10 +191,10 @@ pub async fn explore(
         options,
         all: (0..pythons.len()).collect(),
         report: Report::default(),
-        kinds: BTreeMap::new(),
+        kinds: IndexMap::new(),
         covered: BTreeMap::new(),
         found: BTreeMap::new(),
-        stable: BTreeMap::new(),
+        stable: IndexMap::new(),
         memo: Memo::default(),
         start: Instant::now(),
         signals: cancel,
@@ -228,21 +229,14 @@ enum Slot {
     /// The batch's `fresh` value of this number.
     Fresh(usize),
     /// An earlier batch's value of the same source.
-    Known(Arc<Seen>),
+    Known(Arc<Kept>),
 }
 
-/// What a batch works out of a value's observation, once, and the observation itself for a
-/// value observed in this batch. The memo ([`memo`]) keeps it without the observation (a
-/// hundred kilobytes for a small value on 19 interpreters) and with its stability groups'
-/// keys alone (their bytes are kept once, by the first value that showed them): a value drawn
-/// again whose finding is to be shrunk or kept is observed again.
-#[derive(Debug)]
+/// What a batch works out of a fresh value's observation, once.
 struct Seen {
-    obs: Option<Observation>,
+    obs: Observation,
     findings: Vec<Finding>,
-    /// The stability groups (none where the memo keeps it), and their keys.
     stability: Vec<Stability>,
-    keys: Vec<StabilityKey>,
     /// Whether the interpreters that built it described it alike (a reference to compare the
     /// loads with).
     comparable: bool,
@@ -252,32 +246,31 @@ struct Seen {
 
 impl Seen {
     fn of(obs: Observation) -> Seen {
-        let stability = oracle::stability(&obs);
         Seen {
             findings: findings(&obs),
-            keys: stability.iter().map(stability_key_of).collect(),
-            stability,
+            stability: oracle::stability(&obs),
             comparable: oracle::reference(&obs).is_some() || obs.canon.is_empty(),
             unbuilt: obs
                 .canon
                 .iter()
                 .filter_map(|(&p, built)| built.as_ref().err().map(|why| (p, why.clone())))
                 .collect(),
-            obs: Some(obs),
+            obs,
         }
     }
+}
 
-    /// What the memo keeps: all but the observation and the stability groups' bytes.
-    fn kept(&self) -> Seen {
-        Seen {
-            obs: None,
-            findings: self.findings.clone(),
-            stability: Vec::new(),
-            keys: self.keys.clone(),
-            comparable: self.comparable,
-            unbuilt: self.unbuilt.clone(),
-        }
-    }
+/// What the memo ([`memo`]) keeps of a value observed: what its observation showed, as the
+/// numbers of its findings' kinds and of its stability groups in the run's tallies
+/// ([`State::kinds`], [`State::stable`]): a hundred bytes, where the observation is a hundred
+/// kilobytes for a small value on 19 interpreters and its findings ten. A value drawn again is
+/// counted with them, and observed again only where one of its findings is to be shrunk.
+#[derive(Debug)]
+struct Kept {
+    kinds: Vec<usize>,
+    stable: Vec<usize>,
+    comparable: bool,
+    unbuilt: Vec<(usize, String)>,
 }
 
 impl State<'_> {
@@ -401,16 +394,16 @@ struct State<'a> {
     all: Vec<usize>,
     report: Report,
     /// Per finding key: how many values showed it, how many times it was shrunk.
-    kinds: BTreeMap<String, (u64, usize)>,
+    kinds: IndexMap<String, (u64, usize)>,
     /// Per finding key: the kinds of node (`value.kinds()`) of each reported finding's value
     /// that shows it. A value that has all the kinds of one of them is taken to show it for
     /// the same reason; one that lacks them (a `date` where `bytes` was reported) is shrunk.
     covered: BTreeMap<String, Vec<BTreeSet<&'static str>>>,
     found: BTreeMap<String, Reported>,
     /// Per protocol, pickler and the groups of producers that wrote alike.
-    stable: BTreeMap<StabilityKey, StabilityReport>,
+    stable: IndexMap<StabilityKey, StabilityReport>,
     /// What the values observed so far showed, by source ([`memo`]).
-    memo: Memo<Seen>,
+    memo: Memo<Kept>,
     start: Instant,
     /// Cancelled by Ctrl-C, SIGTERM or SIGHUP.
     signals: &'a CancellationToken,
@@ -429,117 +422,174 @@ impl State<'_> {
         observed: Vec<Observation>,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<bool, String> {
-        let options = self.options;
-        let (values, indices) = (&batch.values, &batch.indices);
-        let fresh: Vec<Arc<Seen>> = observed
-            .into_iter()
-            .zip(&batch.sources)
-            .map(|(obs, source)| {
-                let seen = Arc::new(Seen::of(obs));
-                if Memo::<Seen>::keeps(source) {
-                    self.memo.insert(source, Arc::new(seen.kept()));
-                }
-                seen
-            })
-            .collect();
-        for ((value, &index), slot) in values.iter().zip(indices).zip(&batch.slots) {
-            let seen = match slot {
-                Slot::Fresh(j) => &fresh[*j],
-                Slot::Known(seen) => seen,
-            };
-            let here = &seen.findings;
-            // A value drawn again, observed again to be shrunk or kept.
-            let mut again: Option<Observation> = None;
+        let fresh: Vec<Seen> = observed.into_iter().map(Seen::of).collect();
+        // What each fresh value showed, once noted (a value drawn twice in the batch).
+        let mut kept: Vec<Option<Arc<Kept>>> = vec![None; fresh.len()];
+        let values = batch.values.iter().zip(&batch.indices);
+        for ((value, &index), slot) in values.zip(&batch.slots) {
             // A yield between values: the next batch's dumps share this thread, and their
             // workers wait for it to read their answers and send them more
             // (`observe::Bench::dump`).
             tokio::task::yield_now().await;
-            self.note(value, index, seen);
-            let kinds = value.kinds();
-            for f in here {
-                let key = f.key(self.bench.pythons);
-                let entry = self.kinds.entry(key.clone()).or_default();
-                entry.0 += 1;
-                let tried = entry.1;
-                let covered = self
-                    .covered
-                    .get(&key)
-                    .is_some_and(|all| all.iter().any(|k| k.is_subset(&kinds)));
-                if covered || tried >= options.shrinks_per_kind {
+            let (at_hand, known) = match slot {
+                Slot::Fresh(j) => (Some(&fresh[*j]), kept[*j].clone()),
+                Slot::Known(k) => (None, Some(Arc::clone(k))),
+            };
+            if let Some(k) = &known {
+                if !self.wants_shrink(value, k) {
+                    self.again(value, k);
                     continue;
                 }
-                if seen.obs.is_none() && again.is_none() {
+            }
+            // Drawn again, with a finding to shrink: observed again where its first
+            // observation is not at hand (the memo does not keep it).
+            let observed_again;
+            let seen = match (at_hand, &known) {
+                (Some(seen), _) => seen,
+                (None, Some(k)) => {
                     match self
                         .bench
                         .observe(std::slice::from_ref(value), &self.all)
                         .await
                     {
-                        Ok(mut o) => again = o.pop(),
-                        Err(Failed::Stopped) => break,
+                        Ok(mut o) if o.len() == 1 => {
+                            observed_again = Seen::of(o.remove(0));
+                            &observed_again
+                        }
+                        Ok(_) | Err(Failed::Stopped) => {
+                            self.again(value, k);
+                            continue;
+                        }
                         Err(Failed::Start(why)) => return Err(why),
                     }
                 }
-                let Some(obs) = seen.obs.as_ref().or(again.as_ref()) else {
-                    break;
-                };
-                // Past --time, what is left of the batch is reported as it was found, not
-                // shrunk.
-                if self.bench.cancel.is_cancelled() || self.late() {
-                    self.keep(f.clone(), value.clone(), obs.clone(), index);
-                    continue;
-                }
-                // This value's findings of the same kind (other protocols and picklers) are
-                // shrunk with this one.
-                for g in here.iter().filter(|g| same_cause(g, f)) {
-                    self.kinds.entry(g.key(self.bench.pythons)).or_default().1 += 1;
-                }
-                progress(Progress::Shrinking(key));
-                let began = Instant::now();
-                self.report.shrinks += 1;
-                let (start, time) = (self.start, options.time);
-                let late = move || time.is_some_and(|t| start.elapsed() >= t);
-                let shrunk = shrink(&self.bench, f, (value, obs), &self.all, late).await;
-                self.report.shrinking += began.elapsed();
-                match shrunk {
-                    Ok(Some((finding, value, observation))) => {
-                        self.keep(finding, value, observation, index)
-                    }
-                    Ok(None) => {}
-                    // Stopped while shrinking: the finding as it was found.
-                    Err(Failed::Stopped) => self.keep(f.clone(), value.clone(), obs.clone(), index),
-                    Err(Failed::Start(why)) => return Err(why),
+                (None, None) => continue,
+            };
+            let k = self.first(value, index, seen, progress).await?;
+            if let Slot::Fresh(j) = slot {
+                if kept[*j].is_none() {
+                    let k = Arc::new(k);
+                    self.memo.insert(&batch.sources[*j], Arc::clone(&k));
+                    kept[*j] = Some(k);
                 }
             }
         }
         Ok(true)
     }
 
-    /// A value's stability information, whether it could be compared at all, and the
-    /// interpreters a builder of the user's could not build it on.
-    fn note(&mut self, value: &Value, index: u64, seen: &Seen) {
-        if let Value::User(_, builder, ..) = value {
-            for (p, why) in &seen.unbuilt {
-                let e = self.report.unavailable.entry((builder.clone(), *p));
-                e.or_insert_with(|| (why.clone(), 0)).1 += 1;
+    /// A value's observation noted (its stability groups, its findings counted by kind) and
+    /// its findings shrunk where their kind wants it: what the memo keeps of it.
+    async fn first(
+        &mut self,
+        value: &Value,
+        index: u64,
+        seen: &Seen,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Kept, String> {
+        let options = self.options;
+        let pythons = self.bench.pythons;
+        let stable = self.note(value, index, seen);
+        let kinds: Vec<usize> = seen
+            .findings
+            .iter()
+            .map(|f| {
+                let entry = self.kinds.entry(f.key(pythons));
+                let id = entry.index();
+                entry.or_default().0 += 1;
+                id
+            })
+            .collect();
+        let nodes = value.kinds();
+        let obs = &seen.obs;
+        for (f, &id) in seen.findings.iter().zip(&kinds) {
+            if !self.wants(id, &nodes) {
+                continue;
             }
-        }
-        if !seen.comparable {
-            self.report.not_comparable += 1;
-            self.report
-                .not_comparable_example
-                .get_or_insert_with(|| value.source());
-        }
-        // A value drawn again: its groups were noted with its first observation.
-        if seen.obs.is_none() {
-            for key in &seen.keys {
-                if let Some(r) = self.stable.get_mut(key) {
-                    r.occurrences += 1;
+            // Past --time, what is left of the batch is reported as it was found, not
+            // shrunk.
+            if self.bench.cancel.is_cancelled() || self.late() {
+                self.keep(f.clone(), value.clone(), obs.clone(), index);
+                continue;
+            }
+            // This value's findings of the same kind (other protocols and picklers) are
+            // shrunk with this one.
+            for (g, &other) in seen.findings.iter().zip(&kinds) {
+                if same_cause(g, f) {
+                    self.kinds[other].1 += 1;
                 }
             }
+            progress(Progress::Shrinking(
+                self.kinds
+                    .get_index(id)
+                    .map_or_else(String::new, |(key, _)| key.clone()),
+            ));
+            let began = Instant::now();
+            self.report.shrinks += 1;
+            let (start, time) = (self.start, options.time);
+            let late = move || time.is_some_and(|t| start.elapsed() >= t);
+            let shrunk = shrink(&self.bench, f, (value, obs), &self.all, late).await;
+            self.report.shrinking += began.elapsed();
+            match shrunk {
+                Ok(Some((finding, value, observation))) => {
+                    self.keep(finding, value, observation, index)
+                }
+                Ok(None) => {}
+                // Stopped while shrinking: the finding as it was found.
+                Err(Failed::Stopped) => self.keep(f.clone(), value.clone(), obs.clone(), index),
+                Err(Failed::Start(why)) => return Err(why),
+            }
         }
-        for (s, key) in seen.stability.iter().zip(&seen.keys) {
-            self.stable
-                .entry(key.clone())
+        Ok(Kept {
+            kinds,
+            stable,
+            comparable: seen.comparable,
+            unbuilt: seen.unbuilt.clone(),
+        })
+    }
+
+    /// Whether a finding of this kind (its number in [`State::kinds`]), shown by a value of
+    /// these kinds of node, is to be shrunk: its kind shrunk fewer times than
+    /// `--shrinks-per-kind`, and no reported finding's value covers it.
+    fn wants(&self, id: usize, nodes: &BTreeSet<&'static str>) -> bool {
+        let Some((key, &(_, tried))) = self.kinds.get_index(id) else {
+            return false;
+        };
+        tried < self.options.shrinks_per_kind
+            && !self
+                .covered
+                .get(key)
+                .is_some_and(|all| all.iter().any(|k| k.is_subset(nodes)))
+    }
+
+    /// Whether a value drawn again has a finding to shrink (see [`State::wants`]).
+    fn wants_shrink(&self, value: &Value, k: &Kept) -> bool {
+        let limit = self.options.shrinks_per_kind;
+        if !k.kinds.iter().any(|&id| self.kinds[id].1 < limit) {
+            return false;
+        }
+        let nodes = value.kinds();
+        k.kinds.iter().any(|&id| self.wants(id, &nodes))
+    }
+
+    /// A value drawn again, counted with what its first observation showed.
+    fn again(&mut self, value: &Value, k: &Kept) {
+        self.note_built(value, k.comparable, &k.unbuilt);
+        for &id in &k.kinds {
+            self.kinds[id].0 += 1;
+        }
+        for &id in &k.stable {
+            self.stable[id].occurrences += 1;
+        }
+    }
+
+    /// A value's stability groups noted: their numbers in [`State::stable`].
+    fn note(&mut self, value: &Value, index: u64, seen: &Seen) -> Vec<usize> {
+        self.note_built(value, seen.comparable, &seen.unbuilt);
+        let mut ids = Vec::with_capacity(seen.stability.len());
+        for s in &seen.stability {
+            let entry = self.stable.entry(stability_key_of(s));
+            ids.push(entry.index());
+            entry
                 .or_insert_with(|| StabilityReport {
                     stability: s.clone(),
                     value: value.clone(),
@@ -547,6 +597,24 @@ impl State<'_> {
                     occurrences: 0,
                 })
                 .occurrences += 1;
+        }
+        ids
+    }
+
+    /// Whether a value could be compared at all, and the interpreters a builder of the
+    /// user's could not build it on.
+    fn note_built(&mut self, value: &Value, comparable: bool, unbuilt: &[(usize, String)]) {
+        if let Value::User(_, builder, ..) = value {
+            for (p, why) in unbuilt {
+                let e = self.report.unavailable.entry((builder.clone(), *p));
+                e.or_insert_with(|| (why.clone(), 0)).1 += 1;
+            }
+        }
+        if !comparable {
+            self.report.not_comparable += 1;
+            self.report
+                .not_comparable_example
+                .get_or_insert_with(|| value.source());
         }
     }
 
