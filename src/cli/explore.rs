@@ -663,7 +663,7 @@ impl serde::Serialize for JsonReport<'_> {
                 "protocol": s.stability.protocol,
                 "pickler": s.stability.pickler.as_str(),
                 "groups": s.stability.groups.iter().map(|(set, hex)| json!({"producers": labels(pythons, set), "bytes": hex})).collect::<Vec<_>>(),
-                "value": s.value.source(),
+                "value": s.source,
                 "index": s.index,
                 "occurrences": s.occurrences,
             })
@@ -954,7 +954,6 @@ mod tests {
     use super::*;
     use crate::explore::observe::Pickler;
     use crate::explore::oracle::Stability;
-    use crate::explore::value::Value;
     use crate::explore::StabilityReport;
     use crate::python::Implementation;
 
@@ -973,7 +972,7 @@ mod tests {
                         (BTreeSet::from([1]), "81".into()),
                     ],
                 },
-                value: Value::None,
+                source: "value = None\n".into(),
                 index: i,
                 occurrences: i + 1,
             })

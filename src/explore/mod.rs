@@ -112,8 +112,8 @@ pub struct Reported {
 #[derive(Debug, Clone)]
 pub struct StabilityReport {
     pub stability: Stability,
-    /// The first value that showed it, and its number.
-    pub value: Value,
+    /// The source of the first value that showed it, and its number.
+    pub source: String,
     pub index: u64,
     pub occurrences: u64,
 }
@@ -592,7 +592,7 @@ impl State<'_> {
             entry
                 .or_insert_with(|| StabilityReport {
                     stability: s.clone(),
-                    value: value.clone(),
+                    source: value.source(),
                     index,
                     occurrences: 0,
                 })
@@ -798,15 +798,19 @@ fn sides(set: &BTreeSet<usize>, asked: &BTreeSet<usize>, pythons: &[Interpreter]
     parts.join(", ")
 }
 
-/// What tells one stability group from another: protocol, pickler, the sets of producers.
-type StabilityKey = (u32, observe::Pickler, Vec<BTreeSet<usize>>);
+/// What tells one stability group from another: protocol, pickler, the sets of producers
+/// (each set's interpreters, then `usize::MAX`: one allocation, where a set of sets is one a
+/// set; a run of 600 s keeps twenty thousand of them).
+type StabilityKey = (u32, observe::Pickler, Box<[usize]>);
 
 fn stability_key_of(s: &Stability) -> StabilityKey {
-    (
-        s.protocol,
-        s.pickler,
-        s.groups.iter().map(|(set, _)| set.clone()).collect(),
-    )
+    let n = s.groups.iter().map(|(set, _)| set.len() + 1).sum();
+    let mut sets = Vec::with_capacity(n);
+    for (set, _) in &s.groups {
+        sets.extend(set.iter().copied());
+        sets.push(usize::MAX);
+    }
+    (s.protocol, s.pickler, sets.into_boxed_slice())
 }
 
 fn stability_key(s: &Stability, pythons: &[Interpreter]) -> String {
