@@ -5,7 +5,7 @@
 //! occurrences counted over every shard), stability groups likewise, and the case files
 //! written from the reports' own text. Pure over JSON documents, but for [`merge`]'s files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value as Json};
@@ -103,6 +103,26 @@ pub fn merge(inputs: &[(String, Json)], format: u64) -> Result<Json, String> {
             }
         }
     }
+    // A finding within one of an earlier value (the same cause raised at the same places, on
+    // interpreters among its own) is that one's, as the unsharded run has it
+    // (`explore::within`).
+    let mut order: Vec<(u64, &String)> = findings
+        .iter()
+        .map(|(s, f)| (f["index"].as_u64().unwrap_or(u64::MAX), s))
+        .collect();
+    order.sort();
+    let hidden: Vec<String> = order
+        .iter()
+        .filter(|(index, s)| {
+            order.iter().any(|(other, o)| {
+                other < index && within(&findings[s.as_str()], &findings[o.as_str()])
+            })
+        })
+        .map(|(_, s)| (*s).clone())
+        .collect();
+    for s in hidden {
+        findings.remove(&s);
+    }
     for f in findings.values_mut() {
         let counted = f["keys"]
             .as_array()
@@ -164,6 +184,29 @@ pub fn merge(inputs: &[(String, Json)], format: u64) -> Result<Json, String> {
         "findings": findings.into_values().collect::<Vec<_>>(),
         "stability": stability.into_values().collect::<Vec<_>>(),
     }))
+}
+
+/// Whether finding `a` is within `b` as the run tells (`explore::within`): the same oracle,
+/// observation and cause, raised at the same places (none is within another where nothing
+/// raised), its group's producers and consumers among `b`'s.
+fn within(a: &Json, b: &Json) -> bool {
+    let sides = |f: &Json, key: &str| -> BTreeSet<String> {
+        let group = f["group"].as_array().into_iter().flatten();
+        group
+            .flat_map(|g| g[key].as_array().into_iter().flatten())
+            .filter_map(Json::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    let sites = |f: &Json| -> BTreeSet<String> {
+        let all = f["sites"].as_array().into_iter().flatten();
+        all.filter_map(Json::as_str).map(str::to_owned).collect()
+    };
+    ["oracle", "observed", "cause"].iter().all(|k| a[k] == b[k])
+        && !sites(a).is_empty()
+        && sites(a) == sites(b)
+        && sides(a, "producers").is_subset(&sides(b, "producers"))
+        && sides(a, "consumers").is_subset(&sides(b, "consumers"))
 }
 
 /// Every shard of one partitioning once, or a report that was not sharded alone.
@@ -371,6 +414,33 @@ mod tests {
         assert_eq!(stability.len(), 1);
         assert_eq!(stability[0]["index"], 1);
         assert_eq!(stability[0]["occurrences"], 2);
+    }
+
+    #[test]
+    fn a_cause_raised_alike_on_fewer_is_the_earlier_finding() {
+        let finding = |signature: &str, index: u64, sites: Json, producers: Json| {
+            json!({"signature": signature, "index": index, "oracle": "dump-differs",
+                   "observed": "AssertionError", "cause": "AssertionError", "sites": sites,
+                   "group": [{"producers": producers, "consumers": []}], "keys": []})
+        };
+        let wide = finding("wide", 3, json!(["pickle.memoize"]), json!(["a", "b"]));
+        // Within the wide one, from a later value: the wide one's.
+        let fewer = finding("fewer", 5, json!(["pickle.memoize"]), json!(["b"]));
+        // Raised elsewhere, or with no raise site, or from an earlier value: findings of
+        // their own.
+        let elsewhere = finding("elsewhere", 6, json!(["pickle.save"]), json!(["b"]));
+        let unraised = finding("unraised", 7, json!([]), json!(["b"]));
+        let before = finding("before", 1, json!(["pickle.memoize"]), json!(["a"]));
+        let one = shard(1, 2, 7, json!([fewer, unraised]));
+        let two = shard(2, 2, 7, json!([wide, elsewhere, before]));
+        let merged = merge(&[one, two], 2).unwrap();
+        let kept: Vec<&str> = merged["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["signature"].as_str())
+            .collect();
+        assert_eq!(kept, ["before", "elsewhere", "unraised", "wide"]);
     }
 
     #[test]

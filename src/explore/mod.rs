@@ -639,6 +639,18 @@ impl State<'_> {
         if self.found.contains_key(&signature) {
             return;
         }
+        // Raised where the exceptions of a finding reported from an earlier value were, on
+        // interpreters among its own: the same cause, shown by fewer (3.8 to 3.12's `pickle.py` memoizes the bytes of a
+        // `PickleBuffer` it writes in band without looking in its memo, which only some
+        // values' bytes are already in, on some versions).
+        let shown = Sides::of(&group);
+        if self
+            .found
+            .values()
+            .any(|r| r.index < index && within(&finding, &shown, &r.finding, &Sides::of(&r.group)))
+        {
+            return;
+        }
         let origin = case::Origin {
             seed: self.options.seed,
             index,
@@ -728,14 +740,11 @@ fn signature(
     pythons: &[Interpreter],
     obs: &Observation,
 ) -> String {
-    let mut producers = BTreeSet::new();
-    let mut consumers = BTreeSet::new();
-    let mut sites = BTreeSet::new();
-    for g in group {
-        producers.extend(g.producers.iter().copied());
-        consumers.extend(g.consumers.iter().copied());
-        sites.extend(g.sites.iter().map(String::as_str));
-    }
+    let Sides {
+        producers,
+        consumers,
+        sites,
+    } = Sides::of(group);
     // The interpreters that built the value: a side that holds all of them of an
     // implementation is that implementation, whichever were asked.
     let asked: BTreeSet<usize> = obs.canon.keys().copied().collect();
@@ -755,6 +764,42 @@ fn signature(
         text.push_str(&sides(&consumers, &asked, pythons));
     }
     text
+}
+
+/// The producers, the consumers and the raise sites of a finding's group, every protocol,
+/// pickler and unpickler at once.
+struct Sides<'a> {
+    producers: BTreeSet<usize>,
+    consumers: BTreeSet<usize>,
+    sites: BTreeSet<&'a str>,
+}
+
+impl<'a> Sides<'a> {
+    fn of(group: &'a [Finding]) -> Sides<'a> {
+        let mut sides = Sides {
+            producers: BTreeSet::new(),
+            consumers: BTreeSet::new(),
+            sites: BTreeSet::new(),
+        };
+        for g in group {
+            sides.producers.extend(g.producers.iter().copied());
+            sides.consumers.extend(g.consumers.iter().copied());
+            sides.sites.extend(g.sites.iter().map(String::as_str));
+        }
+        sides
+    }
+}
+
+/// Whether finding `a` (its group's sides) is within `b`: the same oracle, observation and
+/// cause, raised at the same places (exceptions: a finding with no raise site, a value or
+/// bytes that differ, is never within another), on producers and consumers among `b`'s.
+/// `explore merge` applies the same rule to reports (`cli/explore_merge.rs`).
+fn within(a: &Finding, a_sides: &Sides, b: &Finding, b_sides: &Sides) -> bool {
+    (a.oracle, &a.observed, &a.cause) == (b.oracle, &b.observed, &b.cause)
+        && !a_sides.sites.is_empty()
+        && a_sides.sites == b_sides.sites
+        && a_sides.producers.is_subset(&b_sides.producers)
+        && a_sides.consumers.is_subset(&b_sides.consumers)
 }
 
 /// A set of interpreters by implementation and version range, among those `asked` of each

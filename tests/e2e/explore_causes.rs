@@ -742,3 +742,89 @@ fn two_causes_in_one_value_are_shrunk_apart() -> TestResult {
         format!("each cause alone, none holding the two: {observed:#?}"),
     )
 }
+
+const BUFFERS_IN_BAND: &str = r#"import pickle
+
+
+def a_key_and_its_buffer():
+    # pickle.py of 3.8 to 3.12 writes a PickleBuffer's bytes in band and memoizes them without
+    # looking in its memo first: b'' is one object, already memoized as the key.
+    return {b'': pickle.PickleBuffer(b'')}
+
+
+def a_byte_and_its_buffer():
+    # The same cause, where the buffer's one byte is the object before it: on PyPy alone.
+    return (b'\n', pickle.PickleBuffer(b'\n'))
+"#;
+
+const IN_BAND: &[&str] = &["3.8", "3.12", "3.13", "pypy"];
+
+trial!(
+    a_cause_shown_by_fewer_is_the_finding_before,
+    needs = IN_BAND
+);
+/// Two values whose Python pickler raises `AssertionError` in `pickle.memoize` at protocol 5,
+/// the first on 3.8, 3.12 and PyPy 3.9, the second on PyPy alone (3.13 pickles both): one
+/// cause, raised at the same place, the second shown by fewer interpreters. One finding, the
+/// first value's (two before, `cpython 3.8-3.12, pypy` and `pypy`); the same from two shards
+/// merged, each of which found one of them.
+fn a_cause_shown_by_fewer_is_the_finding_before() -> TestResult {
+    let dir = folder(&[("buffers.py", BUFFERS_IN_BAND)]);
+    let d = dir.path();
+    let explore =
+        |name: &str, extra: &[&str]| -> Result<serde_json::Value, libtest_mimic::Failed> {
+            let json = format!("{name}.json");
+            let mut all = vec!["--values", "buffers.py", "--count", "2", "--out", name];
+            all.extend(["--json", &json]);
+            all.extend(extra);
+            let mut args = vec!["explore".to_string()];
+            args.extend(args_on(IN_BAND, &all));
+            let run = Run::from(crosspickle(d).args(&args).output().expect("runs"));
+            run.expect_code(1)?;
+            Ok(json_at(&d.join(&json)))
+        };
+    let memoize = |report: &serde_json::Value| -> Vec<String> {
+        let all = report["findings"].as_array().cloned().unwrap_or_default();
+        all.iter()
+            .filter(|f| f["oracle"] == "dump-differs" && f["observed"] == "AssertionError")
+            .map(|f| {
+                format!(
+                    "{} (value {})",
+                    f["signature"].as_str().unwrap_or("?"),
+                    f["index"]
+                )
+            })
+            .collect()
+    };
+    let whole = explore("whole", &[])?;
+    check(
+        memoize(&whole).len() == 1
+            && memoize(&whole)[0].ends_with("at pickle.memoize | cpython 3.8-3.12, pypy (value 0)"),
+        format!("one finding, the first value's: {:#?}", memoize(&whole)),
+    )?;
+    let one = explore("one", &["--partition", "1/2"])?;
+    let two = explore("two", &["--partition", "2/2"])?;
+    check(
+        memoize(&one).len() == 1 && memoize(&two).len() == 1,
+        format!(
+            "each shard found its value's: {:#?} / {:#?}",
+            memoize(&one),
+            memoize(&two)
+        ),
+    )?;
+    let merged = Run::from(
+        crosspickle(d)
+            .args(["merge", "one.json", "two.json", "--json", "merged.json"])
+            .output()
+            .expect("runs"),
+    );
+    merged.expect_code(1)?;
+    let merged = json_at(&d.join("merged.json"));
+    check(
+        memoize(&merged) == memoize(&whole),
+        format!(
+            "the merge has the whole run's one finding: {:#?}",
+            memoize(&merged)
+        ),
+    )
+}
