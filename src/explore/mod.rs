@@ -431,22 +431,25 @@ impl State<'_> {
             // workers wait for it to read their answers and send them more
             // (`observe::Bench::dump`).
             tokio::task::yield_now().await;
-            let (at_hand, known) = match slot {
-                Slot::Fresh(j) => (Some(&fresh[*j]), kept[*j].clone()),
-                Slot::Known(k) => (None, Some(Arc::clone(k))),
-            };
-            if let Some(k) = &known {
-                if !self.wants_shrink(value, k) {
-                    self.again(value, k);
-                    continue;
-                }
-            }
-            // Drawn again, with a finding to shrink: observed again where its first
-            // observation is not at hand (the memo does not keep it).
             let observed_again;
-            let seen = match (at_hand, &known) {
-                (Some(seen), _) => seen,
-                (None, Some(k)) => {
+            let seen = match slot {
+                Slot::Fresh(j) => {
+                    // Drawn twice in this batch: counted as a value drawn again.
+                    if let Some(k) = &kept[*j] {
+                        if !self.wants_shrink(value, k) {
+                            self.again(value, k);
+                            continue;
+                        }
+                    }
+                    &fresh[*j]
+                }
+                Slot::Known(k) => {
+                    if !self.wants_shrink(value, k) {
+                        self.again(value, k);
+                        continue;
+                    }
+                    // With a finding to shrink: observed again (the memo does not keep its
+                    // observation).
                     match self
                         .bench
                         .observe(std::slice::from_ref(value), &self.all)
@@ -463,7 +466,6 @@ impl State<'_> {
                         Err(Failed::Start(why)) => return Err(why),
                     }
                 }
-                (None, None) => continue,
             };
             let k = self.first(value, index, seen, progress).await?;
             if let Slot::Fresh(j) = slot {
