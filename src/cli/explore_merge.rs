@@ -103,22 +103,18 @@ pub fn merge(inputs: &[(String, Json)], format: u64) -> Result<Json, String> {
             }
         }
     }
-    // A finding within one of an earlier value (the same cause raised at the same places, on
-    // interpreters among its own) is that one's, as the unsharded run has it
-    // (`explore::within`).
-    let mut order: Vec<(u64, &String)> = findings
+    // A finding within another (the same cause raised at the same places, on interpreters
+    // among its own) is that one's, the widest kept whichever shard showed it, and of two
+    // equals the earlier value's, as the unsharded run has it (`explore::outranks`).
+    let index = |f: &Json| f["index"].as_u64().unwrap_or(u64::MAX);
+    let hidden: Vec<String> = findings
         .iter()
-        .map(|(s, f)| (f["index"].as_u64().unwrap_or(u64::MAX), s))
-        .collect();
-    order.sort();
-    let hidden: Vec<String> = order
-        .iter()
-        .filter(|(index, s)| {
-            order.iter().any(|(other, o)| {
-                other < index && within(&findings[s.as_str()], &findings[o.as_str()])
-            })
+        .filter(|(s, a)| {
+            findings
+                .iter()
+                .any(|(o, b)| o != *s && within(a, b) && (!within(b, a) || index(b) < index(a)))
         })
-        .map(|(_, s)| (*s).clone())
+        .map(|(s, _)| s.clone())
         .collect();
     for s in hidden {
         findings.remove(&s);
@@ -188,7 +184,8 @@ pub fn merge(inputs: &[(String, Json)], format: u64) -> Result<Json, String> {
 
 /// Whether finding `a` is within `b` as the run tells (`explore::within`): the same oracle,
 /// observation and cause, raised at the same places (none is within another where nothing
-/// raised), its group's producers and consumers among `b`'s.
+/// raised, but a parity finding, whose cause is its place), its group's producers and
+/// consumers among `b`'s.
 fn within(a: &Json, b: &Json) -> bool {
     let sides = |f: &Json, key: &str| -> BTreeSet<String> {
         let group = f["group"].as_array().into_iter().flatten();
@@ -203,7 +200,7 @@ fn within(a: &Json, b: &Json) -> bool {
         all.filter_map(Json::as_str).map(str::to_owned).collect()
     };
     ["oracle", "observed", "cause"].iter().all(|k| a[k] == b[k])
-        && !sites(a).is_empty()
+        && (!sites(a).is_empty() || a["oracle"] == "parity")
         && sites(a) == sites(b)
         && sides(a, "producers").is_subset(&sides(b, "producers"))
         && sides(a, "consumers").is_subset(&sides(b, "consumers"))
@@ -417,22 +414,32 @@ mod tests {
     }
 
     #[test]
-    fn a_cause_raised_alike_on_fewer_is_the_earlier_finding() {
-        let finding = |signature: &str, index: u64, sites: Json, producers: Json| {
-            json!({"signature": signature, "index": index, "oracle": "dump-differs",
+    fn a_cause_raised_alike_on_fewer_is_the_widest_finding() {
+        let finding = |signature: &str, index: u64, oracle: &str, sites: Json, producers: Json| {
+            json!({"signature": signature, "index": index, "oracle": oracle,
                    "observed": "AssertionError", "cause": "AssertionError", "sites": sites,
                    "group": [{"producers": producers, "consumers": []}], "keys": []})
         };
-        let wide = finding("wide", 3, json!(["pickle.memoize"]), json!(["a", "b"]));
-        // Within the wide one, from a later value: the wide one's.
-        let fewer = finding("fewer", 5, json!(["pickle.memoize"]), json!(["b"]));
-        // Raised elsewhere, or with no raise site, or from an earlier value: findings of
-        // their own.
-        let elsewhere = finding("elsewhere", 6, json!(["pickle.save"]), json!(["b"]));
-        let unraised = finding("unraised", 7, json!([]), json!(["b"]));
-        let before = finding("before", 1, json!(["pickle.memoize"]), json!(["a"]));
-        let one = shard(1, 2, 7, json!([fewer, unraised]));
-        let two = shard(2, 2, 7, json!([wide, elsewhere, before]));
+        let dump = |signature: &str, index: u64, sites: Json, producers: Json| {
+            finding(signature, index, "dump-differs", sites, producers)
+        };
+        let wide = dump("wide", 3, json!(["pickle.memoize"]), json!(["a", "b"]));
+        // Within the wide one, from a later value and from an earlier one: the wide one's.
+        let fewer = dump("fewer", 5, json!(["pickle.memoize"]), json!(["b"]));
+        let before = dump("before", 1, json!(["pickle.memoize"]), json!(["a"]));
+        // Raised elsewhere, or with no raise site: findings of their own.
+        let elsewhere = dump("elsewhere", 6, json!(["pickle.save"]), json!(["b"]));
+        let unraised = dump("unraised", 7, json!([]), json!(["b"]));
+        // A parity finding has no raise site, its cause is its place: the widest is kept, and
+        // of two alike (their signatures differ by the interpreters asked), the earlier.
+        let parity = |signature: &str, index: u64, producers: Json| {
+            finding(signature, index, "parity", json!([]), producers)
+        };
+        let narrow = parity("parity narrow", 2, json!(["b"]));
+        let broad = parity("parity broad", 8, json!(["a", "b"]));
+        let alike = parity("parity alike", 9, json!(["a", "b"]));
+        let one = shard(1, 2, 7, json!([fewer, unraised, narrow, alike]));
+        let two = shard(2, 2, 7, json!([wide, elsewhere, before, broad]));
         let merged = merge(&[one, two], 2).unwrap();
         let kept: Vec<&str> = merged["findings"]
             .as_array()
@@ -440,7 +447,7 @@ mod tests {
             .iter()
             .filter_map(|f| f["signature"].as_str())
             .collect();
-        assert_eq!(kept, ["before", "elsewhere", "unraised", "wide"]);
+        assert_eq!(kept, ["elsewhere", "parity broad", "unraised", "wide"]);
     }
 
     #[test]

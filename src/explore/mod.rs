@@ -641,18 +641,24 @@ impl State<'_> {
         if self.found.contains_key(&signature) {
             return;
         }
-        // Raised where the exceptions of a finding reported from an earlier value were, on
-        // interpreters among its own: the same cause, shown by fewer (3.8 to 3.12's `pickle.py` memoizes the bytes of a
-        // `PickleBuffer` it writes in band without looking in its memo, which only some
-        // values' bytes are already in, on some versions).
+        // One cause shown by fewer: raised where a reported finding's exceptions were (or, for
+        // parity, the same choice of the two picklers), on interpreters among its own (3.8 to
+        // 3.12's `pickle.py` memoizes the bytes of a `PickleBuffer` it writes in band without
+        // looking in its memo, which only some values' bytes are already in, on some
+        // versions). The widest is kept whichever value showed it first, so that the run and
+        // the merge of its shards agree: this one is left out under a reported one that covers
+        // it, and takes the place of those it covers.
         let shown = Sides::of(&group);
+        let this = (&finding, &shown, index);
         if self
             .found
             .values()
-            .any(|r| r.index < index && within(&finding, &shown, &r.finding, &Sides::of(&r.group)))
+            .any(|r| outranks((&r.finding, &Sides::of(&r.group), r.index), this))
         {
             return;
         }
+        self.found
+            .retain(|_, r| !outranks(this, (&r.finding, &Sides::of(&r.group), r.index)));
         let origin = case::Origin {
             seed: self.options.seed,
             index,
@@ -793,15 +799,26 @@ impl<'a> Sides<'a> {
 }
 
 /// Whether finding `a` (its group's sides) is within `b`: the same oracle, observation and
-/// cause, raised at the same places (exceptions: a finding with no raise site, a value or
-/// bytes that differ, is never within another), on producers and consumers among `b`'s.
+/// cause, raised at the same places, on producers and consumers among `b`'s. A finding of
+/// another oracle with no raise site (a value or a message that differs) is never within
+/// another; a parity finding's cause names what the two picklers chose, which is its place.
 /// `explore merge` applies the same rule to reports (`cli/explore_merge.rs`).
 fn within(a: &Finding, a_sides: &Sides, b: &Finding, b_sides: &Sides) -> bool {
     (a.oracle, &a.observed, &a.cause) == (b.oracle, &b.observed, &b.cause)
-        && !a_sides.sites.is_empty()
+        && (!a_sides.sites.is_empty() || a.oracle == oracle::Oracle::Parity)
         && a_sides.sites == b_sides.sites
         && a_sides.producers.is_subset(&b_sides.producers)
         && a_sides.consumers.is_subset(&b_sides.consumers)
+}
+
+/// A finding as [`outranks`] weighs it: its group's sides and its value's number.
+type Shown<'f, 's> = (&'f Finding, &'s Sides<'s>, u64);
+
+/// Whether `b` outranks `a`: `a` is within `b` and, where each is within the other, `b` was
+/// shown by an earlier value.
+/// The widest finding of a cause is kept whichever order the values came in.
+fn outranks(b: Shown, a: Shown) -> bool {
+    within(a.0, a.1, b.0, b.1) && (!within(b.0, b.1, a.0, a.1) || b.2 < a.2)
 }
 
 /// A set of interpreters by implementation and version range, among those `asked` of each

@@ -216,9 +216,11 @@ trial!(pypy8_frozensets_are_one_finding, needs = &["pypy8"]);
 /// PyPy 8's C pickler writes a frozenset's items as a tuple, its Python pickler as a list
 /// (protocols 0 to 3): five frozensets of other items are one parity finding, `TUPLE/LIST`
 /// (ten before, one per first differing opcode and protocol). Its C pickler memoizes a bytes
-/// and a module's name the Python one writes again: at protocols 3 to 5, two values, one
-/// finding (`memo: c only`; at protocol 4 the frames' lengths differed first, and each value
-/// was a finding of its own opcodes).
+/// and a module's name the Python one writes again, each named by what the Python pickler
+/// wrote again: the bytes reduced at protocols 0 to 2 (`memo: c only, REDUCE`, though the Python
+/// pickler memoized the reducer first) and written at 3 to 5 (`SHORT_BINBYTES`), the module's
+/// name at 4 and 5 (`SHORT_BINUNICODE`; at protocol 4 the frames' lengths differed first, and
+/// each value was a finding of its own opcodes).
 fn pypy8_frozensets_are_one_finding() -> TestResult {
     let dir = folder(&[("frozensets.py", FROZENSETS)]);
     let d = dir.path();
@@ -229,12 +231,15 @@ fn pypy8_frozensets_are_one_finding() -> TestResult {
     )?;
     let parity: Vec<_> = of_oracle(&findings, "parity");
     let causes: Vec<&str> = parity.iter().filter_map(|f| f["cause"].as_str()).collect();
+    let expected = [
+        "TUPLE/LIST",
+        "memo: c only, REDUCE",
+        "memo: c only, SHORT_BINBYTES",
+        "memo: c only, SHORT_BINUNICODE",
+    ];
     check(
-        causes.len() == 3
-            && ["TUPLE/LIST", "memo: c only", "memo: py only"]
-                .iter()
-                .all(|c| causes.contains(c)),
-        format!("three causes, one finding each: {causes:?}"),
+        causes.len() == expected.len() && expected.iter().all(|c| causes.contains(c)),
+        format!("four causes, one finding each: {causes:?}"),
     )?;
     let tuples = parity
         .iter()
@@ -770,40 +775,17 @@ trial!(
 /// merged, each of which found one of them.
 fn a_cause_shown_by_fewer_is_the_finding_before() -> TestResult {
     let dir = folder(&[("buffers.py", BUFFERS_IN_BAND)]);
-    let d = dir.path();
-    let explore =
-        |name: &str, extra: &[&str]| -> Result<serde_json::Value, libtest_mimic::Failed> {
-            let json = format!("{name}.json");
-            let mut all = vec!["--values", "buffers.py", "--count", "2", "--out", name];
-            all.extend(["--json", &json]);
-            all.extend(extra);
-            let mut args = vec!["explore".to_string()];
-            args.extend(args_on(IN_BAND, &all));
-            let run = Run::from(crosspickle(d).args(&args).output().expect("runs"));
-            run.expect_code(1)?;
-            Ok(json_at(&d.join(&json)))
-        };
-    let memoize = |report: &serde_json::Value| -> Vec<String> {
-        let all = report["findings"].as_array().cloned().unwrap_or_default();
-        all.iter()
-            .filter(|f| f["oracle"] == "dump-differs" && f["observed"] == "AssertionError")
-            .map(|f| {
-                format!(
-                    "{} (value {})",
-                    f["signature"].as_str().unwrap_or("?"),
-                    f["index"]
-                )
-            })
-            .collect()
+    let memoize = |report: &serde_json::Value| {
+        findings_of(report, |f| {
+            f["oracle"] == "dump-differs" && f["observed"] == "AssertionError"
+        })
     };
-    let whole = explore("whole", &[])?;
+    let [whole, one, two, merged] = explored_whole_and_sharded(dir.path(), IN_BAND, "buffers.py")?;
     check(
         memoize(&whole).len() == 1
             && memoize(&whole)[0].ends_with("at pickle.memoize | cpython 3.8-3.12, pypy (value 0)"),
         format!("one finding, the first value's: {:#?}", memoize(&whole)),
     )?;
-    let one = explore("one", &["--partition", "1/2"])?;
-    let two = explore("two", &["--partition", "2/2"])?;
     check(
         memoize(&one).len() == 1 && memoize(&two).len() == 1,
         format!(
@@ -812,14 +794,6 @@ fn a_cause_shown_by_fewer_is_the_finding_before() -> TestResult {
             memoize(&two)
         ),
     )?;
-    let merged = Run::from(
-        crosspickle(d)
-            .args(["merge", "one.json", "two.json", "--json", "merged.json"])
-            .output()
-            .expect("runs"),
-    );
-    merged.expect_code(1)?;
-    let merged = json_at(&d.join("merged.json"));
     check(
         memoize(&merged) == memoize(&whole),
         format!(
@@ -827,4 +801,111 @@ fn a_cause_shown_by_fewer_is_the_finding_before() -> TestResult {
             memoize(&merged)
         ),
     )
+}
+
+const TEXTS_AGAIN: &str = r#"def a_byte_and_a_text():
+    # pickle.py of 3.7 to 3.12, protocol 0: the bytes is reduced to the text u'\x00', which
+    # the C pickler memoizes and reads again for the second item; pickle.py memoized an
+    # escaped copy of it and writes the text again.
+    return [b'\x00', u'\x00']
+
+
+def a_text_twice():
+    # The same cause on 2.7 too: one text, key and value.
+    text = u'\u20ac\n'
+    return {text: text}
+"#;
+
+const TEXTS_ON: &[&str] = &["2.7", "3.7", "3.12", "3.13"];
+
+trial!(
+    a_cause_shown_by_more_later_is_the_one_finding,
+    needs = TEXTS_ON
+);
+/// 2.7 to 3.12's `pickle.py` memoizes, at protocol 0, the escaped copy of a text holding `\n`
+/// or `\0`, so where the C pickler reads the text from its memo, it writes the text again.
+/// The first value shows it on 3.7 and 3.12, the second on 2.7 too: one parity finding,
+/// `memo: c only, UNICODE` (what the Python pickler wrote again), the second value's, which
+/// takes the place of the first's (two before, both `memo: c only`, the later one wider); the
+/// same from two shards merged, each of which found one of them.
+fn a_cause_shown_by_more_later_is_the_one_finding() -> TestResult {
+    let dir = folder(&[("texts.py", TEXTS_AGAIN)]);
+    let again = |report: &serde_json::Value| {
+        findings_of(report, |f| {
+            f["oracle"] == "parity" && f["cause"] == "memo: c only, UNICODE"
+        })
+    };
+    let [whole, one, two, merged] = explored_whole_and_sharded(dir.path(), TEXTS_ON, "texts.py")?;
+    check(
+        again(&whole) == ["parity memo: c only, UNICODE | cpython 2.7-3.12 (value 1)".to_string()],
+        format!(
+            "one finding, the wider one's: {:#?}",
+            findings_of(&whole, |_| true)
+        ),
+    )?;
+    check(
+        again(&one).len() == 1 && again(&two).len() == 1,
+        format!(
+            "each shard found its value's: {:#?} / {:#?}",
+            again(&one),
+            again(&two)
+        ),
+    )?;
+    check(
+        again(&merged) == again(&whole),
+        format!(
+            "the merge has the whole run's one finding: {:#?}",
+            again(&merged)
+        ),
+    )
+}
+
+/// The signatures and value numbers of a report's findings that `pick` keeps.
+fn findings_of(
+    report: &serde_json::Value,
+    pick: impl Fn(&serde_json::Value) -> bool,
+) -> Vec<String> {
+    let all = report["findings"].as_array().cloned().unwrap_or_default();
+    all.iter()
+        .filter(|f| pick(f))
+        .map(|f| {
+            format!(
+                "{} (value {})",
+                f["signature"].as_str().unwrap_or("?"),
+                f["index"]
+            )
+        })
+        .collect()
+}
+
+/// `explore --values FILE --count 2` on `on`, whole, as shards 1/2 and 2/2, and those two
+/// merged: the four JSON reports (each run finds something: exit 1).
+fn explored_whole_and_sharded(
+    d: &std::path::Path,
+    on: &[&str],
+    values: &str,
+) -> Result<[serde_json::Value; 4], libtest_mimic::Failed> {
+    let explore =
+        |name: &str, extra: &[&str]| -> Result<serde_json::Value, libtest_mimic::Failed> {
+            let json = format!("{name}.json");
+            let mut all = vec!["--values", values, "--count", "2", "--out", name];
+            all.extend(["--json", &json]);
+            all.extend(extra);
+            let mut args = vec!["explore".to_string()];
+            args.extend(args_on(on, &all));
+            let run = Run::from(crosspickle(d).args(&args).output().expect("runs"));
+            run.expect_code(1)?;
+            Ok(json_at(&d.join(&json)))
+        };
+    let whole = explore("whole", &[])?;
+    let one = explore("one", &["--partition", "1/2"])?;
+    let two = explore("two", &["--partition", "2/2"])?;
+    let merged = Run::from(
+        crosspickle(d)
+            .args(["merge", "one.json", "two.json", "--json", "merged.json"])
+            .output()
+            .expect("runs"),
+    );
+    merged.expect_code(1)?;
+    Ok([whole, one, two, json_at(&d.join("merged.json"))])
 }
