@@ -121,9 +121,10 @@ fn fill(op: &Op) -> Option<String> {
 ///   left aside), one pickler writes to or reads from the memo and the other does not. The
 ///   pickler named is the one that wrote nothing the other did not (it read its memo where the
 ///   other wrote an object again), else the one that used its memo at that opcode; `OP` names
-///   what the other wrote again, the last opcode it wrote that the first did not (the object it
-///   built: `UNICODE`, `SHORT_BINBYTES`, `REDUCE`), else the opcode it wrote where the first
-///   read its memo; none where it wrote nothing again (a memo written and never read);
+///   the type of what the other wrote again, by the last opcode it wrote that the first did not
+///   (the object it built: `text`, `bytes`, `list`, `reduce`, whatever the protocol), else by
+///   the opcode it wrote where the first read its memo; none where it wrote nothing again (a
+///   memo written and never read);
 /// - else the containers and reductions each pickler wrote that the other did not (`TUPLE/LIST`,
 ///   `REDUCE/NEWOBJ`, `-` for none), by family and without their arguments;
 /// - else the filling opcodes each wrote that the other did not (`APPEND/APPENDS`);
@@ -162,11 +163,9 @@ pub fn cause(c: &[u8], py: &[u8]) -> String {
         };
         let named = again
             .last()
-            .map(|op| structure(op).unwrap_or_else(|| op.name.to_string()))
-            .or_else(|| {
-                (!IGNORED.contains(&there) && !matches!(there, "STOP" | "end"))
-                    .then(|| there.to_string())
-            });
+            .map(|op| op.name)
+            .or_else(|| (!IGNORED.contains(&there) && there != "end").then_some(there))
+            .and_then(written);
         return match named {
             Some(op) => format!("memo: {which} only, {op}"),
             None => format!("memo: {which} only"),
@@ -193,6 +192,31 @@ pub fn cause(c: &[u8], py: &[u8]) -> String {
         // They differ only in what no pickler chooses.
         None => named(x, y),
     }
+}
+
+/// What an opcode builds, for the object one pickler wrote again where the other read its
+/// memo: the type whose saving the two picklers memoize differently, whatever the protocol
+/// (`text` for `UNICODE` and `SHORT_BINUNICODE`; `list` for `LIST`, `EMPTY_LIST` and a list's
+/// filling; `reduce` for any reduction), none for what builds no object.
+fn written(op: &str) -> Option<String> {
+    let kind = match op {
+        "UNICODE" | "BINUNICODE" | "SHORT_BINUNICODE" | "BINUNICODE8" => "text",
+        "STRING" | "BINSTRING" | "SHORT_BINSTRING" | "BINBYTES" | "SHORT_BINBYTES"
+        | "BINBYTES8" => "bytes",
+        "BYTEARRAY8" => "bytearray",
+        "INT" | "BININT" | "BININT1" | "BININT2" | "LONG" | "LONG1" | "LONG4" => "int",
+        "FLOAT" | "BINFLOAT" => "float",
+        "LIST" | "EMPTY_LIST" | "APPEND" | "APPENDS" => "list",
+        "TUPLE" | "TUPLE1" | "TUPLE2" | "TUPLE3" | "EMPTY_TUPLE" => "tuple",
+        "DICT" | "EMPTY_DICT" | "SETITEM" | "SETITEMS" => "dict",
+        "EMPTY_SET" | "ADDITEMS" => "set",
+        "FROZENSET" => "frozenset",
+        "GLOBAL" | "STACK_GLOBAL" | "EXT1" | "EXT2" | "EXT4" => "global",
+        "REDUCE" | "NEWOBJ" | "NEWOBJ_EX" | "BUILD" | "INST" | "OBJ" => "reduce",
+        "NONE" | "NEWTRUE" | "NEWFALSE" | "STOP" | "?" => return None,
+        other => return Some(other.to_string()),
+    };
+    Some(kind.to_string())
 }
 
 /// A pickle's opcodes but its framing, which is no choice: a frame's length differs wherever
@@ -445,14 +469,14 @@ mod tests {
                 b"\x80\x04\x95\x0e\x00\x00\x00\x00\x00\x00\x00}(\x8c\x00NC\x02\xff\xfe\x94h\x00u.",
                 b"\x80\x04\x95\x0f\x00\x00\x00\x00\x00\x00\x00}(\x8c\x00NC\x02\xff\xfeC\x02\xff\xfeu."
             ),
-            "memo: c only, SHORT_BINBYTES"
+            "memo: c only, bytes"
         );
         assert_eq!(
             cause(
                 b"\x80\x04\x95/\x00\x00\x00\x00\x00\x00\x00\x8c\x05array\x94\x8c\x14_array_reconstructor\x93(h\x00h\x00\x93\x8c\x01dK\x10C\x00tR.",
                 b"\x80\x04\x954\x00\x00\x00\x00\x00\x00\x00\x8c\x05array\x94\x8c\x14_array_reconstructor\x93(\x8c\x05arrayh\x00\x93\x8c\x01dK\x10C\x00tR."
             ),
-            "memo: c only, SHORT_BINUNICODE"
+            "memo: c only, text"
         );
         assert_eq!(
             cause(b"\x80\x02](K\x01K\x02e.", b"\x80\x02]K\x01aK\x02a."),
@@ -476,7 +500,7 @@ mod tests {
     /// CPython 2.7 to 3.12's `pickle.py` memoizes, at protocol 0, the escaped copy of a text
     /// holding `\\`, `\0` or `\n` (`save_str` rebinds `obj` before `memoize`), so a second
     /// reference to the text is written again where the C pickler reads its memo: one cause,
-    /// `UNICODE` written again, whatever the value around it and whatever memo opcode differs
+    /// a `text` written again, whatever the value around it and whatever memo opcode differs
     /// first (3.12's pickles, optimized). A memo written and never read is no object written
     /// again; a bytes written again is another cause.
     #[test]
@@ -496,7 +520,7 @@ mod tests {
             ),
         ];
         for (c, py) in once {
-            assert_eq!(cause(c, py), "memo: c only, UNICODE", "{c:?} {py:?}");
+            assert_eq!(cause(c, py), "memo: c only, text", "{c:?} {py:?}");
         }
         assert_eq!(
             cause(b"\x80\x02]q\x00.", b"\x80\x02]."),
@@ -511,14 +535,14 @@ mod tests {
                 b"}c_codecs\nencode\n(X\x04\x00\x00\x00\xc3\xbf\xc3\xbeX\x06\x00\x00\x00latin1tRq\x00h\x00s.",
                 b"}c_codecs\nencode\nq\x00(X\x04\x00\x00\x00\xc3\xbf\xc3\xbeX\x06\x00\x00\x00latin1q\x01tRh\x00(X\x04\x00\x00\x00\xc3\xbf\xc3\xbeh\x01tRs."
             ),
-            "memo: c only, REDUCE"
+            "memo: c only, reduce"
         );
         assert_eq!(
             cause(
                 b"\x80\x03]q\x00(C\x01aq\x01h\x01e.",
                 b"\x80\x03](C\x01aC\x01ae."
             ),
-            "memo: c only, SHORT_BINBYTES"
+            "memo: c only, bytes"
         );
     }
 
@@ -573,7 +597,7 @@ mod tests {
         );
         assert_eq!(
             cause(&second(b"h\x00", b"f"), &second(b"\x8c\x01m", b"f")),
-            "memo: c only, SHORT_BINUNICODE"
+            "memo: c only, text"
         );
         // A texts' push that is no global's operand is still a text (`SHORT_BINUNICODE`).
         assert_eq!(

@@ -217,9 +217,9 @@ trial!(pypy8_frozensets_are_one_finding, needs = &["pypy8"]);
 /// (protocols 0 to 3): five frozensets of other items are one parity finding, `TUPLE/LIST`
 /// (ten before, one per first differing opcode and protocol). Its C pickler memoizes a bytes
 /// and a module's name the Python one writes again, each named by what the Python pickler
-/// wrote again: the bytes reduced at protocols 0 to 2 (`memo: c only, REDUCE`, though the Python
-/// pickler memoized the reducer first) and written at 3 to 5 (`SHORT_BINBYTES`), the module's
-/// name at 4 and 5 (`SHORT_BINUNICODE`; at protocol 4 the frames' lengths differed first, and
+/// wrote again: the bytes reduced at protocols 0 to 2 (`memo: c only, reduce`, though the Python
+/// pickler memoized the reducer first) and written at 3 to 5 (`bytes`), the module's name at 4
+/// and 5 (`text`; at protocol 4 the frames' lengths differed first, and
 /// each value was a finding of its own opcodes).
 fn pypy8_frozensets_are_one_finding() -> TestResult {
     let dir = folder(&[("frozensets.py", FROZENSETS)]);
@@ -233,9 +233,9 @@ fn pypy8_frozensets_are_one_finding() -> TestResult {
     let causes: Vec<&str> = parity.iter().filter_map(|f| f["cause"].as_str()).collect();
     let expected = [
         "TUPLE/LIST",
-        "memo: c only, REDUCE",
-        "memo: c only, SHORT_BINBYTES",
-        "memo: c only, SHORT_BINUNICODE",
+        "memo: c only, reduce",
+        "memo: c only, bytes",
+        "memo: c only, text",
     ];
     check(
         causes.len() == expected.len() && expected.iter().all(|c| causes.contains(c)),
@@ -775,31 +775,12 @@ trial!(
 /// merged, each of which found one of them.
 fn a_cause_shown_by_fewer_is_the_finding_before() -> TestResult {
     let dir = folder(&[("buffers.py", BUFFERS_IN_BAND)]);
-    let memoize = |report: &serde_json::Value| {
-        findings_of(report, |f| {
-            f["oracle"] == "dump-differs" && f["observed"] == "AssertionError"
-        })
-    };
-    let [whole, one, two, merged] = explored_whole_and_sharded(dir.path(), IN_BAND, "buffers.py")?;
-    check(
-        memoize(&whole).len() == 1
-            && memoize(&whole)[0].ends_with("at pickle.memoize | cpython 3.8-3.12, pypy (value 0)"),
-        format!("one finding, the first value's: {:#?}", memoize(&whole)),
-    )?;
-    check(
-        memoize(&one).len() == 1 && memoize(&two).len() == 1,
-        format!(
-            "each shard found its value's: {:#?} / {:#?}",
-            memoize(&one),
-            memoize(&two)
-        ),
-    )?;
-    check(
-        memoize(&merged) == memoize(&whole),
-        format!(
-            "the merge has the whole run's one finding: {:#?}",
-            memoize(&merged)
-        ),
+    one_finding_whole_and_sharded(
+        dir.path(),
+        IN_BAND,
+        "buffers.py",
+        |f| f["oracle"] == "dump-differs" && f["observed"] == "AssertionError",
+        "at pickle.memoize | cpython 3.8-3.12, pypy (value 0)",
     )
 }
 
@@ -825,38 +806,43 @@ trial!(
 /// 2.7 to 3.12's `pickle.py` memoizes, at protocol 0, the escaped copy of a text holding `\n`
 /// or `\0`, so where the C pickler reads the text from its memo, it writes the text again.
 /// The first value shows it on 3.7 and 3.12, the second on 2.7 too: one parity finding,
-/// `memo: c only, UNICODE` (what the Python pickler wrote again), the second value's, which
+/// `memo: c only, text` (what the Python pickler wrote again), the second value's, which
 /// takes the place of the first's (two before, both `memo: c only`, the later one wider); the
 /// same from two shards merged, each of which found one of them.
 fn a_cause_shown_by_more_later_is_the_one_finding() -> TestResult {
     let dir = folder(&[("texts.py", TEXTS_AGAIN)]);
-    let again = |report: &serde_json::Value| {
-        findings_of(report, |f| {
-            f["oracle"] == "parity" && f["cause"] == "memo: c only, UNICODE"
-        })
-    };
-    let [whole, one, two, merged] = explored_whole_and_sharded(dir.path(), TEXTS_ON, "texts.py")?;
+    one_finding_whole_and_sharded(
+        dir.path(),
+        TEXTS_ON,
+        "texts.py",
+        |f| f["oracle"] == "parity" && f["cause"] == "memo: c only, text",
+        "parity memo: c only, text | cpython 2.7-3.12 (value 1)",
+    )
+}
+
+/// `explore --values FILE --count 2` on `on` finds, of the findings `pick` keeps, one whose
+/// signature and value number end with `expected`; each of the shards 1/2 and 2/2 finds one
+/// (its own value's), and the two merged give the whole run's.
+fn one_finding_whole_and_sharded(
+    d: &std::path::Path,
+    on: &[&str],
+    values: &str,
+    pick: impl Fn(&serde_json::Value) -> bool,
+    expected: &str,
+) -> TestResult {
+    let [whole, one, two, merged] =
+        explored_whole_and_sharded(d, on, values)?.map(|report| findings_of(&report, &pick));
     check(
-        again(&whole) == ["parity memo: c only, UNICODE | cpython 2.7-3.12 (value 1)".to_string()],
-        format!(
-            "one finding, the wider one's: {:#?}",
-            findings_of(&whole, |_| true)
-        ),
+        whole.len() == 1 && whole[0].ends_with(expected),
+        format!("one finding, ending `{expected}`: {whole:#?}"),
     )?;
     check(
-        again(&one).len() == 1 && again(&two).len() == 1,
-        format!(
-            "each shard found its value's: {:#?} / {:#?}",
-            again(&one),
-            again(&two)
-        ),
+        one.len() == 1 && two.len() == 1,
+        format!("each shard found its value's: {one:#?} / {two:#?}"),
     )?;
     check(
-        again(&merged) == again(&whole),
-        format!(
-            "the merge has the whole run's one finding: {:#?}",
-            again(&merged)
-        ),
+        merged == whole,
+        format!("the merge has the whole run's one finding: {merged:#?}"),
     )
 }
 
