@@ -184,8 +184,7 @@ pub fn merge(inputs: &[(String, Json)], format: u64) -> Result<Json, String> {
 
 /// Whether finding `a` is within `b` as the run tells (`explore::within`): the same oracle,
 /// observation and cause, raised at the same places (none is within another where nothing
-/// raised, but a parity finding, whose cause is its place), its group's producers and
-/// consumers among `b`'s.
+/// raised), its group's producers and consumers among `b`'s.
 fn within(a: &Json, b: &Json) -> bool {
     let sides = |f: &Json, key: &str| -> BTreeSet<String> {
         let group = f["group"].as_array().into_iter().flatten();
@@ -200,7 +199,7 @@ fn within(a: &Json, b: &Json) -> bool {
         all.filter_map(Json::as_str).map(str::to_owned).collect()
     };
     ["oracle", "observed", "cause"].iter().all(|k| a[k] == b[k])
-        && (!sites(a).is_empty() || a["oracle"] == "parity")
+        && !sites(a).is_empty()
         && sites(a) == sites(b)
         && sides(a, "producers").is_subset(&sides(b, "producers"))
         && sides(a, "consumers").is_subset(&sides(b, "consumers"))
@@ -430,14 +429,14 @@ mod tests {
         // Raised elsewhere, or with no raise site: findings of their own.
         let elsewhere = dump("elsewhere", 6, json!(["pickle.save"]), json!(["b"]));
         let unraised = dump("unraised", 7, json!([]), json!(["b"]));
-        // A parity finding has no raise site, its cause is its place: the widest is kept, and
-        // of two alike (their signatures differ by the interpreters asked), the earlier.
+        // Of two alike (their signatures differ by the interpreters asked), the earlier; a
+        // parity finding, which has no raise site, is its own.
+        let alike = dump("alike", 9, json!(["pickle.memoize"]), json!(["a", "b"]));
         let parity = |signature: &str, index: u64, producers: Json| {
             finding(signature, index, "parity", json!([]), producers)
         };
         let narrow = parity("parity narrow", 2, json!(["b"]));
         let broad = parity("parity broad", 8, json!(["a", "b"]));
-        let alike = parity("parity alike", 9, json!(["a", "b"]));
         let one = shard(1, 2, 7, json!([fewer, unraised, narrow, alike]));
         let two = shard(2, 2, 7, json!([wide, elsewhere, before, broad]));
         let merged = merge(&[one, two], 2).unwrap();
@@ -447,7 +446,16 @@ mod tests {
             .iter()
             .filter_map(|f| f["signature"].as_str())
             .collect();
-        assert_eq!(kept, ["elsewhere", "parity broad", "unraised", "wide"]);
+        assert_eq!(
+            kept,
+            [
+                "elsewhere",
+                "parity broad",
+                "parity narrow",
+                "unraised",
+                "wide"
+            ]
+        );
     }
 
     #[test]

@@ -641,8 +641,8 @@ impl State<'_> {
         if self.found.contains_key(&signature) {
             return;
         }
-        // One cause shown by fewer: raised where a reported finding's exceptions were (or, for
-        // parity, the same choice of the two picklers), on interpreters among its own (3.8 to
+        // One cause shown by fewer: raised where a reported finding's exceptions were, on
+        // interpreters among its own (3.8 to
         // 3.12's `pickle.py` memoizes the bytes of a `PickleBuffer` it writes in band without
         // looking in its memo, which only some values' bytes are already in, on some
         // versions). The widest is kept whichever value showed it first, so that the run and
@@ -799,13 +799,12 @@ impl<'a> Sides<'a> {
 }
 
 /// Whether finding `a` (its group's sides) is within `b`: the same oracle, observation and
-/// cause, raised at the same places, on producers and consumers among `b`'s. A finding of
-/// another oracle with no raise site (a value or a message that differs) is never within
-/// another; a parity finding's cause names what the two picklers chose, which is its place.
+/// cause, raised at the same places (exceptions: a finding with no raise site, a value, bytes
+/// or a memo that differ, is never within another), on producers and consumers among `b`'s.
 /// `explore merge` applies the same rule to reports (`cli/explore_merge.rs`).
 fn within(a: &Finding, a_sides: &Sides, b: &Finding, b_sides: &Sides) -> bool {
     (a.oracle, &a.observed, &a.cause) == (b.oracle, &b.observed, &b.cause)
-        && (!a_sides.sites.is_empty() || a.oracle == oracle::Oracle::Parity)
+        && !a_sides.sites.is_empty()
         && a_sides.sites == b_sides.sites
         && a_sides.producers.is_subset(&b_sides.producers)
         && a_sides.consumers.is_subset(&b_sides.consumers)

@@ -117,14 +117,9 @@ fn fill(op: &Op) -> Option<String> {
 
 /// The cause of the difference between the C pickler's pickle `c` and the Python pickler's
 /// `py` (both optimized, their memo numbered alike), as `C/PY`:
-/// - `memo: c only, OP` or `memo: py only, OP` where, at the first opcode that differs (framing
-///   left aside), one pickler writes to or reads from the memo and the other does not. The
-///   pickler named is the one that wrote nothing the other did not (it read its memo where the
-///   other wrote an object again), else the one that used its memo at that opcode; `OP` names
-///   the type of what the other wrote again, by the last opcode it wrote that the first did not
-///   (the object it built: `text`, `bytes`, `list`, `reduce`, whatever the protocol), else by
-///   the opcode it wrote where the first read its memo; none where it wrote nothing again (a
-///   memo written and never read);
+/// - `memo: c only` or `memo: py only` where, at the first opcode that differs (framing left
+///   aside), one pickler writes to or reads from the memo and the other does not (it writes
+///   the object again), whatever that object is;
 /// - else the containers and reductions each pickler wrote that the other did not (`TUPLE/LIST`,
 ///   `REDUCE/NEWOBJ`, `-` for none), by family and without their arguments;
 /// - else the filling opcodes each wrote that the other did not (`APPEND/APPENDS`);
@@ -142,35 +137,11 @@ pub fn cause(c: &[u8], py: &[u8]) -> String {
     };
     let at = |ops: &[&[u8]]| ops.get(first).map_or("end", |op| name(op));
     let (x, y) = (at(&fa), at(&fb));
+    if let Some(which) = memo_only(x, y) {
+        return format!("memo: {which} only");
+    }
     let (a, b) = (chosen(&resolved(&a)), chosen(&resolved(&b)));
     let (only_c, only_py) = unmatched(&a, &b);
-    if let Some(first) = memo_only(x, y) {
-        // The pickler that used its memo where the other wrote an object again is the one that
-        // wrote nothing the other did not (PyPy 8's C pickler memoizes a bytes its Python
-        // pickler reduces again, though the Python one memoized the reducer first), else the
-        // one that used it at the first difference. What the other wrote again: the last of
-        // its opcodes the first has not (the object it built), else the one it wrote where the
-        // first read its memo.
-        let which = match (only_c.is_empty(), only_py.is_empty()) {
-            (true, false) => "c",
-            (false, true) => "py",
-            _ => first,
-        };
-        let (again, there) = if which == "c" {
-            (&only_py, y)
-        } else {
-            (&only_c, x)
-        };
-        let named = again
-            .last()
-            .map(|op| op.name)
-            .or_else(|| (!IGNORED.contains(&there) && there != "end").then_some(there))
-            .and_then(written);
-        return match named {
-            Some(op) => format!("memo: {which} only, {op}"),
-            None => format!("memo: {which} only"),
-        };
-    }
     for pick in [structure as Family, fill] {
         let kept = |ops: &[Op]| -> BTreeSet<String> { ops.iter().filter_map(pick).collect() };
         let (sc, sp) = (kept(&only_c), kept(&only_py));
@@ -192,31 +163,6 @@ pub fn cause(c: &[u8], py: &[u8]) -> String {
         // They differ only in what no pickler chooses.
         None => named(x, y),
     }
-}
-
-/// What an opcode builds, for the object one pickler wrote again where the other read its
-/// memo: the type whose saving the two picklers memoize differently, whatever the protocol
-/// (`text` for `UNICODE` and `SHORT_BINUNICODE`; `list` for `LIST`, `EMPTY_LIST` and a list's
-/// filling; `reduce` for any reduction), none for what builds no object.
-fn written(op: &str) -> Option<String> {
-    let kind = match op {
-        "UNICODE" | "BINUNICODE" | "SHORT_BINUNICODE" | "BINUNICODE8" => "text",
-        "STRING" | "BINSTRING" | "SHORT_BINSTRING" | "BINBYTES" | "SHORT_BINBYTES"
-        | "BINBYTES8" => "bytes",
-        "BYTEARRAY8" => "bytearray",
-        "INT" | "BININT" | "BININT1" | "BININT2" | "LONG" | "LONG1" | "LONG4" => "int",
-        "FLOAT" | "BINFLOAT" => "float",
-        "LIST" | "EMPTY_LIST" | "APPEND" | "APPENDS" => "list",
-        "TUPLE" | "TUPLE1" | "TUPLE2" | "TUPLE3" | "EMPTY_TUPLE" => "tuple",
-        "DICT" | "EMPTY_DICT" | "SETITEM" | "SETITEMS" => "dict",
-        "EMPTY_SET" | "ADDITEMS" => "set",
-        "FROZENSET" => "frozenset",
-        "GLOBAL" | "STACK_GLOBAL" | "EXT1" | "EXT2" | "EXT4" => "global",
-        "REDUCE" | "NEWOBJ" | "NEWOBJ_EX" | "BUILD" | "INST" | "OBJ" => "reduce",
-        "NONE" | "NEWTRUE" | "NEWFALSE" | "STOP" | "?" => return None,
-        other => return Some(other.to_string()),
-    };
-    Some(kind.to_string())
 }
 
 /// A pickle's opcodes but its framing, which is no choice: a frame's length differs wherever
@@ -469,14 +415,23 @@ mod tests {
                 b"\x80\x04\x95\x0e\x00\x00\x00\x00\x00\x00\x00}(\x8c\x00NC\x02\xff\xfe\x94h\x00u.",
                 b"\x80\x04\x95\x0f\x00\x00\x00\x00\x00\x00\x00}(\x8c\x00NC\x02\xff\xfeC\x02\xff\xfeu."
             ),
-            "memo: c only, bytes"
+            "memo: c only"
         );
         assert_eq!(
             cause(
                 b"\x80\x04\x95/\x00\x00\x00\x00\x00\x00\x00\x8c\x05array\x94\x8c\x14_array_reconstructor\x93(h\x00h\x00\x93\x8c\x01dK\x10C\x00tR.",
                 b"\x80\x04\x954\x00\x00\x00\x00\x00\x00\x00\x8c\x05array\x94\x8c\x14_array_reconstructor\x93(\x8c\x05arrayh\x00\x93\x8c\x01dK\x10C\x00tR."
             ),
-            "memo: c only, text"
+            "memo: c only"
+        );
+        // CPython 3.12 at protocol 0: the C pickler memoizes a text the Python one reads
+        // from its memo an opcode later, and writes again at the end.
+        assert_eq!(
+            cause(
+                b"(lc_codecs\nencode\np0\n(V\\u0000\np2\ng1\ntRag2\na.",
+                b"(lc_codecs\nencode\np0\n(V\\u0000\ng1\ntRaV\\u0000\na."
+            ),
+            "memo: c only"
         );
         assert_eq!(
             cause(b"\x80\x02](K\x01K\x02e.", b"\x80\x02]K\x01aK\x02a."),
@@ -495,55 +450,6 @@ mod tests {
         // A pickle that ends early, and bytes that are no opcode: a name, no panic.
         assert_eq!(cause(b"\x80\x02K\x01", b"\x80\x02K\x01."), "end/STOP");
         assert_eq!(cause(b"\xff\xfe", b"\x80\x02."), "?/end");
-    }
-
-    /// CPython 2.7 to 3.12's `pickle.py` memoizes, at protocol 0, the escaped copy of a text
-    /// holding `\\`, `\0` or `\n` (`save_str` rebinds `obj` before `memoize`), so a second
-    /// reference to the text is written again where the C pickler reads its memo: one cause,
-    /// a `text` written again, whatever the value around it and whatever memo opcode differs
-    /// first (3.12's pickles, optimized). A memo written and never read is no object written
-    /// again; a bytes written again is another cause.
-    #[test]
-    fn what_one_pickler_writes_again_names_a_memo_cause() {
-        let once: &[(&[u8], &[u8])] = &[
-            (
-                b"(dV\\u20ac\\u000a\np0\ng0\ns.",
-                b"(dV\\u20ac\\u000a\nV\\u20ac\\u000a\ns.",
-            ),
-            (
-                b"(dV\nV\\u000a\np0\nsc_codecs\nencode\n(g0\nVlatin1\ntRI1\ns.",
-                b"(dV\nV\\u000a\nsc_codecs\nencode\n(V\\u000a\nVlatin1\ntRI1\ns.",
-            ),
-            (
-                b"(lc_codecs\nencode\n(V\\u0000\np0\nVlatin1\ntRag0\na.",
-                b"(lc_codecs\nencode\n(V\\u0000\nVlatin1\ntRaV\\u0000\na.",
-            ),
-        ];
-        for (c, py) in once {
-            assert_eq!(cause(c, py), "memo: c only, text", "{c:?} {py:?}");
-        }
-        assert_eq!(
-            cause(b"\x80\x02]q\x00.", b"\x80\x02]."),
-            "memo: c only",
-            "a memo written and never read"
-        );
-        // PyPy 8 at protocol 1: its Python pickler memoizes `_codecs.encode` and `latin1`, which
-        // its C pickler does not, but reduces the bytes again where the C pickler reads them
-        // from its memo.
-        assert_eq!(
-            cause(
-                b"}c_codecs\nencode\n(X\x04\x00\x00\x00\xc3\xbf\xc3\xbeX\x06\x00\x00\x00latin1tRq\x00h\x00s.",
-                b"}c_codecs\nencode\nq\x00(X\x04\x00\x00\x00\xc3\xbf\xc3\xbeX\x06\x00\x00\x00latin1q\x01tRh\x00(X\x04\x00\x00\x00\xc3\xbf\xc3\xbeh\x01tRs."
-            ),
-            "memo: c only, reduce"
-        );
-        assert_eq!(
-            cause(
-                b"\x80\x03]q\x00(C\x01aq\x01h\x01e.",
-                b"\x80\x03](C\x01aC\x01ae."
-            ),
-            "memo: c only, bytes"
-        );
     }
 
     /// A protocol 4 pickle of a reduction by `module.qualname` (two texts, memoized, then
@@ -597,7 +503,7 @@ mod tests {
         );
         assert_eq!(
             cause(&second(b"h\x00", b"f"), &second(b"\x8c\x01m", b"f")),
-            "memo: c only, text"
+            "memo: c only"
         );
         // A texts' push that is no global's operand is still a text (`SHORT_BINUNICODE`).
         assert_eq!(

@@ -216,11 +216,9 @@ trial!(pypy8_frozensets_are_one_finding, needs = &["pypy8"]);
 /// PyPy 8's C pickler writes a frozenset's items as a tuple, its Python pickler as a list
 /// (protocols 0 to 3): five frozensets of other items are one parity finding, `TUPLE/LIST`
 /// (ten before, one per first differing opcode and protocol). Its C pickler memoizes a bytes
-/// and a module's name the Python one writes again, each named by what the Python pickler
-/// wrote again: the bytes reduced at protocols 0 to 2 (`memo: c only, reduce`, though the Python
-/// pickler memoized the reducer first) and written at 3 to 5 (`bytes`), the module's name at 4
-/// and 5 (`text`; at protocol 4 the frames' lengths differed first, and
-/// each value was a finding of its own opcodes).
+/// and a module's name the Python one writes again: at protocols 3 to 5, two values, one
+/// finding (`memo: c only`; at protocol 4 the frames' lengths differed first, and each value
+/// was a finding of its own opcodes).
 fn pypy8_frozensets_are_one_finding() -> TestResult {
     let dir = folder(&[("frozensets.py", FROZENSETS)]);
     let d = dir.path();
@@ -231,15 +229,12 @@ fn pypy8_frozensets_are_one_finding() -> TestResult {
     )?;
     let parity: Vec<_> = of_oracle(&findings, "parity");
     let causes: Vec<&str> = parity.iter().filter_map(|f| f["cause"].as_str()).collect();
-    let expected = [
-        "TUPLE/LIST",
-        "memo: c only, reduce",
-        "memo: c only, bytes",
-        "memo: c only, text",
-    ];
     check(
-        causes.len() == expected.len() && expected.iter().all(|c| causes.contains(c)),
-        format!("four causes, one finding each: {causes:?}"),
+        causes.len() == 3
+            && ["TUPLE/LIST", "memo: c only", "memo: py only"]
+                .iter()
+                .all(|c| causes.contains(c)),
+        format!("three causes, one finding each: {causes:?}"),
     )?;
     let tuples = parity
         .iter()
@@ -784,39 +779,37 @@ fn a_cause_shown_by_fewer_is_the_finding_before() -> TestResult {
     )
 }
 
-const TEXTS_AGAIN: &str = r#"def a_byte_and_a_text():
-    # pickle.py of 3.7 to 3.12, protocol 0: the bytes is reduced to the text u'\x00', which
-    # the C pickler memoizes and reads again for the second item; pickle.py memoized an
-    # escaped copy of it and writes the text again.
-    return [b'\x00', u'\x00']
+const BUFFERS_WIDER_LATER: &str = r#"import pickle
 
 
-def a_text_twice():
-    # The same cause on 2.7 too: one text, key and value.
-    text = u'\u20ac\n'
-    return {text: text}
+def a_byte_and_its_buffer():
+    # pickle.py of 3.8 to 3.12 writes a PickleBuffer's bytes in band and memoizes them without
+    # looking in its memo first: this one byte is the object before it on PyPy alone.
+    return (b'\n', pickle.PickleBuffer(b'\n'))
+
+
+def a_key_and_its_buffer():
+    # The same cause on CPython too: b'' is one object, already memoized as the key.
+    return {b'': pickle.PickleBuffer(b'')}
 "#;
-
-const TEXTS_ON: &[&str] = &["2.7", "3.7", "3.12", "3.13"];
 
 trial!(
     a_cause_shown_by_more_later_is_the_one_finding,
-    needs = TEXTS_ON
+    needs = IN_BAND
 );
-/// 2.7 to 3.12's `pickle.py` memoizes, at protocol 0, the escaped copy of a text holding `\n`
-/// or `\0`, so where the C pickler reads the text from its memo, it writes the text again.
-/// The first value shows it on 3.7 and 3.12, the second on 2.7 too: one parity finding,
-/// `memo: c only, text` (what the Python pickler wrote again), the second value's, which
-/// takes the place of the first's (two before, both `memo: c only`, the later one wider); the
-/// same from two shards merged, each of which found one of them.
+/// The two values above in the other order: the first shows the cause on PyPy alone, the
+/// second on 3.8, 3.12 and PyPy. One finding, the second value's, which takes the place of the
+/// first's (two before, `pypy` and the wider `cpython 3.8-3.12, pypy`: only a finding from a
+/// later value that was within an earlier one was left out); the same from two shards merged,
+/// each of which found one of them.
 fn a_cause_shown_by_more_later_is_the_one_finding() -> TestResult {
-    let dir = folder(&[("texts.py", TEXTS_AGAIN)]);
+    let dir = folder(&[("buffers.py", BUFFERS_WIDER_LATER)]);
     one_finding_whole_and_sharded(
         dir.path(),
-        TEXTS_ON,
-        "texts.py",
-        |f| f["oracle"] == "parity" && f["cause"] == "memo: c only, text",
-        "parity memo: c only, text | cpython 2.7-3.12 (value 1)",
+        IN_BAND,
+        "buffers.py",
+        |f| f["oracle"] == "dump-differs" && f["observed"] == "AssertionError",
+        "at pickle.memoize | cpython 3.8-3.12, pypy (value 1)",
     )
 }
 
