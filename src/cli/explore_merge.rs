@@ -106,14 +106,9 @@ pub fn merge(inputs: &[(String, Json)], format: u64) -> Result<Json, String> {
     // A finding within another (the same cause raised at the same places, on interpreters
     // among its own) is that one's, the widest kept whichever shard showed it, and of two
     // equals the earlier value's, as the unsharded run has it (`explore::outranks`).
-    let index = |f: &Json| f["index"].as_u64().unwrap_or(u64::MAX);
     let hidden: Vec<String> = findings
         .iter()
-        .filter(|(s, a)| {
-            findings
-                .iter()
-                .any(|(o, b)| o != *s && within(a, b) && (!within(b, a) || index(b) < index(a)))
-        })
+        .filter(|(s, a)| findings.iter().any(|(o, b)| o != *s && outranks(b, a)))
         .map(|(s, _)| s.clone())
         .collect();
     for s in hidden {
@@ -180,6 +175,13 @@ pub fn merge(inputs: &[(String, Json)], format: u64) -> Result<Json, String> {
         "findings": findings.into_values().collect::<Vec<_>>(),
         "stability": stability.into_values().collect::<Vec<_>>(),
     }))
+}
+
+/// Whether `b` outranks `a` as the run tells (`explore::outranks`): `a` is within `b` and,
+/// where each is within the other, `b` was shown by an earlier value.
+fn outranks(b: &Json, a: &Json) -> bool {
+    let index = |f: &Json| f["index"].as_u64().unwrap_or(u64::MAX);
+    within(a, b) && (!within(b, a) || index(b) < index(a))
 }
 
 /// Whether finding `a` is within `b` as the run tells (`explore::within`): the same oracle,

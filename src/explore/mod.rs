@@ -642,12 +642,11 @@ impl State<'_> {
             return;
         }
         // One cause shown by fewer: raised where a reported finding's exceptions were, on
-        // interpreters among its own (3.8 to
-        // 3.12's `pickle.py` memoizes the bytes of a `PickleBuffer` it writes in band without
-        // looking in its memo, which only some values' bytes are already in, on some
-        // versions). The widest is kept whichever value showed it first, so that the run and
-        // the merge of its shards agree: this one is left out under a reported one that covers
-        // it, and takes the place of those it covers.
+        // interpreters among its own (3.8 to 3.12's `pickle.py` memoizes the bytes of a
+        // `PickleBuffer` it writes in band without looking in its memo, which only some values'
+        // bytes are already in, on some versions). The widest is kept whichever value showed it
+        // first, so that the run and the merge of its shards agree: this one is left out under
+        // a reported one that outranks it, and takes the place of those it outranks.
         let shown = Sides::of(&group);
         let this = (&finding, &shown, index);
         if self
