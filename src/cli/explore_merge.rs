@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value as Json};
 
 use crate::errors::Error;
+use crate::explore::parity_cause;
 
 /// A report `explore --json` wrote (it has the `explore` format key).
 pub fn is_explore(doc: &Json) -> bool {
@@ -186,7 +187,8 @@ fn outranks(b: &Json, a: &Json) -> bool {
 
 /// Whether finding `a` is within `b` as the run tells (`explore::within`): the same oracle,
 /// observation and cause, raised at the same places (none is within another where nothing
-/// raised), its group's producers and consumers among `b`'s.
+/// raised, but for a parity cause that names what one pickler reads from its memo), its
+/// group's producers and consumers among `b`'s.
 fn within(a: &Json, b: &Json) -> bool {
     let sides = |f: &Json, key: &str| -> BTreeSet<String> {
         let group = f["group"].as_array().into_iter().flatten();
@@ -201,7 +203,11 @@ fn within(a: &Json, b: &Json) -> bool {
         all.filter_map(Json::as_str).map(str::to_owned).collect()
     };
     ["oracle", "observed", "cause"].iter().all(|k| a[k] == b[k])
-        && !sites(a).is_empty()
+        && (!sites(a).is_empty()
+            || a["oracle"] == "parity"
+                && a["cause"]
+                    .as_str()
+                    .is_some_and(parity_cause::names_what_is_shared))
         && sites(a) == sites(b)
         && sides(a, "producers").is_subset(&sides(b, "producers"))
         && sides(a, "consumers").is_subset(&sides(b, "consumers"))
@@ -439,8 +445,39 @@ mod tests {
         };
         let narrow = parity("parity narrow", 2, json!(["b"]));
         let broad = parity("parity broad", 8, json!(["a", "b"]));
-        let one = shard(1, 2, 7, json!([fewer, unraised, narrow, alike]));
-        let two = shard(2, 2, 7, json!([wide, elsewhere, before, broad]));
+        // But one whose cause is what a pickler reads from its memo is within another of
+        // that cause (not one that names no object, where the pickles did not replay).
+        let memo = |signature: &str, index: u64, cause: &str, producers: Json| {
+            let mut f = parity(signature, index, producers);
+            f["cause"] = json!(cause);
+            f
+        };
+        let text = "memo: c only, text";
+        let memo_narrow = memo("memo narrow", 4, text, json!(["b"]));
+        let memo_broad = memo("memo broad", 10, text, json!(["a", "b"]));
+        let memo_bytes = memo("memo bytes", 11, "memo: c only, bytes", json!(["b"]));
+        let memo_bare = memo("memo bare", 12, "memo: c only", json!(["b"]));
+        let memo_bare_broad = memo("memo bare broad", 13, "memo: c only", json!(["a", "b"]));
+        let one = shard(
+            1,
+            2,
+            7,
+            json!([fewer, unraised, narrow, alike, memo_narrow, memo_bare]),
+        );
+        let two = shard(
+            2,
+            2,
+            7,
+            json!([
+                wide,
+                elsewhere,
+                before,
+                broad,
+                memo_broad,
+                memo_bytes,
+                memo_bare_broad
+            ]),
+        );
         let merged = merge(&[one, two], 2).unwrap();
         let kept: Vec<&str> = merged["findings"]
             .as_array()
@@ -452,6 +489,10 @@ mod tests {
             kept,
             [
                 "elsewhere",
+                "memo bare",
+                "memo bare broad",
+                "memo broad",
+                "memo bytes",
                 "parity broad",
                 "parity narrow",
                 "unraised",

@@ -12,6 +12,7 @@ pub mod oracle;
 pub mod params;
 pub mod parity_cause;
 pub mod refusals;
+pub mod replay;
 pub mod shrink;
 pub mod sides;
 pub mod source;
@@ -798,12 +799,15 @@ impl<'a> Sides<'a> {
 }
 
 /// Whether finding `a` (its group's sides) is within `b`: the same oracle, observation and
-/// cause, raised at the same places (exceptions: a finding with no raise site, a value, bytes
-/// or a memo that differ, is never within another), on producers and consumers among `b`'s.
-/// `explore merge` applies the same rule to reports (`cli/explore_merge.rs`).
+/// cause, raised at the same places (exceptions: a finding with no raise site, a value or
+/// bytes that differ, is never within another; but a parity finding whose cause is an object
+/// one pickler reads from its memo and the other writes again, `memo: c only, text`, is), on
+/// producers and consumers among `b`'s. `explore merge` applies the same rule to reports
+/// (`cli/explore_merge.rs`).
 fn within(a: &Finding, a_sides: &Sides, b: &Finding, b_sides: &Sides) -> bool {
     (a.oracle, &a.observed, &a.cause) == (b.oracle, &b.observed, &b.cause)
-        && !a_sides.sites.is_empty()
+        && (!a_sides.sites.is_empty()
+            || a.oracle == oracle::Oracle::Parity && parity_cause::names_what_is_shared(&a.cause))
         && a_sides.sites == b_sides.sites
         && a_sides.producers.is_subset(&b_sides.producers)
         && a_sides.consumers.is_subset(&b_sides.consumers)

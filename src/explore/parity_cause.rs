@@ -10,7 +10,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::stream::{name, split};
+use super::replay::{self, Compared};
+use super::stream::{memo_index, name, split, text};
 
 /// The opcodes a pickle's memo is written with.
 const MEMO_WRITES: &[&str] = &["PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"];
@@ -117,11 +118,16 @@ fn fill(op: &Op) -> Option<String> {
 
 /// The cause of the difference between the C pickler's pickle `c` and the Python pickler's
 /// `py` (both optimized, their memo numbered alike), as `C/PY`:
-/// - `memo: c only` or `memo: py only` where, at the first opcode that differs (framing left
-///   aside), one pickler writes to or reads from the memo and the other does not (it writes
-///   the object again), whatever that object is;
-/// - else the containers and reductions each pickler wrote that the other did not (`TUPLE/LIST`,
-///   `REDUCE/NEWOBJ`, `-` for none), by family and without their arguments;
+/// - `memo: c only, text` or `memo: py only, bytes` where the two pickles are the same
+///   written out (each memo read replaced by what it reads, `replay.rs`): the pickler that
+///   reads from its memo an object the other writes again, and that object's type (the
+///   first such object);
+/// - `memo: c only` or `memo: py only` where they do not replay and, at the first opcode that
+///   differs (framing left aside), one pickler writes to or reads from the memo and the other
+///   does not;
+/// - else (written out, where they replay) the containers and reductions each pickler wrote
+///   that the other did not (`TUPLE/LIST`, `REDUCE/NEWOBJ`, `-` for none), by family and
+///   without their arguments;
 /// - else the filling opcodes each wrote that the other did not (`APPEND/APPENDS`);
 /// - else the first opcodes that differ, by name (`FLOAT` where only the argument does,
 ///   `BININT/LONG1`);
@@ -137,9 +143,17 @@ pub fn cause(c: &[u8], py: &[u8]) -> String {
     };
     let at = |ops: &[&[u8]]| ops.get(first).map_or("end", |op| name(op));
     let (x, y) = (at(&fa), at(&fb));
-    if let Some(which) = memo_only(x, y) {
-        return format!("memo: {which} only");
-    }
+    let (a, b) = match replay::compare(c, py) {
+        Compared::Shared { reader, kind } => return format!("memo: {reader} only, {kind}"),
+        // More than the memo differs: what each wrote, its memo reads written out.
+        Compared::Apart { c, py } => (c, py),
+        Compared::Alike | Compared::Unknown => {
+            if let Some(which) = memo_only(x, y) {
+                return format!("memo: {which} only");
+            }
+            (a, b)
+        }
+    };
     let (a, b) = (chosen(&resolved(&a)), chosen(&resolved(&b)));
     let (only_c, only_py) = unmatched(&a, &b);
     for pick in [structure as Family, fill] {
@@ -165,6 +179,14 @@ pub fn cause(c: &[u8], py: &[u8]) -> String {
     }
 }
 
+/// Whether a parity cause names the object one pickler reads from its memo where the other
+/// writes it again (`memo: c only, text`): one cause however many values show it, so that a
+/// finding of it on fewer interpreters is within one on more, as a finding raised at the same
+/// places is (`explore::within`).
+pub fn names_what_is_shared(cause: &str) -> bool {
+    cause.starts_with("memo: ") && cause.contains(" only, ")
+}
+
 /// A pickle's opcodes but its framing, which is no choice: a frame's length differs wherever
 /// anything inside it does.
 fn unframed(ops: &[Vec<u8>]) -> Vec<&[u8]> {
@@ -180,34 +202,6 @@ fn chosen<'a>(ops: &[Op<'a>]) -> Vec<Op<'a>> {
         .filter(|op| !IGNORED.contains(&op.name))
         .cloned()
         .collect()
-}
-
-/// The texts pushed by `SHORT_BINUNICODE`, `BINUNICODE`, `BINUNICODE8` and `UNICODE`.
-fn text(op: &[u8]) -> Option<String> {
-    let counted = |width: usize| {
-        let mut len = [0u8; 8];
-        len[..width].copy_from_slice(op.get(1..1 + width)?);
-        let body = op.get(1 + width..1 + width + usize::try_from(u64::from_le_bytes(len)).ok()?)?;
-        Some(String::from_utf8_lossy(body).into_owned())
-    };
-    match name(op) {
-        "SHORT_BINUNICODE" => counted(1),
-        "BINUNICODE" => counted(4),
-        "BINUNICODE8" => counted(8),
-        "UNICODE" => Some(String::from_utf8_lossy(op.get(1..op.len() - 1)?).into_owned()),
-        _ => None,
-    }
-}
-
-/// The memo index a `GET` or `PUT` opcode names (a decimal line, one byte, four bytes).
-fn memo_index(op: &[u8]) -> Option<u64> {
-    let arg = op.get(1..)?;
-    match name(op) {
-        "GET" | "PUT" => std::str::from_utf8(arg).ok()?.trim().parse().ok(),
-        "BINGET" | "BINPUT" => arg.first().map(|&b| u64::from(b)),
-        "LONG_BINGET" | "LONG_BINPUT" => Some(u64::from(u32::from_le_bytes(arg.try_into().ok()?))),
-        _ => None,
-    }
 }
 
 /// `ops` with each global named: `GLOBAL`'s `module\nname\n` as `module.name`, and
@@ -415,17 +409,26 @@ mod tests {
                 b"\x80\x04\x95\x0e\x00\x00\x00\x00\x00\x00\x00}(\x8c\x00NC\x02\xff\xfe\x94h\x00u.",
                 b"\x80\x04\x95\x0f\x00\x00\x00\x00\x00\x00\x00}(\x8c\x00NC\x02\xff\xfeC\x02\xff\xfeu."
             ),
-            "memo: c only"
+            "memo: c only, bytes"
         );
         assert_eq!(
             cause(
                 b"\x80\x04\x95/\x00\x00\x00\x00\x00\x00\x00\x8c\x05array\x94\x8c\x14_array_reconstructor\x93(h\x00h\x00\x93\x8c\x01dK\x10C\x00tR.",
                 b"\x80\x04\x954\x00\x00\x00\x00\x00\x00\x00\x8c\x05array\x94\x8c\x14_array_reconstructor\x93(\x8c\x05arrayh\x00\x93\x8c\x01dK\x10C\x00tR."
             ),
-            "memo: c only"
+            "memo: c only, text"
         );
-        // CPython 3.12 at protocol 0: the C pickler memoizes a text the Python one reads
-        // from its memo an opcode later, and writes again at the end.
+        // CPython 3.12 at protocol 0: the C pickler reads from its memo the text the Python
+        // one writes again at the end (having memoized its escaped copy).
+        assert_eq!(
+            cause(
+                b"(lc_codecs\nencode\n(V\\u0000\np0\nVlatin1\ntRag0\na.",
+                b"(lc_codecs\nencode\n(V\\u0000\nVlatin1\ntRaV\\u0000\na."
+            ),
+            "memo: c only, text"
+        );
+        // The same with a read of what was never memoized: it does not replay, and the memo
+        // is named where the two first differ, without a type.
         assert_eq!(
             cause(
                 b"(lc_codecs\nencode\np0\n(V\\u0000\np2\ng1\ntRag2\na.",
@@ -503,7 +506,7 @@ mod tests {
         );
         assert_eq!(
             cause(&second(b"h\x00", b"f"), &second(b"\x8c\x01m", b"f")),
-            "memo: c only"
+            "memo: c only, text"
         );
         // A texts' push that is no global's operand is still a text (`SHORT_BINUNICODE`).
         assert_eq!(

@@ -106,6 +106,34 @@ pub fn name(op: &[u8]) -> &'static str {
     op.first().and_then(|&b| opcode(b)).map_or("?", |o| o.0)
 }
 
+/// The texts pushed by `SHORT_BINUNICODE`, `BINUNICODE`, `BINUNICODE8` and `UNICODE`.
+pub fn text(op: &[u8]) -> Option<String> {
+    let counted = |width: usize| {
+        let mut len = [0u8; 8];
+        len[..width].copy_from_slice(op.get(1..1 + width)?);
+        let body = op.get(1 + width..1 + width + usize::try_from(u64::from_le_bytes(len)).ok()?)?;
+        Some(String::from_utf8_lossy(body).into_owned())
+    };
+    match name(op) {
+        "SHORT_BINUNICODE" => counted(1),
+        "BINUNICODE" => counted(4),
+        "BINUNICODE8" => counted(8),
+        "UNICODE" => Some(String::from_utf8_lossy(op.get(1..op.len() - 1)?).into_owned()),
+        _ => None,
+    }
+}
+
+/// The memo index a `GET` or `PUT` opcode names (a decimal line, one byte, four bytes).
+pub fn memo_index(op: &[u8]) -> Option<u64> {
+    let arg = op.get(1..)?;
+    match name(op) {
+        "GET" | "PUT" => std::str::from_utf8(arg).ok()?.trim().parse().ok(),
+        "BINGET" | "BINPUT" => arg.first().map(|&b| u64::from(b)),
+        "LONG_BINGET" | "LONG_BINPUT" => Some(u64::from(u32::from_le_bytes(arg.try_into().ok()?))),
+        _ => None,
+    }
+}
+
 /// The globals a stream may name, as (module, name): what the worker's unpicklers let a
 /// stream import (anything else is refused before it is imported, so that no stream can call
 /// what it likes). Both spellings of 2.7's and 3's modules.
