@@ -215,10 +215,11 @@ def doubles():
 trial!(pypy8_frozensets_are_one_finding, needs = &["pypy8"]);
 /// PyPy 8's C pickler writes a frozenset's items as a tuple, its Python pickler as a list
 /// (protocols 0 to 3): five frozensets of other items are one parity finding, `TUPLE/LIST`
-/// (ten before, one per first differing opcode and protocol). Its C pickler memoizes a bytes
-/// and a module's name the Python one writes again: at protocols 3 to 5, two values, one
-/// finding (`memo: c only`; at protocol 4 the frames' lengths differed first, and each value
-/// was a finding of its own opcodes).
+/// (ten before, one per first differing opcode and protocol). Its C pickler reads from its
+/// memo an equal bytes (at every protocol) and a module's name (protocols 4 and 5) that the
+/// Python one writes again: one finding each, named by what is read, `memo: c only, bytes`
+/// and `memo: c only, text` (before: `memo: c only` and, at protocols 0 to 2, where the Python
+/// pickler memoizes the global that writes a bytes first, `memo: py only`).
 fn pypy8_frozensets_are_one_finding() -> TestResult {
     let dir = folder(&[("frozensets.py", FROZENSETS)]);
     let d = dir.path();
@@ -231,7 +232,7 @@ fn pypy8_frozensets_are_one_finding() -> TestResult {
     let causes: Vec<&str> = parity.iter().filter_map(|f| f["cause"].as_str()).collect();
     check(
         causes.len() == 3
-            && ["TUPLE/LIST", "memo: c only", "memo: py only"]
+            && ["TUPLE/LIST", "memo: c only, bytes", "memo: c only, text"]
                 .iter()
                 .all(|c| causes.contains(c)),
         format!("three causes, one finding each: {causes:?}"),
@@ -773,7 +774,7 @@ fn a_cause_shown_by_fewer_is_the_finding_before() -> TestResult {
     one_finding_whole_and_sharded(
         dir.path(),
         IN_BAND,
-        "buffers.py",
+        ("buffers.py", "2"),
         |f| f["oracle"] == "dump-differs" && f["observed"] == "AssertionError",
         "at pickle.memoize | cpython 3.8-3.12, pypy (value 0)",
     )
@@ -807,19 +808,57 @@ fn a_cause_shown_by_more_later_is_the_one_finding() -> TestResult {
     one_finding_whole_and_sharded(
         dir.path(),
         IN_BAND,
-        "buffers.py",
+        ("buffers.py", "2"),
         |f| f["oracle"] == "dump-differs" && f["observed"] == "AssertionError",
         "at pickle.memoize | cpython 3.8-3.12, pypy (value 1)",
     )
 }
 
-/// `explore --values FILE --count 2` on `on` finds, of the findings `pick` keeps, one whose
-/// signature and value number end with `expected`; each of the shards 1/2 and 2/2 finds one
-/// (its own value's), and the two merged give the whole run's.
+const TEXTS_WRITTEN_AGAIN: &str = r#"def a_byte_and_a_text():
+    # pickle.py of 2.7 and 3.6 to 3.12 memoizes, at protocol 0, the escaped copy of a text it
+    # writes, not the text: a text met again is written again where the C pickler reads it
+    # from its memo. Here '\x00' is one object on 3.7 to 3.12 alone.
+    return [b'\x00', u'\x00']
+
+
+def a_newline_by_way_of_bytes():
+    # '\n' is one object on 3.6 to 3.12 (protocol 0 writes a bytes by way of a text).
+    return {u'': u'\n', b'\n': 0.5}
+
+
+def one_text_twice():
+    # On 2.7 too.
+    text = u'a\\b\n'
+    return (text, text)
+"#;
+
+/// Where `pickle.py` writes a text again that the C pickler reads from its memo.
+const WRITTEN_AGAIN: &[&str] = &["2.7", "3.6", "3.7", "3.12", "3.13"];
+
+trial!(a_text_written_again_is_one_finding, needs = WRITTEN_AGAIN);
+/// The three values above show one cause, a text the C pickler reads from its memo and
+/// `pickle.py` writes again at protocol 0, on more interpreters each: one parity finding, the
+/// last value's, named by the object's type (three before, each `memo: c only`, on 3.7-3.12,
+/// 3.6-3.12 and 2.7-3.12); the same from two shards merged.
+fn a_text_written_again_is_one_finding() -> TestResult {
+    let dir = folder(&[("texts.py", TEXTS_WRITTEN_AGAIN)]);
+    one_finding_whole_and_sharded(
+        dir.path(),
+        WRITTEN_AGAIN,
+        ("texts.py", "3"),
+        |f| f["oracle"] == "parity",
+        "parity memo: c only, text | cpython 2.7-3.12 (value 2)",
+    )
+}
+
+/// `explore --values FILE --count N` on `on` (`values` is `FILE` and `N`, the number of its
+/// values) finds, of the findings `pick` keeps, one whose signature and value number end with
+/// `expected`; each of the shards 1/2 and 2/2 finds one (of its own values), and the two
+/// merged give the whole run's.
 fn one_finding_whole_and_sharded(
     d: &std::path::Path,
     on: &[&str],
-    values: &str,
+    values: (&str, &str),
     pick: impl Fn(&serde_json::Value) -> bool,
     expected: &str,
 ) -> TestResult {
@@ -857,17 +896,17 @@ fn findings_of(
         .collect()
 }
 
-/// `explore --values FILE --count 2` on `on`, whole, as shards 1/2 and 2/2, and those two
-/// merged: the four JSON reports (each run finds something: exit 1).
+/// `explore --values FILE --count N` on `on` (`values`: `FILE` and `N`), whole, as shards 1/2
+/// and 2/2, and those two merged: the four JSON reports (each run finds something: exit 1).
 fn explored_whole_and_sharded(
     d: &std::path::Path,
     on: &[&str],
-    values: &str,
+    (values, count): (&str, &str),
 ) -> Result<[serde_json::Value; 4], libtest_mimic::Failed> {
     let explore =
         |name: &str, extra: &[&str]| -> Result<serde_json::Value, libtest_mimic::Failed> {
             let json = format!("{name}.json");
-            let mut all = vec!["--values", values, "--count", "2", "--out", name];
+            let mut all = vec!["--values", values, "--count", count, "--out", name];
             all.extend(["--json", &json]);
             all.extend(extra);
             let mut args = vec!["explore".to_string()];
