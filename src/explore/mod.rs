@@ -650,15 +650,19 @@ impl State<'_> {
         // a reported one that outranks it, and takes the place of those it outranks.
         let shown = Sides::of(&group);
         let this = (&finding, &shown, index);
-        if self
-            .found
-            .values()
-            .any(|r| outranks((&r.finding, &Sides::of(&r.group), r.index), this))
-        {
-            return;
+        let mut outranked = Vec::new();
+        for (key, r) in &self.found {
+            let theirs = (&r.finding, &Sides::of(&r.group), r.index);
+            if outranks(theirs, this) {
+                return;
+            }
+            if outranks(this, theirs) {
+                outranked.push(key.clone());
+            }
         }
-        self.found
-            .retain(|_, r| !outranks(this, (&r.finding, &Sides::of(&r.group), r.index)));
+        for key in outranked {
+            self.found.remove(&key);
+        }
         let origin = case::Origin {
             seed: self.options.seed,
             index,
@@ -962,15 +966,15 @@ async fn shrink(
         if candidates.is_empty() {
             break;
         }
-        let new: Vec<Value> = candidates
+        let (new, sources): (Vec<Value>, Vec<&String>) = candidates
             .iter()
             .filter(|(_, source)| !tried.contains_key(source))
-            .map(|(v, _)| v.clone())
-            .collect();
+            .map(|(v, source)| (v.clone(), source))
+            .unzip();
         if !new.is_empty() {
             let observed = bench.observe(&new, &involved).await?;
-            for (v, o) in new.iter().zip(observed) {
-                tried.insert(v.source(), findings(&o));
+            for (source, o) in sources.into_iter().zip(observed) {
+                tried.insert(source.clone(), findings(&o));
             }
         }
         let Some((next, shown)) = candidates.into_iter().find_map(|(v, source)| {

@@ -274,7 +274,7 @@ pub struct Observation {
     /// What each consumer's unpicklers did with each distinct pickle.
     pub loads: Loads,
     /// Per producer and protocol whose C and Python pickles differ once optimized: what each
-    /// pickler chose that the other did not (`TUPLE/LIST`, `memo: c only`, `FLOAT`), as
+    /// pickler chose that the other did not (`TUPLE/LIST`, `memo: c only, text`, `FLOAT`), as
     /// [`parity_cause::cause`] names it from the two pickles.
     pub parity_ops: LiteMap<(usize, u32), String>,
 }

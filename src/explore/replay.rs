@@ -45,7 +45,26 @@ struct Replay {
 
 /// One opcode of a pickle written out, and the object of the outermost memo read it was
 /// written out of (none where the pickler wrote it itself).
-type Written<'a> = (&'a [u8], Option<usize>);
+type Written<'a> = (Out<'a>, Option<usize>);
+
+/// What a pickle is written out to: its opcodes, and for a read of an object not yet made
+/// (a cycle) how many opcodes back that object starts, which is the same in two pickles the
+/// same written out whatever their memo's numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Out<'a> {
+    Op(&'a [u8]),
+    Back(usize),
+}
+
+impl Out<'_> {
+    /// The opcode: a read back as a `GET` of its distance.
+    fn bytes(&self) -> Vec<u8> {
+        match self {
+            Out::Op(op) => op.to_vec(),
+            Out::Back(n) => format!("g{n}\n").into_bytes(),
+        }
+    }
+}
 
 /// How two picklers' pickles of one value compare, written out.
 #[derive(Debug, PartialEq, Eq)]
@@ -76,7 +95,7 @@ pub fn compare(c: &[u8], py: &[u8]) -> Compared {
     };
     let same = wc.len() == wpy.len() && wc.iter().zip(&wpy).all(|(a, b)| a.0 == b.0);
     if !same {
-        let owned = |w: &[Written]| w.iter().map(|(op, _)| op.to_vec()).collect();
+        let owned = |w: &[Written]| w.iter().map(|(op, _)| op.bytes()).collect();
         return Compared::Apart {
             c: owned(&wc),
             py: owned(&wpy),
@@ -210,25 +229,22 @@ impl Replay {
     }
 
     /// The pickle written out: every memo read replaced by the opcodes of what it reads (a
-    /// read of an object inside its own opcodes, a cycle, kept as the read), each opcode with the
-    /// object of the outermost read it came from; memo writes and framing left out. None
-    /// past [`MOST`] opcodes.
+    /// read of an object inside its own opcodes, a cycle, kept as a read back to where that
+    /// object starts), each opcode with the object of the outermost read it came from; memo
+    /// writes and framing left out. None past [`MOST`] opcodes.
     fn written(&self) -> Option<Vec<Written<'_>>> {
-        let mut out = Vec::new();
-        let mut open = Vec::new();
-        self.write(0, self.ops.len(), None, &mut open, &mut out)?;
-        Some(out)
+        let mut writing = Writing::default();
+        self.write(0, self.ops.len(), None, &mut writing)?;
+        Some(writing.out)
     }
 
-    /// Opcodes `from..to` written out into `out`, those of the reads `open` (the objects
-    /// being written out) kept as reads; `outer` the outermost read they came from.
+    /// Opcodes `from..to` written out; `outer` the outermost read they came from.
     fn write<'a>(
         &'a self,
         from: usize,
         to: usize,
         outer: Option<usize>,
-        open: &mut Vec<usize>,
-        out: &mut Vec<Written<'a>>,
+        writing: &mut Writing<'a>,
     ) -> Option<()> {
         for i in from..to {
             let op = self.ops[i].as_slice();
@@ -242,23 +258,40 @@ impl Replay {
             match self.reads.get(&i) {
                 // A read inside what it reads is of an object not yet made: kept as the read.
                 Some(&read)
-                    if !open.contains(&read)
+                    if !writing.open.contains(&read)
                         && !(object(read).start..=object(read).end).contains(&i) =>
                 {
                     let object = object(read);
-                    open.push(read);
+                    writing.open.push(read);
                     let outer = outer.or(Some(read));
-                    self.write(object.start, object.end + 1, outer, open, out)?;
-                    open.pop();
+                    self.write(object.start, object.end + 1, outer, writing)?;
+                    writing.open.pop();
                 }
-                _ => out.push((op, outer)),
+                Some(&read) => {
+                    let start = writing.at.get(&object(read).start).copied();
+                    let back = writing.out.len() - start.unwrap_or(0);
+                    writing.out.push((Out::Back(back), outer));
+                }
+                None => {
+                    writing.at.insert(i, writing.out.len());
+                    writing.out.push((Out::Op(op), outer));
+                }
             }
-            if out.len() > MOST {
+            if writing.out.len() > MOST {
                 return None;
             }
         }
         Some(())
     }
+}
+
+/// A pickle being written out: the opcodes so far, the objects whose reads are being written
+/// out (a read of one of them is kept as a read back), and where each opcode was last written.
+#[derive(Debug, Default)]
+struct Writing<'a> {
+    out: Vec<Written<'a>>,
+    open: Vec<usize>,
+    at: HashMap<usize, usize>,
 }
 
 /// The object on top of the stack.
@@ -464,11 +497,14 @@ mod tests {
         assert_eq!(compare(cycle, cycle), Compared::Alike);
         let Some(written) = Replay::of(cycle).and_then(|r| {
             r.written()
-                .map(|w| w.iter().map(|(op, _)| name(op)).collect::<Vec<_>>())
+                .map(|w| w.iter().map(|(op, _)| op.bytes()).collect::<Vec<_>>())
         }) else {
             panic!("replays");
         };
-        assert_eq!(written, ["EMPTY_LIST", "BINGET", "APPEND", "STOP"]);
+        assert_eq!(written, [&b"]"[..], b"g1\n", b"a", b"."]);
+        // 2.7's cPickle numbers its memo from 1, its pickle.py from 0, and 2.7's optimize does
+        // not renumber: a list that holds itself is alike whatever its memo's numbers.
+        assert_eq!(compare(b"(lp1\ng1\na.", b"(lp0\ng0\na."), Compared::Alike);
     }
 
     /// What does not replay is unknown, not a panic: an opcode that is none, a read of what
