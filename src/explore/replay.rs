@@ -170,34 +170,23 @@ impl Replay {
                     objects[top(&stack)?].end = i;
                 }
                 "APPEND" | "SETITEM" | "BUILD" | "READONLY_BUFFER" => {
-                    let popped = match op_name {
-                        "SETITEM" => 2,
-                        "READONLY_BUFFER" => 0,
-                        _ => 1,
-                    };
-                    pop(&mut stack, popped)?;
+                    pop(&mut stack, taken(op_name))?;
                     objects[top(&stack)?].end = i;
                 }
                 "TUPLE1" | "TUPLE2" | "TUPLE3" | "BINPERSID" => {
-                    let n = match op_name {
-                        "TUPLE2" => 2,
-                        "TUPLE3" => 3,
-                        _ => 1,
-                    };
-                    let items = pop(&mut stack, n)?;
+                    let items = pop(&mut stack, taken(op_name))?;
                     let start = objects[items[0]].start;
                     let slot = new(&mut objects, start, built(op_name), None);
                     stack.push(slot);
                 }
                 "REDUCE" | "NEWOBJ" | "NEWOBJ_EX" => {
-                    let n = if op_name == "NEWOBJ_EX" { 3 } else { 2 };
-                    let callable = &objects[pop(&mut stack, n)?[0]];
+                    let callable = &objects[pop(&mut stack, taken(op_name))?[0]];
                     let (start, kind) = (callable.start, reduced(callable.text.as_deref()));
                     let slot = new(&mut objects, start, kind, None);
                     stack.push(slot);
                 }
                 "STACK_GLOBAL" => {
-                    let names = pop(&mut stack, 2)?;
+                    let names = pop(&mut stack, taken(op_name))?;
                     let (module, qualname) = (&objects[names[0]], &objects[names[1]]);
                     let global = match (&module.text, &qualname.text) {
                         (Some(m), Some(q)) => Some(format!("{m}.{q}")),
@@ -324,6 +313,17 @@ fn to_mark(stack: &mut Vec<Slot>) -> Option<(usize, Vec<usize>)> {
     let objects = pop(stack, stack.len() - at - 1)?;
     stack.pop();
     Some((mark, objects))
+}
+
+/// How many objects an opcode that takes a fixed number of them takes from the stack (what
+/// it fills, or builds on, stays).
+fn taken(op: &str) -> usize {
+    match op {
+        "READONLY_BUFFER" => 0,
+        "SETITEM" | "TUPLE2" | "REDUCE" | "NEWOBJ" | "STACK_GLOBAL" => 2,
+        "TUPLE3" | "NEWOBJ_EX" => 3,
+        _ => 1,
+    }
 }
 
 /// The type of what a building opcode builds.
