@@ -6,7 +6,9 @@
 //! named by the module and qualified name it refers to (`GLOBAL copyreg._reconstructor`),
 //! whichever opcode wrote it: `STACK_GLOBAL`'s two operands are read from the texts pushed
 //! before it (or read from the memo), so that two picklers that chose different globals are
-//! apart, and the same global written as `GLOBAL` and as `STACK_GLOBAL` is one.
+//! apart, and the same global written as `GLOBAL` and as `STACK_GLOBAL` is one. Where the two
+//! pickles differ in their memo alone, the cause is the object one pickler reads from its memo
+//! and the other writes again, by its type (`memo: c only, text`), as `replay.rs` finds it.
 
 use std::collections::{BTreeSet, HashMap};
 
