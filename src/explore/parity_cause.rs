@@ -145,7 +145,7 @@ pub fn cause(c: &[u8], py: &[u8]) -> String {
     };
     let at = |ops: &[&[u8]]| ops.get(first).map_or("end", |op| name(op));
     let (x, y) = (at(&fa), at(&fb));
-    let (a, b) = match replay::compare(c, py) {
+    let (a, b) = match replay::compare(&a, &b) {
         Compared::Shared { reader, kind } => return format!("memo: {reader} only, {kind}"),
         // More than the memo differs: what each wrote, its memo reads written out.
         Compared::Apart { c, py } => (c, py),

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::stream::{memo_index, name, split, text};
+use super::stream::{memo_index, name, text};
 
 /// The most opcodes a pickle is written out to: shared objects inside shared objects double
 /// with each level; past this the pickle is not written out.
@@ -37,8 +37,8 @@ enum Slot {
 /// A pickle replayed: its opcodes, the objects they built, and for each memo read (by its
 /// opcode's position) the object it reads.
 #[derive(Debug)]
-struct Replay {
-    ops: Vec<Vec<u8>>,
+struct Replay<'p> {
+    ops: &'p [Vec<u8>],
     objects: Vec<Object>,
     reads: HashMap<usize, usize>,
 }
@@ -84,9 +84,9 @@ pub enum Compared {
     },
 }
 
-/// The C pickler's pickle `c` and the Python pickler's `py` of one value, written out and
-/// walked side by side.
-pub fn compare(c: &[u8], py: &[u8]) -> Compared {
+/// The C pickler's pickle `c` and the Python pickler's `py` of one value (each cut into its
+/// opcodes, `stream::split`), written out and walked side by side.
+pub fn compare(c: &[Vec<u8>], py: &[Vec<u8>]) -> Compared {
     let (Some(rc), Some(rpy)) = (Replay::of(c), Replay::of(py)) else {
         return Compared::Unknown;
     };
@@ -118,10 +118,9 @@ pub fn compare(c: &[u8], py: &[u8]) -> Compared {
     }
 }
 
-impl Replay {
-    /// The pickle replayed, or none where it does not replay.
-    fn of(pickle: &[u8]) -> Option<Replay> {
-        let ops = split(pickle);
+impl<'p> Replay<'p> {
+    /// The pickle of these opcodes replayed, or none where it does not replay.
+    fn of(ops: &'p [Vec<u8>]) -> Option<Replay<'p>> {
         let mut objects: Vec<Object> = Vec::new();
         let mut stack: Vec<Slot> = Vec::new();
         let mut memo: HashMap<u64, usize> = HashMap::new();
@@ -377,6 +376,12 @@ fn scalar(op: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::explore::stream::split;
+
+    /// Two pickles compared as they are written.
+    fn compare(c: &[u8], py: &[u8]) -> Compared {
+        super::compare(&split(c), &split(py))
+    }
 
     fn shared(reader: &'static str, kind: &'static str) -> Compared {
         Compared::Shared { reader, kind }
@@ -495,7 +500,8 @@ mod tests {
         assert_eq!(compare(c, py), shared("c", "list"));
         let cycle = b"\x80\x02]q\x00h\x00a.";
         assert_eq!(compare(cycle, cycle), Compared::Alike);
-        let Some(written) = Replay::of(cycle).and_then(|r| {
+        let ops = split(cycle);
+        let Some(written) = Replay::of(&ops).and_then(|r| {
             r.written()
                 .map(|w| w.iter().map(|(op, _)| op.bytes()).collect::<Vec<_>>())
         }) else {
